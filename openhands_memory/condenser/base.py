@@ -9,6 +9,10 @@ Where the record goes: into the log itself, as the action's top-level `condenser
 (OpenHands' loader ignores unknown top-level keys, so the action stays loadable by OpenHands),
 with model usage also in OpenHands' own `llm_metrics` (its Metrics JSON shape). The record is
 also `Condensation.metadata` and `Condenser.last_condensation`.
+
+While a call decides, what a strategy records (`add_metadata`, `record_llm_usage`) goes into that
+call's own `CondensationCall`, never onto the condenser: `acondense` runs `condense` in a worker
+thread, and two calls on one instance must not mix their records.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import asyncio
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -32,7 +37,14 @@ if TYPE_CHECKING:
 
     from openhands_memory.condenser.config import CondenserContext
 
-__all__ = ["CondensationMetadata", "CondensationReason", "Condensation", "Condenser", "RollingCondenser"]
+__all__ = [
+    "CondensationCall",
+    "CondensationMetadata",
+    "CondensationReason",
+    "Condensation",
+    "Condenser",
+    "RollingCondenser",
+]
 
 CondensationReason = Literal["size", "tokens", "request", "custom"]
 """Why a condensation happened: the view had too many events, too many tokens, the agent asked
@@ -70,6 +82,23 @@ class CondensationMetadata:
 
 
 @dataclass(slots=True)
+class CondensationCall:
+    """What one call of a condenser records while it decides (one per call, never shared between calls)."""
+
+    extra: dict[str, Any] = field(default_factory=dict)
+    """What the strategy recorded with `Condenser.add_metadata`; becomes `CondensationMetadata.extra`."""
+    llm_usage: dict[str, Any] | None = None
+    """What it recorded with `Condenser.record_llm_usage`; becomes `CondensationMetadata.llm_usage`."""
+
+
+# The calls in progress in this thread or task, by condenser (`id`). A context variable rather than
+# an attribute: `asyncio.to_thread` runs each `acondense` in a copy of the caller's context, and a
+# new thread starts with none, so each call sees only its own records. The dict is replaced, never
+# changed in place, because a copied context shares it with the context it was copied from.
+_calls: ContextVar[dict[int, CondensationCall]] = ContextVar("openhands_memory_condensation_calls")
+
+
+@dataclass(slots=True)
 class Condensation:
     """Returned by a condenser instead of a view: append `action` to the stream, then ask again."""
 
@@ -84,6 +113,13 @@ class Condenser(ABC):
 
     Implementations must treat the view, and every event in it, as read-only: a derived view holds
     copies (`event.model_copy(update=...)`), never edited events.
+
+    Use one instance per conversation. Strategies keep caches that assume one growing view (token
+    counts per event, positions of the first events), and a model-backed one measures its usage
+    as the change in its model's metrics, which overlapping calls would share. Calls on one
+    instance may still overlap (`acondense` in worker threads): each records into its own
+    `CondensationCall`, so their metadata never mix; `last_condensation` is the one that
+    finished last.
     """
 
     config_type: ClassVar[str | None] = None
@@ -92,8 +128,6 @@ class Condenser(ABC):
     def __init__(self, *, token_counter: TokenCounter | None = None) -> None:
         self._token_counter = token_counter
         self._last: CondensationMetadata | None = None
-        self._batch: dict[str, Any] = {}
-        self._llm_usage: dict[str, Any] | None = None
 
     @property
     def name(self) -> str:
@@ -126,7 +160,7 @@ class Condenser(ABC):
 
     def add_metadata(self, key: str, value: Any) -> None:
         """Record something about the condensation being made; it ends up in `CondensationMetadata.extra`."""
-        self._batch[key] = value
+        self._call().extra[key] = value
 
     def record_llm_usage(self, metrics: Mapping[str, Any] | Any) -> None:
         """Record the model usage of the condensation being made, in OpenHands' Metrics JSON shape.
@@ -135,7 +169,7 @@ class Condenser(ABC):
         `LLMMetrics` itself, whose `to_dict()` is taken). It becomes
         `CondensationMetadata.llm_usage` and the action's `llm_metrics`, which OpenHands loads.
         """
-        self._llm_usage = dict(metrics.to_dict() if hasattr(metrics, "to_dict") else metrics)
+        self._call().llm_usage = dict(metrics.to_dict() if hasattr(metrics, "to_dict") else metrics)
 
     @classmethod
     def from_config(
@@ -174,15 +208,40 @@ class Condenser(ABC):
             )
         return condenser
 
-    def _begin(self) -> None:
-        """Start a new metadata batch."""
-        self._batch = {}
-        self._llm_usage = None
+    def _begin(self) -> CondensationCall:
+        """Start this call's record (dropping anything recorded outside a call, in this thread or task)."""
+        call = CondensationCall()
+        _calls.set({**_calls.get({}), id(self): call})
+        return call
 
-    def _finish(self, view: View, condensation: Condensation, reason: CondensationReason, seconds: float) -> Condensation:
-        """Fill in the condensation's metadata (and the action's `llm_metrics`) and remember it."""
+    def _call(self) -> CondensationCall:
+        """The record of this condenser's call in progress here (one is started if none is)."""
+        call = _calls.get({}).get(id(self))
+        return call if call is not None else self._begin()
+
+    def _end(self) -> None:
+        """Drop this call's record (the call returned or raised)."""
+        calls = _calls.get({})
+        if id(self) in calls:
+            _calls.set({key: call for key, call in calls.items() if key != id(self)})
+
+    def _finish(
+        self,
+        view: View,
+        condensation: Condensation,
+        reason: CondensationReason,
+        seconds: float,
+        call: CondensationCall | None = None,
+    ) -> Condensation:
+        """Fill in the condensation's metadata (and the action's `llm_metrics`) from the call's record, and remember it.
+
+        `call` is the record `_begin` returned; by default the one in progress here, which ends.
+        """
+        if call is None:
+            call = self._call()
+            self._end()
         action = condensation.action
-        usage = self._llm_usage
+        usage = call.llm_usage
         if usage is None and action.llm_metrics is not None:
             usage = dict(action.llm_metrics)
         if usage is not None and action.llm_metrics is None:
@@ -202,13 +261,11 @@ class Condenser(ABC):
                 forgotten=forgotten,
                 seconds=seconds,
                 llm_usage=usage,
-                extra=dict(self._batch),
+                extra=call.extra,
             )
         if action.condenser_metadata is None:
             action.condenser_metadata = condensation.metadata.to_dict()
         self._last = condensation.metadata
-        self._batch = {}
-        self._llm_usage = None
         return condensation
 
     def _condensation(
@@ -222,9 +279,10 @@ class RollingCondenser(Condenser):
     """A condenser that condenses the log itself, now and then: `get_condensation(view)` when
     `should_condense(view)`, else the view unchanged.
 
-    Subclasses implement `get_condensation` and either `condensation_reason` (preferred: the
-    record then says why) or `should_condense`. `get_condensation` may raise
-    `NoCondensationAvailable` when everything in view must be kept; the view is then returned.
+    Subclasses implement `get_condensation` and one decision hook: `condensation_reason`
+    (preferred: the record then says why), or OpenHands' `should_condense` (the record then says
+    `custom`, or `request`). `get_condensation` may raise `NoCondensationAvailable` when
+    everything in view must be kept; the view is then returned.
     """
 
     def condensation_reason(self, view: View) -> CondensationReason | None:
@@ -243,21 +301,25 @@ class RollingCondenser(Condenser):
             NoCondensationAvailable: nothing in view may be forgotten.
         """
 
+    def _decide(self, view: View) -> CondensationReason | None:
+        """Why to condense `view` now (None: leave it), by whichever decision hook the subclass implements."""
+        if type(self).should_condense is RollingCondenser.should_condense:
+            return self.condensation_reason(view)
+        # A subclass that decides with should_condense (OpenHands' API) rather than a reason.
+        if not self.should_condense(view):
+            return None
+        return "request" if view.unhandled_condensation_request else "custom"
+
     def condense(self, view: View) -> View | Condensation:
-        if type(self).should_condense is not RollingCondenser.should_condense:
-            # A subclass that decides with should_condense (OpenHands' API) rather than a reason.
-            if not self.should_condense(view):
-                return view
-            reason: CondensationReason | None = "request" if view.unhandled_condensation_request else "custom"
-        else:
-            reason = self.condensation_reason(view)
-            if reason is None:
-                return view
-        assert reason is not None
-        self._begin()
+        reason = self._decide(view)
+        if reason is None:
+            return view
+        call = self._begin()
         started = time.perf_counter()
         try:
             condensation = self.get_condensation(view)
         except NoCondensationAvailable:
             return view
-        return self._finish(view, condensation, reason, time.perf_counter() - started)
+        finally:
+            self._end()
+        return self._finish(view, condensation, reason, time.perf_counter() - started, call)

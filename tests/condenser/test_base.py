@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import pytest
 
@@ -121,3 +122,37 @@ def test_condensers_are_abstract() -> None:
         Condenser()  # type: ignore[abstract]
     with pytest.raises(TypeError):
         RollingCondenser()  # type: ignore[abstract]
+
+
+class RecordsItsView(RollingCondenser):
+    """Forgets event 2 and records the size of the view it was given, after waiting for a second call."""
+
+    def __init__(self, barrier: threading.Barrier) -> None:
+        super().__init__()
+        self.barrier = barrier
+
+    def condensation_reason(self, view: View):  # type: ignore[no-untyped-def]
+        return "size"
+
+    def get_condensation(self, view: View) -> Condensation:
+        self.add_metadata("view_size", len(view))
+        self.record_llm_usage({**METRICS, "accumulated_cost": float(len(view))})
+        self.barrier.wait(timeout=10)  # both calls have recorded before either returns
+        return Condensation(condensation_action(view, [2]))
+
+
+def test_overlapping_acondense_calls_on_one_instance_keep_their_own_records() -> None:
+    s = _session()
+    small, large = View.from_events(s.events[:5]), s.view
+    condenser = RecordsItsView(threading.Barrier(2))
+
+    async def both() -> list[View | Condensation]:
+        return list(await asyncio.gather(condenser.acondense(small), condenser.acondense(large)))
+
+    results = asyncio.run(both())
+    for view, result in zip((small, large), results, strict=True):
+        assert isinstance(result, Condensation) and result.metadata is not None
+        assert result.metadata.extra == {"view_size": len(view)}
+        assert result.metadata.llm_usage is not None and result.metadata.llm_usage["accumulated_cost"] == len(view)
+        assert result.action.llm_metrics == result.metadata.llm_usage
+
