@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     print(format_table(results, markdown=True))
     for run in results.errors:
         print(f"error: {run['log']} ({run['pipeline']}): {run['error']}", file=sys.stderr)
-    written = write_results(results, args.out)
+    written = write_results(results, args.out, overwrite=True)  # this script regenerates the committed results
     print(f"\nwrote {', '.join(str(p) for p in written.values() if p is not None)}", file=sys.stderr)
     if written["plot"] is None:
         print(PLOT_HINT, file=sys.stderr)
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         steps = {log: max((r.get("steps") or 0) for r in results.runs if r["log"] == log) for log in results.logs}
         longest = sorted(results.logs, key=lambda log: -steps[log])[:6]
         args.plot_to.parent.mkdir(parents=True, exist_ok=True)
-        if write_plot(results, args.plot_to, logs=[log for log in results.logs if log in longest], dpi=72):
+        if write_plot(results, args.plot_to, logs=[log for log in results.logs if log in longest], dpi=72, overwrite=True):
             print(f"wrote {args.plot_to}", file=sys.stderr)
     return 1 if results.errors else 0
 

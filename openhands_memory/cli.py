@@ -1,13 +1,15 @@
 """The `openhands-memory` command: parses arguments, calls the library, prints.
 
-    openhands-memory replay LOG [--pipeline CONFIG] [--recorded] [--model M] [--out PATH] [--json]
+    openhands-memory replay LOG [--pipeline CONFIG] [--recorded] [--model M] [--out PATH [--force]] [--json]
     openhands-memory inspect LOG [--top N] [--json]
     openhands-memory view LOG [--at STEP] [--messages] [--pipeline CONFIG] [--recorded] [--json]
-    openhands-memory convert SRC DST
-    openhands-memory bench LOG... --pipeline A.toml [--pipeline B.toml ...] [--model M] [--jobs N] [--out DIR]
+    openhands-memory convert SRC DST [--force]
+    openhands-memory bench LOG... --pipeline A.toml [--pipeline B.toml ...] [--model M] [--jobs N] [--out DIR] [--force]
 
 Results go to stdout, notes and the progress bar (only on a terminal) to stderr. Every expected
 error is one line on stderr, `error: ...`, with exit code 1 (data, files) or 2 (usage, config).
+Inputs are only read: a command refuses to write onto one (by any path), and refuses to replace an
+existing output unless `--force`; either refusal is exit code 1 before any work, with nothing changed.
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ def _build_parser() -> argparse.ArgumentParser:
             "with --json every step and condensation."
         ),
     )
-    replay.add_argument("log", type=Path, metavar="LOG", help="the log to replay (it is never changed)")
+    replay.add_argument("log", type=Path, metavar="LOG", help="the log to replay (only read: --out can never name it)")
     replay.add_argument(
         "--pipeline",
         type=Path,
@@ -83,8 +85,13 @@ def _build_parser() -> argparse.ArgumentParser:
         help="count tokens with this model's tokenizer, through litellm, offline (default: gpt-4o)",
     )
     replay.add_argument(
-        "--out", type=Path, metavar="PATH", help="write the replayed log, condensations included (*.json, *.jsonl or a folder)"
+        "--out",
+        type=Path,
+        metavar="PATH",
+        help="write the replayed log, condensations included (*.json, *.jsonl or a folder); refused if it exists "
+        "(unless --force) or is LOG or CONFIG",
     )
+    replay.add_argument("--force", action="store_true", help="replace an existing --out (never LOG or CONFIG)")
     replay.add_argument("--json", action="store_true", help="print machine-readable results (every step and condensation)")
 
     inspect = commands.add_parser(
@@ -122,11 +129,17 @@ def _build_parser() -> argparse.ArgumentParser:
         description=(
             "Read SRC in any layout (JSON list, JSONL, session folder, old flattened events, OpenHands SDK "
             "(V1) log, imported as V0 events) and write DST: *.json (a JSON list), *.jsonl, or else an "
-            "OpenHands session folder (DST/events/<id>.json)."
+            "OpenHands session folder (DST/events/<id>.json). An existing DST is replaced only with --force; "
+            "SRC is only read, and never written, whatever the path that names it."
         ),
     )
-    convert.add_argument("source", type=Path, metavar="SRC", help="the log to read")
-    convert.add_argument("destination", type=Path, metavar="DST", help="*.json, *.jsonl, or a new folder")
+    convert.add_argument("source", type=Path, metavar="SRC", help="the log to read (only read)")
+    convert.add_argument(
+        "destination", type=Path, metavar="DST", help="*.json, *.jsonl, or a folder; refused if it exists (unless --force)"
+    )
+    convert.add_argument(
+        "--force", action="store_true", help="replace an existing DST (a folder's events/ as a whole); never SRC"
+    )
 
     from openhands_memory.bench.cli import add_bench_parser
 
@@ -197,9 +210,13 @@ def _progress_bar(label: str, *, quiet: bool) -> ProgressBar | None:
 def _replay(args: argparse.Namespace) -> int:
     from openhands_memory.events import load_events
     from openhands_memory.replay import DEFAULT_TOKEN_MODEL, load_pipeline, replay_events, write_log
+    from openhands_memory.replay.output import check_log_output
 
     pipeline = load_pipeline(args.pipeline) if args.pipeline is not None or not args.recorded else None
     events = load_events(args.log)
+    inputs = [path for path in (args.log, args.pipeline) if path is not None]
+    if args.out is not None:  # refused now, not after the replay
+        check_log_output(args.out, inputs=inputs, overwrite=args.force)
     bar = _progress_bar("replaying", quiet=args.json)
     try:
         report = replay_events(
@@ -214,7 +231,7 @@ def _replay(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.close()
     if args.out is not None:
-        layout = write_log(report.history, args.out)
+        layout = write_log(report.history, args.out, inputs=inputs, overwrite=args.force)
         print(f"wrote {len(report.history)} events to {args.out} ({layout})", file=sys.stderr)
     if args.json:
         _print_json(report.to_dict())
@@ -375,7 +392,7 @@ def _convert(args: argparse.Namespace) -> int:
     from openhands_memory.replay import write_log
 
     events = load_events(args.source)
-    layout = write_log(events, args.destination)
+    layout = write_log(events, args.destination, inputs=[args.source], overwrite=args.force)
     print(f"wrote {len(events)} events to {args.destination} ({layout})", file=sys.stderr)
     return 0
 

@@ -9,6 +9,9 @@ both print it and act on it::
     ├─ NoCondensationAvailable(OpenHandsMemoryError)           condenser, reason
     ├─ CondensationStalledError(OpenHandsMemoryError, RuntimeError)  condenser, reason, view_events
     ├─ StepNotFoundError(OpenHandsMemoryError, IndexError)      step, steps (exit_code 2)
+    ├─ OutputRefusedError(OpenHandsMemoryError)                path, reason
+    │  ├─ OutputExistsError(OutputRefusedError, FileExistsError)   (unless asked to overwrite)
+    │  └─ OutputIsInputError(OutputRefusedError, ValueError)      input_path (always)
     ├─ LLMError(OpenHandsMemoryError)                          reason, model, status_code, attempts
     │  ├─ LLMRateLimitError           (retried)
     │  ├─ LLMTimeoutError             (retried)
@@ -241,6 +244,35 @@ class StepNotFoundError(OpenHandsMemoryError, IndexError):
         self.step = step
         self.steps = steps
         super().__init__(f"no step {step}: the log has {steps} agent step{'s' if steps != 1 else ''} (steps count from 1)")
+
+
+class OutputRefusedError(OpenHandsMemoryError):
+    """A file or folder was not written, because writing it would destroy something; nothing was changed."""
+
+    def __init__(self, path: str | PathLike[str], reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"{path}: {reason}")
+
+
+class OutputExistsError(OutputRefusedError, FileExistsError):
+    """The output already exists, and replacing it was not asked for (`overwrite=True`, `--force`)."""
+
+    def __init__(self, path: str | PathLike[str], reason: str = "already exists") -> None:
+        super().__init__(path, f"{reason}; use --force to replace it")
+        self.reason = reason
+
+
+class OutputIsInputError(OutputRefusedError, ValueError):
+    """The output is one of the command's inputs, by any path (link, relative path), or inside or around it.
+
+    Always refused, even when overwriting was asked for: an input is never written to.
+    """
+
+    def __init__(self, path: str | PathLike[str], input_path: str | PathLike[str], relation: str = "is the input") -> None:
+        self.input_path = input_path
+        super().__init__(path, f"{relation} {input_path}, and an input is never written to; choose another output")
+        self.reason = f"{relation} {input_path}"
 
 
 class LLMError(OpenHandsMemoryError):

@@ -235,11 +235,119 @@ def test_convert_refuses_to_mix_two_sessions_in_one_folder(tmp_path: Path) -> No
     assert run("convert", str(BUNDLED), str(tmp_path / "s")).returncode == 0
     result = run("convert", str(BUNDLED), str(tmp_path / "s"))
     assert result.returncode == 1
-    assert result.stderr == f"error: {tmp_path / 's'}: already holds a session's events; choose a new folder\n"
+    assert result.stderr == f"error: {tmp_path / 's'}: already holds a session's events; use --force to replace it\n"
     (tmp_path / "notes.txt").write_text("x")
     result = run("convert", str(BUNDLED), str(tmp_path / "notes.txt"))
     assert result.returncode == 1
     assert result.stderr == f"error: {tmp_path / 'notes.txt'}: not a folder (name a file *.json or *.jsonl, or a folder)\n"
+
+
+# -- outputs: never an input, never an existing file unless --force ----------------------------------
+
+
+def _snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file under `folder` (links not followed) with its bytes and modification time."""
+    return {
+        str(p.relative_to(folder)): (p.read_bytes(), p.lstat().st_mtime_ns) if not p.is_symlink() else (b"->", 0)
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() or p.is_symlink()
+    }
+
+
+@pytest.fixture
+def log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the bundled log in a fresh working folder (relative paths resolve there)."""
+    monkeypatch.chdir(tmp_path)
+    copy = tmp_path / "log.jsonl"
+    copy.write_bytes(BUNDLED.read_bytes())
+    return copy
+
+
+def _refused_as_input(out: str, source: str) -> str:
+    return f"error: {out}: is the input {source}, and an input is never written to; choose another output\n"
+
+
+@pytest.mark.parametrize("force", [[], ["--force"]], ids=["", "force"])
+@pytest.mark.parametrize("spelling", ["same path", "relative path", "symlink", "hard link"])
+def test_replay_never_writes_onto_its_own_log_by_any_path(
+    log: Path, spelling: str, force: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source, out = str(log), str(log)
+    if spelling == "relative path":
+        out = "./log.jsonl"
+    elif spelling == "symlink":
+        source = "link.jsonl"
+        os.symlink("log.jsonl", source)
+    elif spelling == "hard link":
+        out = "hard.jsonl"
+        os.link(log, out)
+    before = _snapshot(log.parent)
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the refusal comes before the replay")
+
+    monkeypatch.setattr("openhands_memory.replay.replay_events", never)
+    assert main(["replay", source, "--out", out, *force]) == 1
+    captured = capsys.readouterr()
+    assert captured.err == _refused_as_input(str(Path(out)), source)
+    assert captured.out == ""
+    assert _snapshot(log.parent) == before
+
+
+def test_replay_never_writes_onto_its_pipeline_config(log: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = log.parent / "pipeline.json"
+    config.write_text(json.dumps({"condenser": {"type": "noop"}}))
+    before = _snapshot(log.parent)
+    assert main(["replay", str(log), "--pipeline", str(config), "--out", str(config), "--force"]) == 1
+    assert capsys.readouterr().err == _refused_as_input(str(config), str(config))
+    assert _snapshot(log.parent) == before
+
+
+def test_convert_never_writes_into_the_session_folder_it_reads(log: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["convert", str(log), "session"]) == 0
+    capsys.readouterr()
+    before = _snapshot(log.parent)
+    never = "and an input is never written to; choose another output"
+    for source, out, message in [
+        ("session", "session", f"session/events: is inside the input folder session, {never}"),
+        ("session/events", "session", f"session/events: is the input session/events, {never}"),
+        ("session", "session/events/new.json", f"session/events/new.json: is inside the input folder session, {never}"),
+        ("session/events/0.json", "session", f"session/events: holds the input session/events/0.json, {never}"),
+    ]:
+        assert main(["convert", source, out, "--force"]) == 1
+        assert capsys.readouterr().err == f"error: {message}\n"
+    assert _snapshot(log.parent) == before
+
+
+@pytest.mark.parametrize("command", ["replay", "convert"])
+@pytest.mark.parametrize("name", ["out.jsonl", "out.json"])
+def test_an_existing_output_is_refused_and_kept_unless_force(log: Path, command: str, name: str) -> None:
+    out = log.parent / name
+    out.write_text("precious\n")
+    argv = [command, str(log), *(["--out"] if command == "replay" else []), str(out)]
+    result = run(*argv, cwd=log.parent)
+    assert (result.returncode, result.stderr) == (1, f"error: {out}: already exists; use --force to replace it\n")
+    assert out.read_text() == "precious\n"
+    result = run(*argv, "--force", cwd=log.parent)
+    assert result.returncode == 0, result.stderr
+    assert len(load_events(out)) >= 300
+    assert out.stat().st_mode & 0o777 == 0o600  # owner-only, like every file the library writes
+    assert sorted(p.name for p in log.parent.iterdir()) == sorted(["log.jsonl", name])  # no temporary file left
+
+
+def test_convert_force_replaces_a_session_folder_s_events_and_keeps_its_other_files(log: Path) -> None:
+    folder = log.parent / "session"
+    assert main(["convert", str(log), str(folder)]) == 0
+    (folder / "notes.txt").write_text("mine")
+    short = log.parent / "short.jsonl"
+    short.write_text("".join(log.read_text().splitlines(keepends=True)[:5]))
+    assert main(["convert", str(short), str(folder)]) == 1
+    assert len(list((folder / "events").iterdir())) == 300
+    assert main(["convert", str(short), str(folder), "--force"]) == 0
+    assert sorted(p.name for p in (folder / "events").iterdir()) == [f"{i}.json" for i in range(5)]  # no old event left
+    assert [event_to_dict(e) for e in load_events(folder)] == [event_to_dict(e) for e in load_events(short)]
+    assert sorted(p.name for p in folder.iterdir()) == ["events", "notes.txt"]  # the folder it was built in is gone
+    assert (folder / "notes.txt").read_text() == "mine"
 
 
 def test_a_folder_that_is_no_session_is_one_line(tmp_path: Path) -> None:

@@ -2,11 +2,12 @@
 
     openhands-memory bench LOG... --pipeline A.toml [--pipeline B.toml ...] [--model M]
         [--tokenizer T] [--context-limit N] [--jobs N] [--executor process|ray] [--out DIR]
-        [--no-plot] [--markdown]
+        [--force] [--no-plot] [--markdown]
 
 The table goes to stdout; the progress bar (on a terminal only), notes and errors go to stderr.
 Exit codes: 0 when every run succeeded, 1 when a log or run failed (the others are still
-reported and written) or for a missing file, 2 for bad usage or a bad pipeline config.
+reported and written), for a missing file, or when a results file exists (without `--force`) or
+is an input (always); 2 for bad usage or a bad pipeline config. Refusals come before any run.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
             "context limit, the share of prompt tokens a prefix cache could serve, condensations, events "
             "forgotten, summarizer calls with their tokens and cost, condenser time, and how many checkable facts "
             "of the forgotten events (files edited, failed commands, test ids, user instructions) the final view "
-            "still holds. Writes results.json, results.csv and context_tokens.png (with matplotlib) to --out. "
+            "still holds. Writes results.json, results.csv and context_tokens.png (with matplotlib) to --out; "
+            "existing ones are replaced only with --force. "
             "Offline by default: model-backed condensers call a deterministic stand-in summarizer, and tokens are "
             "approximated at 4 characters a token."
         ),
@@ -81,7 +83,16 @@ def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
         default="process",
         help="'process' (default) or 'ray': the same tasks on a Ray cluster (RAY_ADDRESS) or a local one with N CPUs",
     )
-    bench.add_argument("--out", type=Path, default=DEFAULT_OUT, metavar="DIR", help=f"where to write the results (default: {DEFAULT_OUT})")
+    bench.add_argument(
+        "--out",
+        type=Path,
+        default=DEFAULT_OUT,
+        metavar="DIR",
+        help=f"where to write the results (default: {DEFAULT_OUT}); existing result files are refused unless --force",
+    )
+    bench.add_argument(
+        "--force", action="store_true", help="replace existing results.json, results.csv, context_tokens.png in --out"
+    )
     bench.add_argument("--no-plot", action="store_true", help="do not draw context_tokens.png")
     bench.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     return bench  # type: ignore[no-any-return]
@@ -93,7 +104,7 @@ def _error(message: str) -> None:
 
 def run_bench(args: argparse.Namespace) -> int:
     """Run the `bench` subcommand for parsed `args`; returns the exit code (see the module docstring)."""
-    from openhands_memory.bench.report import PLOT_HINT, format_header, format_table, write_results
+    from openhands_memory.bench.report import PLOT_HINT, check_results_output, format_header, format_table, write_results
     from openhands_memory.bench.runner import PipelineSpec, run_benchmark
     from openhands_memory.errors import OpenHandsMemoryError
 
@@ -112,6 +123,16 @@ def run_bench(args: argparse.Namespace) -> int:
     except OpenHandsMemoryError as exc:
         _error(str(exc))
         return exc.exit_code
+    inputs = [*args.logs, *args.pipelines]
+    plot = not args.no_plot
+    try:  # refused now, not after the benchmark has run
+        check_results_output(args.out, plot=plot, inputs=inputs, overwrite=args.force)
+    except OpenHandsMemoryError as exc:
+        _error(str(exc))
+        return exc.exit_code
+    except NotADirectoryError as exc:
+        _error(f"{exc.filename}: {exc.strerror}")
+        return 1
     if args.model is not None and any(spec.is_model_backed for spec in pipelines):
         print(f"note: model-backed condensers call {args.model} for real", file=sys.stderr)
     bar = ProgressBar(sys.stderr, "benchmarking", unit="runs") if sys.stderr.isatty() else None
@@ -140,7 +161,11 @@ def run_bench(args: argparse.Namespace) -> int:
     print(format_table(results, markdown=args.markdown))
     for run in results.errors:
         _error(f"{run['log']} ({run['pipeline']}): {run['error']}")
-    written = write_results(results, args.out, plot=not args.no_plot)
+    try:
+        written = write_results(results, args.out, plot=plot, inputs=inputs, overwrite=args.force)
+    except OpenHandsMemoryError as exc:  # a results file appeared while the benchmark ran
+        _error(str(exc))
+        return exc.exit_code
     files = [str(path) for path in written.values() if path is not None]
     print(f"wrote {', '.join(files)}", file=sys.stderr)
     if not args.no_plot and written["plot"] is None:

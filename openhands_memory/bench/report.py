@@ -9,22 +9,28 @@
 - `write_plot(results, path)`: context tokens per step, one panel per log, one line per pipeline.
   Needs matplotlib (the `plot` extra); without it nothing is written and it returns False.
 - `write_results(results, folder)`: all three files, named `results.json`, `results.csv` and
-  `context_tokens.png`.
+  `context_tokens.png`; `check_results_output(folder)` says beforehand whether it may.
+
+Every file is written whole (a temporary file, then a rename; mode 0600). An existing file is
+replaced only with `overwrite=True`, and an input (`inputs=`: the logs, the pipeline configs) never.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from openhands_memory._files import refuse_inputs, write_atomically
 from openhands_memory.bench.runner import BenchResults
 from openhands_memory.bench.stand_in import STAND_IN_NAME
+from openhands_memory.errors import OutputExistsError
 
 __all__ = [
     "CSV_COLUMNS",
@@ -32,6 +38,7 @@ __all__ = [
     "JSON_NAME",
     "PLOT_HINT",
     "PLOT_NAME",
+    "check_results_output",
     "format_header",
     "format_table",
     "write_csv",
@@ -178,11 +185,14 @@ def format_header(results: BenchResults) -> str:
     return "\n".join(f"{name:<{width}}  {value}" for name, value in rows)
 
 
-def write_json(results: BenchResults, path: str | os.PathLike[str]) -> Path:
-    """Write `results.to_dict()` as indented JSON; returns the path."""
-    target = Path(path)
-    target.write_bytes(orjson.dumps(results.to_dict(), option=orjson.OPT_INDENT_2, default=str) + b"\n")
-    return target
+def write_json(results: BenchResults, path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
+    """Write `results.to_dict()` as indented JSON; returns the path.
+
+    Raises:
+        OutputExistsError: `path` exists and `overwrite` is False; nothing was written.
+    """
+    body = orjson.dumps(results.to_dict(), option=orjson.OPT_INDENT_2, default=str) + b"\n"
+    return write_atomically(path, body, overwrite=overwrite)
 
 
 def _csv_value(value: Any) -> Any:
@@ -193,17 +203,20 @@ def _csv_value(value: Any) -> Any:
     return value
 
 
-def write_csv(results: BenchResults, path: str | os.PathLike[str]) -> Path:
-    """Write one row per pipeline (`level` = `pipeline`) and one per run (`level` = `log`); returns the path."""
-    target = Path(path)
-    with target.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS, extrasaction="ignore")
-        writer.writeheader()
-        for row in results.totals():
-            writer.writerow({key: _csv_value(value) for key, value in {"level": "pipeline", "log": "ALL", **row}.items()})
-        for run in results.runs:
-            writer.writerow({key: _csv_value(value) for key, value in {"level": "log", "logs": 1, **run}.items()})
-    return target
+def write_csv(results: BenchResults, path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
+    """Write one row per pipeline (`level` = `pipeline`) and one per run (`level` = `log`); returns the path.
+
+    Raises:
+        OutputExistsError: `path` exists and `overwrite` is False; nothing was written.
+    """
+    handle = io.StringIO(newline="")
+    writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS, extrasaction="ignore")
+    writer.writeheader()
+    for row in results.totals():
+        writer.writerow({key: _csv_value(value) for key, value in {"level": "pipeline", "log": "ALL", **row}.items()})
+    for run in results.runs:
+        writer.writerow({key: _csv_value(value) for key, value in {"level": "log", "logs": 1, **run}.items()})
+    return write_atomically(path, handle.getvalue().encode("utf-8"), overwrite=overwrite)
 
 
 def write_plot(
@@ -213,6 +226,7 @@ def write_plot(
     logs: Sequence[str] | None = None,
     columns: int = 3,
     dpi: int = 80,
+    overwrite: bool = False,
 ) -> bool:
     """Plot context tokens per step: one panel per log, one line per pipeline.
 
@@ -222,8 +236,12 @@ def write_plot(
         logs: the logs to draw, in order (default: every log with at least one step).
         columns: panels per row.
         dpi: resolution (a panel is about 4.2 x 2.7 inches).
+        overwrite: replace `path` if it exists.
 
     Returns False (and writes nothing) when matplotlib is not installed.
+
+    Raises:
+        OutputExistsError: `path` exists and `overwrite` is False; nothing was written.
     """
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -259,7 +277,9 @@ def write_plot(
         axes[position // columns][position % columns].set_visible(False)
     if handles:
         figure.legend(list(handles.values()), list(handles), loc="outside upper center", ncols=min(len(handles), 6), fontsize=8)
-    figure.savefig(path)
+    image = io.BytesIO()
+    figure.savefig(image, format="png")
+    write_atomically(path, image.getvalue(), overwrite=overwrite)
     return True
 
 
@@ -267,18 +287,63 @@ def _short(name: str, limit: int = 48) -> str:
     return name if len(name) <= limit else name[: limit - 1] + "…"
 
 
-def write_results(results: BenchResults, folder: str | os.PathLike[str], *, plot: bool = True) -> dict[str, Path | None]:
+def _results_paths(folder: Path, *, plot: bool) -> list[Path]:
+    return [folder / JSON_NAME, folder / CSV_NAME, *([folder / PLOT_NAME] if plot else [])]
+
+
+def check_results_output(
+    folder: str | os.PathLike[str],
+    *,
+    plot: bool = True,
+    inputs: Iterable[str | os.PathLike[str]] = (),
+    overwrite: bool = False,
+) -> list[Path]:
+    """Check that `write_results` may write into `folder`, before any work is done; returns the files it would write.
+
+    Raises:
+        OutputIsInputError: a results file is one of `inputs` (by any path), or inside an input folder.
+        OutputExistsError: a results file exists and `overwrite` is False.
+        NotADirectoryError: `folder` exists and is no folder.
+    """
+    target = Path(folder)
+    if os.path.lexists(target) and not target.is_dir():
+        raise NotADirectoryError(20, "not a folder", str(target))
+    inputs = list(inputs)
+    paths = _results_paths(target, plot=plot)
+    for path in paths:
+        refuse_inputs(path, inputs)
+    for path in paths:
+        if not overwrite and os.path.lexists(path):
+            raise OutputExistsError(path)
+    return paths
+
+
+def write_results(
+    results: BenchResults,
+    folder: str | os.PathLike[str],
+    *,
+    plot: bool = True,
+    inputs: Iterable[str | os.PathLike[str]] = (),
+    overwrite: bool = False,
+) -> dict[str, Path | None]:
     """Write `results.json`, `results.csv` and (with matplotlib, unless `plot` is False) `context_tokens.png`.
 
     Returns the paths written by kind (`json`, `csv`, `plot`); `plot` is None when none was drawn.
+    Every file is checked before the first is written (see `check_results_output`), so a refusal
+    leaves the folder as it was.
+
+    Raises:
+        OutputIsInputError: a results file is one of `inputs`, or inside an input folder.
+        OutputExistsError: a results file exists and `overwrite` is False.
     """
     target = Path(folder)
+    check_results_output(target, plot=plot, inputs=inputs, overwrite=overwrite)
     target.mkdir(parents=True, exist_ok=True)
     written: dict[str, Path | None] = {
-        "json": write_json(results, target / JSON_NAME),
-        "csv": write_csv(results, target / CSV_NAME),
+        "json": write_json(results, target / JSON_NAME, overwrite=overwrite),
+        "csv": write_csv(results, target / CSV_NAME, overwrite=overwrite),
         "plot": None,
     }
-    if plot and write_plot(results, target / PLOT_NAME):
+    if plot and write_plot(results, target / PLOT_NAME, overwrite=overwrite):
         written["plot"] = target / PLOT_NAME
     return written

@@ -11,13 +11,13 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from openhands_memory._files import write_atomically
 from openhands_memory.errors import MalformedEventError
 from openhands_memory.events._codec import event_from_dict, event_to_dict
 from openhands_memory.events._sdk_import import import_sdk_events, is_sdk_event
@@ -161,13 +161,16 @@ def _number_unnumbered(events: list[Event]) -> None:
             next_id += 1
 
 
-def dump_events(events: Iterable[Event], path: str | os.PathLike[str], *, fmt: str | None = None) -> None:
+def dump_events(
+    events: Iterable[Event], path: str | os.PathLike[str], *, fmt: str | None = None, overwrite: bool = True
+) -> None:
     """Write events to a file: JSONL for a `.jsonl` path (or `fmt="jsonl"`), else a JSON list.
 
-    The file is replaced atomically: a reader sees the old file or the new one, never half.
+    The file (mode 0600) is replaced atomically: a reader sees the old file or the new one, never half.
 
     Raises:
         MalformedEventError: an event holds a value JSON cannot carry; nothing is written.
+        OutputExistsError: `path` exists and `overwrite` is False; nothing is written.
     """
     path = Path(path)
     fmt = fmt or ("jsonl" if path.suffix == ".jsonl" else "json")
@@ -183,22 +186,7 @@ def dump_events(events: Iterable[Event], path: str | os.PathLike[str], *, fmt: s
             raise
     else:
         raise ValueError(f"unknown format {fmt!r}: use 'json' or 'jsonl'")
-    _write_atomically(path, body)
-
-
-def _write_atomically(path: Path, body: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, 0o644)  # mkstemp makes the file private; a log is an ordinary file
-        with os.fdopen(fd, "wb") as out:
-            out.write(body)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomically(path, body, overwrite=overwrite)
 
 
 def load_session_folder(path: str | os.PathLike[str]) -> list[Event]:
@@ -239,5 +227,5 @@ def dump_session_folder(events: Sequence[Event], path: str | os.PathLike[str]) -
         bodies.append((event.id, orjson.dumps(event_to_dict(event))))
     folder.mkdir(parents=True, exist_ok=True)
     for event_id, body in bodies:
-        _write_atomically(folder / f"{event_id}.json", body)
+        write_atomically(folder / f"{event_id}.json", body, overwrite=True)
     return folder

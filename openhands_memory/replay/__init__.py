@@ -25,6 +25,7 @@ from openhands_memory.replay.inspection import (
     inspect_events,
     inspect_log,
 )
+from openhands_memory.replay.output import write_log
 from openhands_memory.replay.replayer import (
     DEFAULT_TOKEN_MODEL,
     Pipeline,
@@ -36,7 +37,6 @@ from openhands_memory.replay.replayer import (
     replay_events,
     replay_log,
     snapshot_at,
-    write_log,
 )
 
 __all__ = [

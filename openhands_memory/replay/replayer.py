@@ -25,7 +25,6 @@ import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from openhands_memory.condenser import (
@@ -53,7 +52,6 @@ __all__ = [
     "replay_events",
     "replay_log",
     "snapshot_at",
-    "write_log",
 ]
 
 DEFAULT_TOKEN_MODEL = "gpt-4o"
@@ -452,26 +450,3 @@ def snapshot_at(
     shown, _ = replayer.settle()
     messages = memory.process_events(shown, replayer.initial_user_action)
     return StepSnapshot(None, replayer.steps, None, replayer.view, shown, messages)
-
-
-def write_log(events: Sequence[Event], path: str | os.PathLike[str]) -> str:
-    """Save events as a log: a JSON list (`*.json`), JSONL (`*.jsonl`), or else an OpenHands session folder.
-
-    Returns the layout written (`json`, `jsonl` or `session folder`).
-
-    Raises:
-        FileExistsError: the folder already holds a session's events (they would mix).
-        NotADirectoryError: `path` is an existing file without a `.json` / `.jsonl` name.
-    """
-    from openhands_memory.events import dump_events, dump_session_folder
-
-    target = Path(path)
-    if target.suffix in (".json", ".jsonl"):
-        dump_events(events, target)
-        return target.suffix[1:]
-    if target.exists() and not target.is_dir():
-        raise NotADirectoryError(20, "not a folder (name a file *.json or *.jsonl, or a folder)", str(target))
-    if any((target / "events").glob("*.json")):
-        raise FileExistsError(17, "already holds a session's events; choose a new folder", str(target))
-    dump_session_folder(events, target)
-    return "session folder"

@@ -148,6 +148,50 @@ def test_without_matplotlib_the_plot_is_skipped_with_a_hint(
     assert not (files["out"] / "context_tokens.png").exists()
 
 
+def test_existing_results_are_refused_before_the_run_and_kept_unless_force(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert bench(files["chat"], "--pipeline", files["noop"], "--out", files["out"], "--no-plot") == 0
+    capsys.readouterr()
+    before = {p.name: p.read_bytes() for p in files["out"].iterdir()}
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the refusal comes before the benchmark")
+
+    with monkeypatch.context() as patch:
+        patch.setattr("openhands_memory.bench.runner.run_benchmark", never)
+        assert bench(files["condensing"], "--pipeline", files["noop"], "--out", files["out"], "--no-plot") == 1
+    out, err = capsys.readouterr()
+    assert (out, err) == ("", f"error: {files['out'] / 'results.json'}: already exists; use --force to replace it\n")
+    assert {p.name: p.read_bytes() for p in files["out"].iterdir()} == before
+    assert bench(files["condensing"], "--pipeline", files["noop"], "--out", files["out"], "--no-plot", "--force") == 0
+    assert json.loads((files["out"] / "results.json").read_text())["logs"] == [str(files["condensing"])]
+    assert sorted(p.name for p in files["out"].iterdir()) == ["results.csv", "results.json"]  # no temporary file left
+    assert all(p.stat().st_mode & 0o777 == 0o600 for p in files["out"].iterdir())
+
+
+def test_an_existing_plot_is_refused_only_when_a_plot_would_be_drawn(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    files["out"].mkdir()
+    (files["out"] / "context_tokens.png").write_bytes(b"mine")
+    assert bench(files["chat"], "--pipeline", files["noop"], "--out", files["out"]) == 1
+    assert capsys.readouterr().err == f"error: {files['out'] / 'context_tokens.png'}: already exists; use --force to replace it\n"
+    assert bench(files["chat"], "--pipeline", files["noop"], "--out", files["out"], "--no-plot") == 0
+    assert (files["out"] / "context_tokens.png").read_bytes() == b"mine"
+
+
+def test_results_never_overwrite_an_input_even_with_force(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    files["out"].mkdir()
+    log = chat_log().write(files["out"] / "results.json")
+    before = log.read_bytes()
+    assert bench(log, "--pipeline", files["noop"], "--out", files["out"], "--no-plot", "--force") == 1
+    assert capsys.readouterr().err == (
+        f"error: {log}: is the input {log}, and an input is never written to; choose another output\n"
+    )
+    assert log.read_bytes() == before and sorted(p.name for p in files["out"].iterdir()) == ["results.json"]
+
+
 def _ray_is_installed() -> bool:
     return importlib.util.find_spec("ray") is not None
 
