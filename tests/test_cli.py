@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REAL_LOGS_DIR
 
 from openhands_memory._progress import ProgressBar
 from openhands_memory.cli import main
@@ -19,8 +18,18 @@ from openhands_memory.view import View
 
 REPO = Path(__file__).resolve().parent.parent
 BUNDLED = REPO / "fixtures" / "synthetic_session_300.jsonl"
-ENYST = REAL_LOGS_DIR / "v0_enyst-playground_issue10730_trajectory_297ev.json"
-V1_LOG = REAL_LOGS_DIR / "v1_oh-benchmarks_conv-3f8f233d_150ev.json"
+
+
+# The real logs live outside the repository (../shared): these fixtures skip a test that needs them
+# when they are missing, saying why, and fail it under CI (see conftest.require_real_logs_dir).
+@pytest.fixture
+def enyst(real_logs_dir: Path) -> Path:
+    return real_logs_dir / "v0_enyst-playground_issue10730_trajectory_297ev.json"
+
+
+@pytest.fixture
+def v1_log(real_logs_dir: Path) -> Path:
+    return real_logs_dir / "v1_oh-benchmarks_conv-3f8f233d_150ev.json"
 
 
 def run(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
@@ -85,9 +94,9 @@ def test_replay_shows_a_progress_bar_on_a_terminal_only(tmp_path: Path) -> None:
     assert b"replaying" not in result.stdout and b"agent steps" in result.stdout
 
 
-def test_replay_json_of_a_real_log_with_its_recorded_condensations_and_the_replayed_log(tmp_path: Path) -> None:
+def test_replay_json_of_a_real_log_with_its_recorded_condensations_and_the_replayed_log(tmp_path: Path, enyst: Path) -> None:
     out = tmp_path / "condensed.jsonl"
-    result = run("replay", str(ENYST), "--recorded", "--json", "--out", str(out))
+    result = run("replay", str(enyst), "--recorded", "--json", "--out", str(out))
     assert result.returncode == 0, result.stderr
     assert result.stderr == f"wrote 297 events to {out} (jsonl)\n"
     report = json.loads(result.stdout)
@@ -100,7 +109,7 @@ def test_replay_json_of_a_real_log_with_its_recorded_condensations_and_the_repla
     # The replayed log loads, and its view is the one the replay ended with: the source's own.
     replayed = View.from_events(agent_history(load_events(out)))
     assert len(replayed) == report["final_view_events"]
-    assert [e.id for e in replayed] == [e.id for e in View.from_events(agent_history(load_events(ENYST)))]
+    assert [e.id for e in replayed] == [e.id for e in View.from_events(agent_history(load_events(enyst)))]
 
 
 def test_replay_with_a_pipeline_config_in_process(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -119,8 +128,8 @@ def test_replay_with_a_pipeline_config_in_process(tmp_path: Path, capsys: pytest
 # -- inspect ----------------------------------------------------------------------------------------
 
 
-def test_inspect_a_real_log() -> None:
-    result = run("inspect", str(ENYST))
+def test_inspect_a_real_log(enyst: Path) -> None:
+    result = run("inspect", str(enyst))
     assert result.returncode == 0, result.stderr
     table = rows(result.stdout)
     assert table["events"].startswith("297 (agent history: ")
@@ -130,8 +139,8 @@ def test_inspect_a_real_log() -> None:
     assert "   234  forgot 86 events (ids 75-160)" in result.stdout
 
 
-def test_inspect_json_lists_orphans(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["inspect", str(REAL_LOGS_DIR / "v1_oh-sdk_goal-fixture_events.json"), "--json"]) == 0
+def test_inspect_json_lists_orphans(real_logs_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["inspect", str(real_logs_dir / "v1_oh-sdk_goal-fixture_events.json"), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert [(o["problem"], o["function_name"]) for o in report["orphans"]] == [("no call", "terminal")]
 
@@ -139,8 +148,8 @@ def test_inspect_json_lists_orphans(capsys: pytest.CaptureFixture[str]) -> None:
 # -- view -------------------------------------------------------------------------------------------
 
 
-def test_view_json_is_the_view_of_the_agent_history() -> None:
-    result = run("view", str(ENYST), "--json")
+def test_view_json_is_the_view_of_the_agent_history(enyst: Path) -> None:
+    result = run("view", str(enyst), "--json")
     assert result.returncode == 0, result.stderr
     shown = json.loads(result.stdout)
     assert "in view" in result.stderr
@@ -186,11 +195,11 @@ def test_convert_between_layouts_round_trips(tmp_path: Path) -> None:
     assert [event_to_dict(e) for e in load_events(folder)] == original
 
 
-def test_convert_imports_an_sdk_log(tmp_path: Path) -> None:
+def test_convert_imports_an_sdk_log(tmp_path: Path, v1_log: Path) -> None:
     out = tmp_path / "v0.jsonl"
-    result = run("convert", str(V1_LOG), str(out))
+    result = run("convert", str(v1_log), str(out))
     assert result.returncode == 0, result.stderr
-    assert [event_to_dict(e) for e in load_events(out)] == [event_to_dict(e) for e in load_events(V1_LOG)]
+    assert [event_to_dict(e) for e in load_events(out)] == [event_to_dict(e) for e in load_events(v1_log)]
     first = json.loads(out.read_text().splitlines()[0])
     assert "kind" not in first and first["action"] == "system"
 
