@@ -11,7 +11,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from openhands_memory.errors import MalformedEventError
+from openhands_memory.events._brief import brief, describe_validation_error, event_id_of
 from openhands_memory.events._legacy import is_legacy_flat, upcast_legacy_flat
+from openhands_memory.events._sdk_import import is_sdk_event
 from openhands_memory.events._wire import Wire, set_wire, wire_of
 from openhands_memory.events.actions import ACTION_CLASSES, UnknownAction
 from openhands_memory.events.base import Event, Observation, ToolCallMetadata
@@ -32,27 +34,31 @@ def event_from_dict(data: dict[str, Any], *, index: int | None = None) -> Event:
     """
     if not isinstance(data, dict):
         raise MalformedEventError(f"expected a JSON object, got {type(data).__name__}", index=index)
+    event_id = event_id_of(data)
+    if is_sdk_event(data):
+        raise MalformedEventError(
+            f"an OpenHands SDK (V1) event of kind {brief(data['kind'])}: a log is all V0 events or all "
+            "SDK events, and load_events() imports a whole SDK log",
+            index=index,
+            event_id=event_id,
+        )
     if ("args" not in data and "extras" not in data) and is_legacy_flat(data):
         data = upcast_legacy_flat(data)
     if "action" in data:
-        cls: type[Event] = ACTION_CLASSES.get(data["action"], UnknownAction)
         kind_key, payload_key = "action", "args"
     elif "observation" in data:
-        cls = OBSERVATION_CLASSES.get(data["observation"], UnknownObservation)
         kind_key, payload_key = "observation", "extras"
-    elif "kind" in data:
-        raise MalformedEventError(
-            f"an OpenHands SDK (V1) event of kind {data['kind']!r}: a log is all V0 events or all "
-            "SDK events, and load_events() imports a whole SDK log",
-            index=index,
-            event_id=data.get("id"),
-        )
     else:
-        raise MalformedEventError("neither 'action' nor 'observation' is set", index=index, event_id=data.get("id"))
+        raise MalformedEventError("neither 'action' nor 'observation' is set", index=index, event_id=event_id)
 
     kind = data[kind_key]
     if not isinstance(kind, str):
-        raise MalformedEventError(f"{kind_key!r} must be a string, got {kind!r}", index=index, event_id=data.get("id"))
+        raise MalformedEventError(f"{kind_key!r} must be a string, got {brief(kind)}", index=index, event_id=event_id)
+    cls: type[Event]
+    if kind_key == "action":
+        cls = ACTION_CLASSES.get(kind, UnknownAction)
+    else:
+        cls = OBSERVATION_CLASSES.get(kind, UnknownObservation)
     payload = data.get(payload_key, _MISSING)
     if payload is _MISSING or payload is None:
         payload_items: dict[str, Any] = {}
@@ -60,7 +66,7 @@ def event_from_dict(data: dict[str, Any], *, index: int | None = None) -> Event:
         payload_items = payload
     else:
         raise MalformedEventError(
-            f"{payload_key!r} must be an object, got {type(payload).__name__}", index=index, event_id=data.get("id")
+            f"{payload_key!r} must be an object, got {type(payload).__name__}", index=index, event_id=event_id
         )
 
     envelope = cls.envelope_fields
@@ -83,20 +89,10 @@ def event_from_dict(data: dict[str, Any], *, index: int | None = None) -> Event:
         event = cls.__pydantic_validator__.validate_python(flat)
     except ValidationError as exc:
         raise MalformedEventError(
-            f"invalid {kind_key} {kind!r}: {_describe(exc)}", index=index, event_id=data.get("id")
+            f"invalid {kind_key} {brief(kind)}: {describe_validation_error(exc)}", index=index, event_id=event_id
         ) from exc
     set_wire(event, Wire(dict(data), tuple(payload_items) if payload is not _MISSING else None, shadow))
     return event
-
-
-def _describe(exc: ValidationError) -> str:
-    """One line per pydantic error: `field: message`."""
-    parts = []
-    for err in exc.errors(include_url=False):
-        where = ".".join(str(p) for p in err["loc"]) or "event"
-        message = err["msg"].removeprefix("Value error, ")  # our own validators' text, as written
-        parts.append(f"{where}: {message}")
-    return "; ".join(parts)
 
 
 def event_to_dict(event: Event) -> dict[str, Any]:

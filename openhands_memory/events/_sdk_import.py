@@ -78,8 +78,10 @@ from collections.abc import Mapping
 from typing import Any
 
 import orjson
+from pydantic import ValidationError
 
 from openhands_memory.errors import MalformedEventError
+from openhands_memory.events._brief import brief, describe_validation_error, event_id_of
 from openhands_memory.events.actions import (
     AgentFinishAction,
     AgentThinkAction,
@@ -111,7 +113,7 @@ from openhands_memory.events.observations import (
     UserRejectObservation,
 )
 
-__all__ = ["import_sdk_events", "is_sdk_event"]
+__all__ = ["import_sdk_events", "is_sdk_event", "is_sdk_log"]
 
 _BASH_ACTIONS = frozenset({"ExecuteBashAction", "TerminalAction"})
 _BASH_OBSERVATIONS = frozenset({"ExecuteBashObservation", "TerminalObservation"})
@@ -130,8 +132,32 @@ _SUMMARY_SUFFIX = "-summary"
 
 
 def is_sdk_event(record: Any) -> bool:
-    """True for an OpenHands SDK (V1) event dict: it names its class in `kind`."""
-    return isinstance(record, dict) and "kind" in record and "action" not in record and "observation" not in record
+    """True for an OpenHands SDK (V1) event dict: it names its class in `kind`.
+
+    An SDK `ActionEvent` / `ObservationEvent` has an `action` / `observation` too, but an object
+    (or null) there; in a V0 event that key holds the kind's name, a string, and there is no `kind`.
+    """
+    return (
+        isinstance(record, dict)
+        and "kind" in record
+        and not isinstance(record.get("action"), str)
+        and not isinstance(record.get("observation"), str)
+    )
+
+
+def is_sdk_log(records: list[Any]) -> bool:
+    """True when most events of a log are SDK (V1) events, rather than V0 ones (`action` / `observation` kinds).
+
+    Every record counts, not just the first: a slice of an SDK log may start anywhere, and one damaged
+    record should be reported as what it is, in a log of the other generation.
+    """
+    sdk = v0 = 0
+    for record in records:
+        if is_sdk_event(record):
+            sdk += 1
+        elif isinstance(record, dict) and ("action" in record or "observation" in record):
+            v0 += 1
+    return sdk > v0
 
 
 def import_sdk_events(records: list[Any], *, path: str | os.PathLike[str] | None = None) -> list[Event]:
@@ -161,20 +187,19 @@ class _Importer:
         """The SDK's view so far, to place forgotten summaries: ("event", position) or ("summary", condensation position)."""
 
     def fail(self, index: int, reason: str) -> MalformedEventError:
-        record = self.records[index]
-        event_id = record.get("id") if isinstance(record, dict) else None
+        event_id = event_id_of(self.records[index])
         return MalformedEventError(f"OpenHands SDK event: {reason}", path=self.path, index=index, event_id=event_id)
 
     def _required_str(self, index: int, record: dict[str, Any], key: str) -> str:
         value = record.get(key)
         if not isinstance(value, str):
-            raise self.fail(index, f"{record.get('kind')}: {key!r} must be a string, got {value!r}")
+            raise self.fail(index, f"{record.get('kind')}: {key!r} must be a string, got {brief(value)}")
         return value
 
     def _optional_str(self, index: int, record: dict[str, Any], key: str) -> str | None:
         value = record.get(key)
         if value is not None and not isinstance(value, str):
-            raise self.fail(index, f"{record.get('kind')}: {key!r} must be a string, got {value!r}")
+            raise self.fail(index, f"{record.get('kind')}: {key!r} must be a string, got {brief(value)}")
         return value
 
     def _text_of(self, index: int, record: dict[str, Any], key: str) -> str:
@@ -184,13 +209,18 @@ class _Importer:
             return value
         if isinstance(value, dict) and isinstance(value.get("text"), str):
             return value["text"]
-        raise self.fail(index, f"{record.get('kind')}: {key!r} must be a text block, got {value!r}")
+        raise self.fail(index, f"{record.get('kind')}: {key!r} must be a text block, got {brief(value)}")
 
     def run(self) -> list[Event]:
         for index, record in enumerate(self.records):
             self._index(index, record)
         for index, record in enumerate(self.records):
-            event = self._convert(index, record)
+            try:
+                event = self._convert(index, record)
+            except ValidationError as exc:  # a field of the right type but an unusable value
+                raise self.fail(index, f"{record['kind']}: {describe_validation_error(exc)}") from exc
+            except orjson.JSONEncodeError as exc:  # tool-call arguments nested deeper than orjson writes
+                raise self.fail(index, f"{record['kind']}: cannot be written as JSON: {exc}") from exc
             event.id = index
             event.original_id = record["id"]
             event.timestamp = self._optional_str(index, record, "timestamp")
@@ -211,10 +241,10 @@ class _Importer:
         if not isinstance(kind, str):
             if "action" in record or "observation" in record:
                 raise self.fail(index, "a V0 event in an SDK log; a log must be all V0 or all SDK events")
-            raise self.fail(index, f"'kind' must be a string, got {kind!r}")
+            raise self.fail(index, f"'kind' must be a string, got {brief(kind)}")
         uuid = record.get("id")
         if not isinstance(uuid, str) or not uuid:
-            raise self.fail(index, f"{kind}: 'id' must be a non-empty string, got {uuid!r}")
+            raise self.fail(index, f"{kind}: 'id' must be a non-empty string, got {brief(uuid)}")
         if uuid in self.index_of:
             raise self.fail(index, f"{kind}: id {uuid!r} already used by event #{self.index_of[uuid]}")
         self.index_of[uuid] = index
@@ -228,8 +258,10 @@ class _Importer:
         source = record.get("source")
         if source is None:
             return event.source
-        if source not in _SOURCES:
-            raise self.fail(index, f"{record['kind']}: unknown source {source!r} (expected one of {sorted(_SOURCES)})")
+        if not isinstance(source, str) or source not in _SOURCES:
+            raise self.fail(
+                index, f"{record['kind']}: unknown source {brief(source)} (expected one of {sorted(_SOURCES)})"
+            )
         return EventSource(source)
 
     def _convert(self, index: int, record: dict[str, Any]) -> Event:
@@ -374,7 +406,7 @@ class _Importer:
             raise self.fail(index, "ObservationEvent: 'observation' must be an object")
         obs_kind = observation.get("kind")
         if not isinstance(obs_kind, str):
-            raise self.fail(index, f"ObservationEvent: 'observation.kind' must be a string, got {obs_kind!r}")
+            raise self.fail(index, f"ObservationEvent: 'observation.kind' must be a string, got {brief(obs_kind)}")
         cause, metadata = self._answered_action(index, record, action_id=self._required_str(index, record, "action_id"))
         action = self.events[cause] if cause is not None else None
         text = _observation_text(observation)
@@ -404,7 +436,7 @@ class _Importer:
         if summary is not None and not isinstance(summary, str):
             raise self.fail(index, f"Condensation: 'summary' must be a string or null, got {type(summary).__name__}")
         if offset is not None and (not isinstance(offset, int) or isinstance(offset, bool) or offset < 0):
-            raise self.fail(index, f"Condensation: 'summary_offset' must be an integer >= 0 or null, got {offset!r}")
+            raise self.fail(index, f"Condensation: 'summary_offset' must be an integer >= 0 or null, got {brief(offset)}")
         if summary is None or offset is None:  # the SDK inserts no summary then
             summary = offset = None
         self._apply_to_view(index, set(ids), offset if summary is not None else None)
@@ -566,9 +598,11 @@ def _v0_observation(
     """The V0 observation for the SDK observation of one ObservationEvent (cause and metadata set by the caller)."""
     error = observation.get("error")
     if kind in _BASH_OBSERVATIONS:
-        metadata = dict(observation.get("metadata") or {})
-        if metadata.get("exit_code") is None and isinstance(observation.get("exit_code"), int):
-            metadata["exit_code"] = observation["exit_code"]
+        metadata = observation.get("metadata") or {}
+        if isinstance(metadata, dict):  # anything else: the observation's validation names the field
+            metadata = dict(metadata)
+            if metadata.get("exit_code") is None and isinstance(observation.get("exit_code"), int):
+                metadata["exit_code"] = observation["exit_code"]
         command = observation.get("command")
         if not isinstance(command, str):
             command = action.command if isinstance(action, CmdRunAction) else ""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, PlainValidator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, PlainValidator
 from pydantic_core import PydanticUndefined
 
 from openhands_memory.events._wire import wire_of
@@ -38,6 +38,14 @@ class EventSource(StrEnum):
     AGENT = "agent"
     USER = "user"
     ENVIRONMENT = "environment"
+
+
+def _require_source_name(value: Any) -> Any:
+    # The enum's own error puts the value's repr in its message: a list nested thousands deep
+    # would make that a RecursionError instead of a validation error.
+    if value is None or isinstance(value, str):
+        return value
+    raise ValueError(f"expected one of {', '.join(repr(s.value) for s in EventSource)} or null, got {type(value).__name__}")
 
 
 class ToolCallMetadata(BaseModel):
@@ -78,7 +86,7 @@ class Event(BaseModel):
     """Assigned by the stream when the event is appended; None for a new event."""
     timestamp: str | None = None
     """ISO 8601 time the stream stored the event (OpenHands writes it without a zone)."""
-    source: EventSource | None = None
+    source: Annotated[EventSource | None, BeforeValidator(_require_source_name)] = None
     """Who produced the event."""
     cause: EventId | None = None
     """The id of the action this observation answers (or that triggered this event)."""

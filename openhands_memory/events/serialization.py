@@ -5,12 +5,15 @@
 - JSONL, one event a line;
 - an OpenHands session folder (`events/<id>.json`, one file per event);
 - the old flattened event form (no `args` / `extras`), upcast on read;
-- an OpenHands SDK (V1) log (`kind`-based events), imported into V0 events with int ids.
+- an OpenHands SDK (V1) log (`kind`-based events), imported into V0 events with int ids; a log is
+  read as one when most of its events are SDK events (a slice of one may start anywhere).
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,8 +23,10 @@ import orjson
 from openhands_memory._files import write_atomically
 from openhands_memory.errors import MalformedEventError
 from openhands_memory.events._codec import event_from_dict, event_to_dict
-from openhands_memory.events._sdk_import import import_sdk_events, is_sdk_event
+from openhands_memory.events._sdk_import import import_sdk_events, is_sdk_log
 from openhands_memory.events.base import Event
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "event_from_dict",
@@ -74,8 +79,16 @@ def load_events(path: str | os.PathLike[str]) -> list[Event]:
         return load_session_folder(path)
     data = path.read_bytes()
     records, lines = _parse_records(data, path)
-    if records and all(is_sdk_event(r) for r in records[:1]):
-        return import_sdk_events(records, path=path)
+    if is_sdk_log(records):
+        try:
+            return import_sdk_events(records, path=path)
+        except MalformedEventError as exc:
+            if lines is None or exc.index is None:
+                raise
+            # In JSONL the line is the place to look; the importer counts records.
+            raise MalformedEventError(
+                exc.reason, path=exc.path, line=lines[exc.index], event_id=exc.event_id
+            ) from exc.__cause__
     events: list[Event] = []
     for index, record in enumerate(records):
         try:
@@ -192,31 +205,60 @@ def dump_events(
 def load_session_folder(path: str | os.PathLike[str]) -> list[Event]:
     """Read an OpenHands session folder: `events/<id>.json`, one event a file, in id order.
 
-    `path` may be the session folder or its `events/` folder.
+    `path` may be the session folder or its `events/` folder. An event without an id (the old
+    flattened form) gets the id its file is named by. Other `.json` files there are left out, with
+    a warning on this module's logger that names them.
+
+    Raises:
+        MalformedEventError: the folder has no event files, two files name the same id, or a file
+            is not an event (or holds an event whose id is not its name); the error names the file.
     """
     folder = Path(path)
     if (folder / "events").is_dir():
         folder = folder / "events"
     numbered: list[tuple[int, Path]] = []
+    others: list[str] = []
     for file in folder.glob("*.json"):
-        if file.stem.isdigit():
+        if _EVENT_FILE.fullmatch(file.name):
             numbered.append((int(file.stem), file))
+        else:
+            others.append(file.name)
     if not numbered:
         raise MalformedEventError("no events/<id>.json files in this folder", path=folder)
+    if others:
+        logger.warning("%s: %d file(s) not named <id>.json left out: %s", folder, len(others), ", ".join(sorted(others)[:5]))
     numbered.sort()
     events: list[Event] = []
-    for _, file in numbered:
+    for position, (event_id, file) in enumerate(numbered):
+        if position and numbered[position - 1][0] == event_id:
+            raise MalformedEventError(
+                f"{numbered[position - 1][1].name} and {file.name} both name event {event_id}", path=folder
+            )
+        if not file.is_file():
+            raise MalformedEventError("not a file", path=file)
         try:
-            events.append(event_from_dict(_loads(file.read_bytes(), file)))
+            event = event_from_dict(_loads(file.read_bytes(), file))
         except MalformedEventError as exc:
             raise exc.at(path=file) from exc.__cause__
+        if event.id is None:
+            event.id = event_id  # the layout names each event by its id; an event without one has the file's
+        elif event.id != event_id:
+            raise MalformedEventError(f"holds event id {event.id}, not the {event_id} its name says", path=file)
+        events.append(event)
     return events
+
+
+# ASCII digits only: `str.isdigit()` also accepts '²', which `int()` refuses. 18 digits keep an id in 64 bits.
+_EVENT_FILE = re.compile(r"[0-9]{1,18}\.json")
 
 
 def dump_session_folder(events: Sequence[Event], path: str | os.PathLike[str]) -> Path:
     """Write events as an OpenHands session folder (`<path>/events/<id>.json`); returns the events folder.
 
     Every event must have an id, since the id names its file.
+
+    Raises:
+        MalformedEventError: an event has no id, or holds a value JSON cannot carry; nothing is written.
     """
     folder = Path(path) / "events"
     # Everything is checked and serialized before the first file is written.
@@ -224,7 +266,10 @@ def dump_session_folder(events: Sequence[Event], path: str | os.PathLike[str]) -
     for index, event in enumerate(events):
         if event.id is None:
             raise MalformedEventError("an event in a session folder needs an id", index=index)
-        bodies.append((event.id, orjson.dumps(event_to_dict(event))))
+        try:
+            bodies.append((event.id, event_to_json(event)))
+        except MalformedEventError as exc:
+            raise exc.at(index=index) from exc.__cause__
     folder.mkdir(parents=True, exist_ok=True)
     for event_id, body in bodies:
         write_atomically(folder / f"{event_id}.json", body, overwrite=True)

@@ -627,6 +627,10 @@ def test_state_events_are_kept_hidden_with_their_fields() -> None:
 
 def test_is_sdk_event() -> None:
     assert is_sdk_event({"kind": "MessageEvent", "id": "x"})
+    # An SDK action or observation event holds an object (or null) where a V0 event names its kind.
+    assert is_sdk_event({"kind": "ActionEvent", "action": {"kind": "TerminalAction"}})
+    assert is_sdk_event({"kind": "ActionEvent", "action": None})
+    assert is_sdk_event({"kind": "ObservationEvent", "observation": {"kind": "TerminalObservation"}})
     assert not is_sdk_event({"action": "run", "kind": "x"})
     assert not is_sdk_event({"observation": "run"})
     assert not is_sdk_event(["kind"])
@@ -643,6 +647,14 @@ def test_load_events_reads_sdk_jsonl(tmp_path: Path) -> None:
 
 
 # -- malformed input ----------------------------------------------------------------------------------
+
+
+def nested(depth: int) -> list[Any]:
+    """A list nested `depth` deep."""
+    value: list[Any] = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
 
 
 def _bad(**changes: Any) -> list[Any]:
@@ -673,6 +685,27 @@ def _bad(**changes: Any) -> list[Any]:
         (_bad(e0__source="robot"), "MessageEvent: unknown source 'robot'"),
         (_bad(e0__llm_message=None), "MessageEvent: 'llm_message' must be an object"),
         (_bad(e1__action=[1]), "ActionEvent: 'action' must be an object or null, got list"),
+        (_bad(e0__source=["agent"]), "log.json: event #0 (id '"),
+        (_bad(e0__source=["agent"]), "MessageEvent: unknown source ['agent'] (expected one of"),
+        (_bad(e1__llm_response_id=nested(990)), "ActionEvent: 'llm_response_id' must be a string, got [[[[...]]]]"),
+        (_bad(e2__id=nested(990)), "log.json: event #2: OpenHands SDK event: ObservationEvent: 'id' must be a non-empty string"),
+        (
+            _bad(e2__observation={"kind": "TerminalObservation", "content": [], "metadata": "0"}),
+            "log.json: event #2 (id '",
+        ),
+        (
+            _bad(e2__observation={"kind": "TerminalObservation", "content": [], "metadata": "0"}),
+            "OpenHands SDK event: ObservationEvent: metadata: expected a JSON object, got str",
+        ),
+        (
+            _bad(e1__action={"kind": "FileEditorAction", "command": "view", "path": "/a", "view_range": "1-2"}),
+            "OpenHands SDK event: ActionEvent: view_range: ",
+        ),
+        (
+            # No arguments text in the tool call: they are written from the action, too deep for orjson.
+            _bad(e1__tool_call=None, e1__action={"kind": "LookAction", "x": nested(300)}),
+            "OpenHands SDK event: ActionEvent: cannot be written as JSON: ",
+        ),
     ],
 )
 def test_malformed_sdk_input_names_file_position_and_reason(records: list[Any], message: str) -> None:
@@ -707,4 +740,32 @@ def test_malformed_sdk_file_names_the_file(tmp_path: Path) -> None:
     path = tmp_path / "sdk.json"
     path.write_text(json.dumps([message_event("hi"), {"kind": "ActionEvent", "id": "x"}]))
     with pytest.raises(MalformedEventError, match=re.escape(f"{path}: event #1 (id 'x'): OpenHands SDK event: ActionEvent: 'llm_response_id' must be a string, got None")):
+        load_events(path)
+
+
+@pytest.mark.parametrize("log", V1_LOGS)
+def test_a_slice_of_a_real_sdk_log_starting_at_an_action_event_imports(log: Path | None, tmp_path: Path) -> None:
+    records = read_records(require_real_log(log))
+    start = next(i for i, r in enumerate(records) if r["kind"] == "ActionEvent")
+    path = tmp_path / "slice.json"
+    path.write_text(json.dumps(records[start:]))
+    events = load_events(path)
+    assert [e.original_id for e in events] == [r["id"] for r in records[start:]]
+    assert isinstance(events[0], Action) and events[0].tool_call_metadata is not None
+
+
+def test_a_log_is_sdk_when_most_of_its_events_are_not_only_its_first(tmp_path: Path) -> None:
+    act = action_event({"kind": "TerminalAction", "command": "ls"}, tool="terminal")
+    obs = observation_event(act, {"kind": "TerminalObservation", "content": []})
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps([{"id": 0, "action": "null", "args": {}}, act, obs]))
+    with pytest.raises(MalformedEventError, match=re.escape(f"{path}: event #0 (id 0): OpenHands SDK event: a V0 event in an SDK log")):
+        load_events(path)
+
+
+def test_malformed_sdk_jsonl_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    records = [message_event("hi"), {"kind": "ActionEvent", "id": "x"}]
+    path.write_text("\n" + json.dumps(records[0]) + "\n\n" + json.dumps(records[1]) + "\n")
+    with pytest.raises(MalformedEventError, match=re.escape(f"{path}:4 (id 'x'): OpenHands SDK event: ActionEvent: 'llm_response_id'")):
         load_events(path)

@@ -40,6 +40,14 @@ V0_LOGS = real_log_params("v0_")
 SESSION_LOG = "v0_oh-session_63b43159_events0-13.json"
 
 
+def nested(depth: int) -> list[Any]:
+    """A list nested `depth` deep: deeper than Python's recursion limit when `depth` is in the thousands."""
+    value: list[Any] = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
 def read_records(path: Path) -> list[dict[str, Any]]:
     return json.loads(path.read_bytes())
 
@@ -247,6 +255,59 @@ def test_bad_file_in_session_folder_names_it(tmp_path: Path) -> None:
         load_events(tmp_path)
 
 
+def test_value_nested_just_within_orjsons_limit_is_malformed_not_a_recursion_error(tmp_path: Path) -> None:
+    path = tmp_path / "log.json"
+    # orjson reads up to 1024 levels; printing 1000 of them in an error message would overflow Python's stack.
+    path.write_bytes(b'[{"id": 0, "action": "null", "args": {}, "source": ' + b"[" * 1000 + b"]" * 1000 + b"}]")
+    with pytest.raises(MalformedEventError, match=re.escape(f"{path}: event #0 (id 0): invalid action 'null': source: ")):
+        load_events(path)
+
+
+def _session_folder(tmp_path: Path, files: dict[str, Any]) -> Path:
+    events_dir = tmp_path / "events"
+    events_dir.mkdir()
+    for name, record in files.items():
+        (events_dir / name).write_text(json.dumps(record))
+    return events_dir
+
+
+def test_session_folder_leaves_out_files_not_named_by_an_ascii_id_and_says_so(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # '²'.isdigit() is true, but int('²') fails: only ASCII digits name an event.
+    null = {"action": "null", "args": {}}
+    events_dir = _session_folder(tmp_path, {"0.json": dict(null, id=0), "1.json": dict(null, id=1), "².json": null, "notes.json": {}})
+    with caplog.at_level("WARNING", logger="openhands_memory.events.serialization"):
+        events = load_events(tmp_path)
+    assert [e.id for e in events] == [0, 1]
+    assert f"{events_dir}: 2 file(s) not named <id>.json left out: notes.json, ².json" in caplog.messages
+
+
+def test_session_folder_with_two_files_for_one_id_is_malformed(tmp_path: Path) -> None:
+    events_dir = _session_folder(tmp_path, {"7.json": {"id": 7, "action": "null", "args": {}}, "0007.json": {"id": 7, "action": "null", "args": {}}})
+    with pytest.raises(MalformedEventError, match=re.escape(f"{events_dir}: 0007.json and 7.json both name event 7")):
+        load_session_folder(tmp_path)
+
+
+def test_session_folder_file_holding_another_id_is_malformed(tmp_path: Path) -> None:
+    events_dir = _session_folder(tmp_path, {"3.json": {"id": 4, "action": "null", "args": {}}})
+    with pytest.raises(MalformedEventError, match=re.escape(f"{events_dir / '3.json'}: holds event id 4, not the 3 its name says")):
+        load_session_folder(tmp_path)
+
+
+def test_session_folder_event_without_id_takes_the_id_its_file_is_named_by(tmp_path: Path) -> None:
+    _session_folder(tmp_path, {"5.json": {"action": "run", "command": "ls"}})  # the old flattened form
+    [event] = load_session_folder(tmp_path)
+    assert isinstance(event, CmdRunAction) and event.id == 5
+
+
+def test_dump_session_folder_names_the_event_json_cannot_hold(tmp_path: Path) -> None:
+    events = [MessageAction(content="a", id=0), UnknownAction(action="x", size=10**40, id=1)]
+    with pytest.raises(MalformedEventError, match=re.escape("event #1 (id 1): cannot be written as JSON: Integer exceeds 64-bit range")):
+        dump_session_folder(events, tmp_path / "session")
+    assert not (tmp_path / "session").exists()
+
+
 def test_sdk_event_given_to_event_from_dict_points_to_load_events() -> None:
     with pytest.raises(
         MalformedEventError,
@@ -267,6 +328,15 @@ def test_sdk_event_given_to_event_from_dict_points_to_load_events() -> None:
         ({"id": 3, "action": 5, "args": {}}, "id 3: 'action' must be a string, got 5"),
         ({"id": 3, "action": "run", "args": []}, "id 3: 'args' must be an object, got list"),
         ({"id": 3, "observation": "run", "content": "", "extras": "x"}, "id 3: 'extras' must be an object, got str"),
+        ({"id": 3, "action": ["run"], "args": {}}, "id 3: 'action' must be a string, got ['run']"),
+        ({"id": 3, "action": {"kind": "x"}, "args": {}}, "id 3: 'action' must be a string, got {'kind': 'x'}"),
+        ({"id": 3, "observation": [], "content": "", "extras": {}}, "id 3: 'observation' must be a string, got []"),
+        ({"id": 3, "action": [[]]}, "id 3: 'action' must be a string, got [[]]"),  # the old flattened form
+        (
+            {"id": 3, "action": "null", "args": {}, "source": nested(5000)},
+            "id 3: invalid action 'null': source: expected one of 'agent', 'user', 'environment' or null, got list",
+        ),
+        ({"id": nested(5000), "action": 7}, "'action' must be a string, got 7"),
     ],
 )
 def test_event_from_dict_rejects_non_events(value: Any, message: str) -> None:

@@ -147,6 +147,10 @@ def test_complete_last_record_without_newline_is_kept(tmp_path: Path) -> None:
         (b'{"id": 1, "foo": 2}', "neither 'action' nor 'observation' is set"),
         (b'{"action": "message", "args": {"content": "no id"}}', "the event has no id"),
         (b'{"id": 1, "action": "message", "args": {"content": 5}}', "invalid action 'message'"),
+        (b'{"id": 1, "action": ["message"], "args": {}}', "'action' must be a string, got ['message']"),
+        (b'{"id": 1, "kind": "ActionEvent", "action": {"kind": "TerminalAction"}}', "an OpenHands SDK (V1) event of kind 'ActionEvent'"),
+        # Nested as deep as orjson reads: too deep for Python to print in a message.
+        (b'{"id": 1, "action": "null", "args": {}, "source": ' + b"[" * 1000 + b"]" * 1000 + b"}", "invalid action 'null': source: "),
     ],
 )
 def test_corrupt_middle_line_names_file_and_line_and_changes_nothing(

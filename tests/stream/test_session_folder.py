@@ -58,3 +58,12 @@ def test_real_log_round_trips_through_a_session_folder_and_a_jsonl_file(real_log
     import_session_folder(tmp_path / "session", into=tmp_path / "events.jsonl").close()
     with EventStream.open(tmp_path / "events.jsonl") as stream:
         assert [event_to_dict(e) for e in stream] == dicts
+
+
+def test_import_of_events_without_ids_takes_the_ids_their_files_are_named_by(tmp_path: Path) -> None:
+    events_dir = tmp_path / "session" / "events"
+    events_dir.mkdir(parents=True)
+    for event_id in (3, 8):  # the old flattened form has no id
+        (events_dir / f"{event_id}.json").write_bytes(orjson.dumps({"action": "message", "content": f"m{event_id}"}))
+    stream = import_session_folder(tmp_path / "session")
+    assert [(e.id, e.content) for e in stream] == [(3, "m3"), (8, "m8")]
