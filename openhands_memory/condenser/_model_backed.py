@@ -22,6 +22,8 @@ from abc import abstractmethod
 from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar, get_args
 
+from openhands_memory.condenser._text import NOT_PROMPT_TEXT as _NOT_PROMPT_TEXT
+from openhands_memory.condenser._text import truncate
 from openhands_memory.condenser._views import is_summary
 from openhands_memory.condenser.base import Condensation, Condenser
 from openhands_memory.condenser.config import OnModelError
@@ -54,40 +56,12 @@ MIN_EVENT_LENGTH = 100
 
 T = TypeVar("T")
 
-# Fields that carry no text worth a model's attention: images, the file before and after an edit
-# (the edit itself and its diff are kept), flags and bookkeeping.
-_NOT_PROMPT_TEXT = frozenset(
-    {
-        "screenshot",
-        "set_of_marks",
-        "old_content",
-        "new_content",
-        "confirmation_state",
-        "impl_source",
-        "security_risk",
-        "tools",
-        "openhands_version",
-        "agent_class",
-        "image_urls",
-        "trigger_by_action",
-    }
-)
-
-
 def condenser_llm(config: LLMConfig) -> LLM:
     """The `LLM` a condenser built from `config` calls: prompt caching off, usage reported as `condenser`."""
     update: dict[str, Any] = {"caching_prompt": False}
     if config.usage_id == "default":
         update["usage_id"] = "condenser"
     return LLM(config.model_copy(update=update))
-
-
-def truncate(text: str, limit: int) -> str:
-    """`text` cut in the middle to about `limit` characters (a marker says where)."""
-    if len(text) <= limit:
-        return text
-    half = limit // 2
-    return text[:half] + "\n... [truncated] ...\n" + text[len(text) - (limit - half) :]
 
 
 def _value_text(value: Any) -> str | None:

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from openhands_memory.condenser._boundaries import ViewStructure, analyze, condensation_action, forget_id
+from openhands_memory.condenser._text import truncate
 from openhands_memory.condenser._views import is_summary
 from openhands_memory.condenser.base import Condensation, CondensationReason, RollingCondenser
 from openhands_memory.condenser.tokens import TokenCounter
@@ -304,11 +305,7 @@ class SummarizingCondenser(ForgettingCondenser):
 
     def truncate(self, text: str) -> str:
         """`text` cut in the middle to `max_event_length` characters."""
-        limit = self.max_event_length
-        if len(text) <= limit:
-            return text
-        half = limit // 2
-        return text[:half] + "\n... [truncated] ...\n" + text[len(text) - (limit - half) :]
+        return truncate(text, self.max_event_length)
 
     @staticmethod
     def summaries_in(plan: ForgettingPlan) -> list[str]:

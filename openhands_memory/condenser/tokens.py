@@ -1,24 +1,30 @@
 """Counting the prompt tokens a view would cost: the `TokenCounter` protocol and two counters.
 
-- `ApproximateTokenCounter` (the default): about four characters a token over the text each event
-  puts in the prompt. Offline, no litellm, no `ConversationMemory`.
-- `LLMTokenCounter`: renders the view with `ConversationMemory` and counts the messages with
-  `LLM.count_tokens` (the model's own tokenizer, through litellm). Both are imported when first
-  used, so building the counter loads neither.
+`TokenCounter` is the library's one token abstraction: condensers' budgets and records, replay
+and the benchmark all count through it (the benchmark's `PromptMeter` is one too).
+
+- `ApproximateTokenCounter` (the default): about `CHARS_PER_TOKEN` characters a token over the
+  text each event puts in the prompt. Offline, no litellm, no rendering.
+- `LLMTokenCounter`: renders the view with the renderer it is given (whoever builds it passes
+  `ConversationMemory.process_events`, or the memory itself: this layer does not import it) and
+  counts the messages with `LLM.count_tokens` (the model's own tokenizer, through litellm,
+  imported when the model first counts).
 
 Both cache per event: events in a log never change, so a step measures only what is new since the
 last step. `ApproximateTokenCounter` keys its cache by identity; an entry holds its event, so an id
 is never reused while cached, and entries for events that left the view are dropped when the cache
-grows to twice the size of the last view. `LLMTokenCounter` relies on `ConversationMemory` reusing
-the `Message` of each event and on `LLM.count_tokens` remembering each message's count.
+grows to twice the size of the last view. `LLMTokenCounter` relies on the renderer reusing the
+`Message` of each event (`ConversationMemory` does) and on `LLM.count_tokens` remembering each
+message's count.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 
+from openhands_memory.condenser._text import NOT_PROMPT_TEXT
 from openhands_memory.events import (
     Action,
     Event,
@@ -29,10 +35,24 @@ from openhands_memory.events import (
 )
 
 if TYPE_CHECKING:
-    from openhands_memory.conversation_memory import ConversationMemory
     from openhands_memory.llm.message import Message
 
-__all__ = ["ApproximateTokenCounter", "LLMTokenCounter", "TokenCounter", "default_token_counter"]
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "ApproximateTokenCounter",
+    "ChatRenderer",
+    "EventsRenderer",
+    "LLMTokenCounter",
+    "TokenCounter",
+    "default_token_counter",
+    "tools_of",
+]
+
+CHARS_PER_TOKEN: Final = 4
+"""Characters a token, for every offline estimate (about right for English and code with OpenAI-style tokenizers)."""
+
+EventsRenderer = Callable[[Sequence[Event]], "list[Message]"]
+"""Renders events as the chat messages the model is sent (a closure over `ConversationMemory.process_events`, say)."""
 
 
 @runtime_checkable
@@ -46,18 +66,28 @@ class TokenCounter(Protocol):
     def __call__(self, events: Sequence[Event], /) -> int: ...
 
 
-# Payload fields that hold no prompt text (binary data, or the file before and after an edit,
-# which OpenHands renders as the editor's report or a diff instead).
-_NOT_PROMPT_TEXT = frozenset(
-    {"screenshot", "set_of_marks", "old_content", "new_content", "confirmation_state", "impl_source", "trigger_by_action"}
-)
+class ChatRenderer(Protocol):
+    """What renders a view for `LLMTokenCounter(memory=...)`: `ConversationMemory`, or anything with its `process_events`."""
+
+    def process_events(self, condensed_history: Sequence[Event], initial_user_action: Any = None, /) -> list[Message]: ...
+
+
+def tools_of(events: Sequence[Event]) -> list[dict[str, Any]] | None:
+    """The tool definitions of the first system message in `events` (None: no system message, or no tools).
+
+    They go with the request (`tools=`), so they count as prompt tokens.
+    """
+    for event in events:
+        if isinstance(event, SystemMessageAction):
+            return event.tools
+    return None
 
 
 def _payload_chars(event: Event) -> int:
     values = event.__dict__
     total = 0
     for name in event.payload_fields:
-        if name in _NOT_PROMPT_TEXT:
+        if name in NOT_PROMPT_TEXT:
             continue
         value = values[name]
         if isinstance(value, str):
@@ -93,7 +123,7 @@ class ApproximateTokenCounter:
 
     __slots__ = ("chars_per_token", "overhead_per_event", "_cache", "_last_size")
 
-    def __init__(self, *, chars_per_token: float = 4.0, overhead_per_event: int = 4) -> None:
+    def __init__(self, *, chars_per_token: float = CHARS_PER_TOKEN, overhead_per_event: int = 4) -> None:
         if chars_per_token <= 0:
             raise ValueError(f"chars_per_token must be > 0, got {chars_per_token}")
         self.chars_per_token = chars_per_token
@@ -127,57 +157,75 @@ class ApproximateTokenCounter:
 
 
 class LLMTokenCounter:
-    """Counts tokens as the model will: the view rendered by `ConversationMemory`, counted by `LLM.count_tokens`.
+    """Counts tokens as the model will: the view rendered as chat messages, counted by `LLM.count_tokens`.
 
-    The tools of the view's system message are counted too. Both steps cache per event and per
-    message (`ConversationMemory` reuses the `Message` of an event it rendered before, and
-    `LLM.count_tokens` remembers each message's count), so a step costs its new events.
-    `ConversationMemory` is imported only when the first count is made; litellm only when the
-    model first counts.
+    The renderer is given by whoever builds the counter (`ConversationMemory` lives downstream of
+    the condensers, so this layer never imports it). The tools of the view's system message are
+    counted too. Both steps cache per event and per message (`ConversationMemory` reuses the
+    `Message` of an event it rendered before, and `LLM.count_tokens` remembers each message's
+    count), so a step costs its new events. litellm is imported only when the model first counts.
     """
 
     def __init__(
         self,
         llm: Any,
         *,
-        memory: ConversationMemory | None = None,
-        render: Callable[[Sequence[Event]], list[Message]] | None = None,
+        memory: ChatRenderer | None = None,
+        render: EventsRenderer | None = None,
     ) -> None:
-        """Count with `llm.count_tokens(messages, tools=...)`.
+        """Count with `llm.count_tokens(messages, tools=...)` (or `count_tokens_detailed`, when it has one).
+
+        Give one of `render` and `memory`; counting with neither raises `ValueError`.
 
         Args:
             llm: an `openhands_memory.llm.LLM` (anything with that `count_tokens`).
-            memory: the `ConversationMemory` that renders views; by default a private one, so the
-                agent's own rendering cache is not disturbed by counting hypothetical views.
-            render: renders events to messages instead of `memory` (for tests, or another layout).
+            memory: renders views with its `process_events(events, first user message)`: a
+                `ConversationMemory` of the counter's own, so the agent's rendering cache is not
+                disturbed by counting hypothetical views.
+            render: renders events to messages (takes precedence over `memory`).
         """
         self.llm = llm
         self._memory = memory
         self._render = render
+        self.is_estimate = False
+        """Some count so far was partly estimated (the model's `count_tokens_detailed` said so)."""
 
     def render(self, events: Sequence[Event]) -> list[Message]:
-        """The messages the view would be sent as."""
+        """The messages the view would be sent as.
+
+        Raises:
+            ValueError: the counter was given neither `render` nor `memory`.
+        """
         if self._render is not None:
             return self._render(events)
         memory = self._memory
         if memory is None:
-            from openhands_memory.conversation_memory import ConversationMemory
-
-            memory = self._memory = ConversationMemory(system_prompt="")
+            raise ValueError(
+                "LLMTokenCounter has nothing to render views with: pass render= or memory= "
+                "(a ConversationMemory of its own)"
+            )
         initial = next(
             (e for e in events if isinstance(e, MessageAction) and e.source == "user"),
             None,
         )
-        return memory.process_events(events, initial)  # type: ignore[arg-type]
+        return memory.process_events(events, initial)
 
     def __call__(self, events: Sequence[Event], /) -> int:
-        first = events[0] if len(events) else None
-        tools = first.tools if isinstance(first, SystemMessageAction) else None
-        return int(self.llm.count_tokens(self.render(events), tools=tools))
+        messages = self.render(events)
+        tools = tools_of(events)
+        detailed = getattr(self.llm, "count_tokens_detailed", None)
+        if detailed is None:
+            return int(self.llm.count_tokens(messages, tools=tools))
+        count = detailed(messages, tools=tools)
+        if count.is_estimate:
+            self.is_estimate = True
+        return int(count.tokens)
 
 
-def default_token_counter(llm: Any | None = None) -> TokenCounter:
-    """`LLMTokenCounter(llm)` when a model is given, else an `ApproximateTokenCounter`."""
+def default_token_counter(
+    llm: Any | None = None, *, memory: ChatRenderer | None = None, render: EventsRenderer | None = None
+) -> TokenCounter:
+    """`LLMTokenCounter(llm, memory=..., render=...)` when a model is given, else an `ApproximateTokenCounter`."""
     if llm is not None:
-        return LLMTokenCounter(llm)
+        return LLMTokenCounter(llm, memory=memory, render=render)
     return ApproximateTokenCounter()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -10,6 +11,7 @@ import pytest
 
 from openhands_memory.condenser import ApproximateTokenCounter, LLMTokenCounter, TokenCounter, default_token_counter
 from openhands_memory.condenser import tokens as tokens_module
+from openhands_memory.conversation_memory import ConversationMemory
 from openhands_memory.events import (
     BrowserOutputObservation,
     CmdRunAction,
@@ -81,13 +83,29 @@ def test_the_llm_counter_counts_the_rendered_chat_with_its_tools() -> None:
     assert llm.asked == [(2, tools), (1, None)]
 
 
-def test_the_llm_counter_renders_with_conversation_memory_by_default() -> None:
+def test_the_llm_counter_renders_with_the_memory_it_is_given() -> None:
     s = Session()
     s.header()
     s.turn(content="x" * 50)
     llm = FakeLLM()
-    total = LLMTokenCounter(llm)(s.view)
+    total = LLMTokenCounter(llm, memory=ConversationMemory(system_prompt=""))(s.view)
     assert total >= 50 + len("Fix the bug")
+
+
+def test_the_llm_counter_without_a_renderer_says_what_to_pass() -> None:
+    s = Session()
+    s.header()
+    counter = default_token_counter(FakeLLM())
+    with pytest.raises(ValueError, match=re.escape("nothing to render views with: pass render= or memory=")):
+        counter(s.view)
+
+
+def test_the_llm_counter_counts_the_tools_of_a_system_message_that_is_not_first() -> None:
+    llm = FakeLLM()
+    tools = [{"type": "function", "function": {"name": "t"}}]
+    counter = LLMTokenCounter(llm, render=lambda events: [])
+    counter([MessageAction(content="u"), SystemMessageAction(content="sys", tools=tools)])
+    assert llm.asked == [(0, tools)]
 
 
 def test_the_llm_counter_works_with_the_real_llm_offline() -> None:
@@ -97,7 +115,7 @@ def test_the_llm_counter_works_with_the_real_llm_offline() -> None:
     s = Session()
     s.header()
     s.turn(content="hello world " * 20)
-    counter = LLMTokenCounter(LLM(LLMConfig(model="gpt-4o-mini")))
+    counter = LLMTokenCounter(LLM(LLMConfig(model="gpt-4o-mini")), memory=ConversationMemory(system_prompt=""))
     first = counter(s.view)
     s.turn(content="more output")
     assert 40 < first < counter(s.view) < 400
