@@ -6,11 +6,17 @@ out, followed by one `tool` message per call, in call order. Everything else goe
 event is. A final pass over what was added drops any tool result without its call and trims any
 call without its result, and a user message that follows a user message is set apart by a blank
 line.
+
+What is left out to keep the chat valid (a call whose result is not in view, with its assistant
+message; a result whose call is not; whatever the final pass drops) is a repair, and
+`Assembly.repairs` says which: a view a condenser produced should need none.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from itertools import islice
 
 from openhands_memory.conversation_memory._recall import microagent_name
@@ -26,11 +32,54 @@ from openhands_memory.conversation_memory._render import (
 from openhands_memory.events import Event
 from openhands_memory.llm.message import Message, TextContent, ToolCall
 
+logger = logging.getLogger("openhands_memory.conversation_memory")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallRepairs:
+    """What a chat left out so that every tool call is answered: the message layer's repairs.
+
+    A view with every action next to its observation needs none; a condenser that split them makes
+    some, and `ConversationMemory` logs them at WARNING.
+    """
+
+    unanswered_calls: tuple[str, ...] = ()
+    """Tool calls whose result is not in view: the assistant message making them was left out (with
+    any other calls it makes, and their results)."""
+    orphan_results: tuple[str, ...] = ()
+    """Tool results (by call id) whose call is not in view: left out."""
+    dropped: tuple[str, ...] = ()
+    """Call ids whose call or result the final check dropped (`drop_unmatched_tool_calls`)."""
+
+    @property
+    def count(self) -> int:
+        """Repairs in all: one per tool call id above."""
+        return len(self.unanswered_calls) + len(self.orphan_results) + len(self.dropped)
+
+    @property
+    def call_ids(self) -> tuple[str, ...]:
+        """Every call id above, in that order."""
+        return (*self.unanswered_calls, *self.orphan_results, *self.dropped)
+
+
+NO_REPAIRS = ToolCallRepairs()
+"""A chat that needed no repair."""
+
 
 class Assembly:
     """The chat for a list of events, and the matching state at its end, so it can be extended."""
 
-    __slots__ = ("events", "units", "messages", "_pending", "_waiting", "_results", "_shown_agents", "_last_role")
+    __slots__ = (
+        "events",
+        "units",
+        "messages",
+        "_pending",
+        "_waiting",
+        "_results",
+        "_dropped",
+        "_shown_agents",
+        "_last_role",
+    )
 
     def __init__(self) -> None:
         self.events: list[Event] = []
@@ -42,8 +91,21 @@ class Assembly:
         self._pending: dict[str, tuple[Message, tuple[str, ...]]] = {}
         self._waiting: dict[str, list[str]] = {}  # call id -> keys of the pending responses that list it
         self._results: dict[str, Message] = {}
+        self._dropped: list[str] = []  # call ids the final check dropped
         self._shown_agents: set[str] = set()
         self._last_role: str | None = None
+
+    def repairs(self) -> ToolCallRepairs:
+        """What the chat leaves out so every tool call is answered: calls and results still waiting for their match."""
+        if not (self._pending or self._results or self._dropped):
+            return NO_REPAIRS
+        held = dict.fromkeys(call_id for _, call_ids in self._pending.values() for call_id in call_ids)
+        results = self._results
+        return ToolCallRepairs(
+            unanswered_calls=tuple(call_id for call_id in held if call_id not in results),
+            orphan_results=tuple(call_id for call_id in results if call_id not in held),
+            dropped=tuple(self._dropped),
+        )
 
     def rendered(self) -> dict[int, tuple[Event, Unit | None]]:
         """id(event) -> (event, what it rendered to), for every event here (to reuse in a new assembly)."""
@@ -214,7 +276,7 @@ class Assembly:
                 return
         del out[start:]
         last_role = self._last_role
-        for message in drop_unmatched_tool_calls(added):
+        for message in _drop_unmatched(added, self._dropped):
             role = message.role
             if role == "user" and last_role == "user":
                 message = _set_apart(message)
@@ -239,8 +301,20 @@ def drop_unmatched_tool_calls(messages: Sequence[Message]) -> list[Message]:
     A `tool` message is kept only when it answers a not-yet-answered call of the assistant message
     before it (with nothing but tool messages in between); an assistant message keeps only the
     calls that are answered that way, and loses its `tool_calls` (or, with no text either, goes)
-    when none is. The input is not changed; unchanged messages are the same objects.
+    when none is. The input is not changed; unchanged messages are the same objects. What is
+    dropped is logged at WARNING, naming the call ids: a valid chat never needs this.
     """
+    dropped: list[str] = []
+    out = _drop_unmatched(messages, dropped)
+    if dropped:
+        logger.warning(
+            "dropped %d unmatched tool call(s) or result(s) to keep the chat valid: %s", len(dropped), ", ".join(dropped)
+        )
+    return out
+
+
+def _drop_unmatched(messages: Sequence[Message], dropped: list[str]) -> list[Message]:
+    """`drop_unmatched_tool_calls` without the log; the call ids of what it drops are added to `dropped`."""
     out: list[Message] = []
     open_calls: dict[str, None] = {}
     answered: set[str] = set()
@@ -251,6 +325,7 @@ def drop_unmatched_tool_calls(messages: Sequence[Message]) -> list[Message]:
         if head < 0:
             return
         if open_calls:
+            dropped.extend(open_calls)
             assistant = out[head]
             kept = tuple(c for c in assistant.tool_calls or () if c.id in answered)
             if kept:
@@ -270,12 +345,19 @@ def drop_unmatched_tool_calls(messages: Sequence[Message]) -> list[Message]:
                 del open_calls[call_id]
                 answered.add(call_id)
                 out.append(message)
+            else:
+                dropped.append(str(call_id))
             continue
         close()
         if message.role == "assistant" and message.tool_calls:
             calls = message.tool_calls
             ids = dict.fromkeys(c.id for c in calls)
             if len(ids) != len(calls):
+                seen: set[str] = set()
+                for c in calls:
+                    if c.id in seen:
+                        dropped.append(c.id)  # a repeat, which goes
+                    seen.add(c.id)
                 firsts = {c.id: c for c in reversed(calls)}  # the first call with each id wins
                 message = message.model_copy(update={"tool_calls": tuple(firsts[i] for i in ids)})
             open_calls.update(ids)

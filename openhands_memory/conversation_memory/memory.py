@@ -6,14 +6,14 @@ from collections.abc import Iterable, Sequence
 from operator import is_
 from typing import Any
 
-from openhands_memory.conversation_memory._assembly import Assembly
+from openhands_memory.conversation_memory._assembly import NO_REPAIRS, Assembly, ToolCallRepairs, logger
 from openhands_memory.conversation_memory._render import EventRenderer
 from openhands_memory.events import Event, MessageAction, SystemMessageAction
 from openhands_memory.llm.message import Message
 from openhands_memory.llm.text_tool_calls import TextToolCallConverter
 from openhands_memory.view import View
 
-__all__ = ["ConversationMemory", "apply_prompt_caching"]
+__all__ = ["ConversationMemory", "ToolCallRepairs", "apply_prompt_caching"]
 
 
 def _is_user_message(event: Event) -> bool:
@@ -31,6 +31,11 @@ class ConversationMemory:
     This relies on events not being edited in place after they were shown, which the append-only
     log guarantees; the returned `Message` objects are immutable and shared between calls. One
     memory serves one conversation at a time (it is not thread-safe).
+
+    A view whose tool calls do not all meet their results (a condenser forgot an observation but
+    kept its action, say) still gives a valid chat: what does not match is left out. That is a
+    repair, never silent: `last_repairs` says what the last chat left out, and each call id left
+    out is logged at WARNING the first time.
     """
 
     def __init__(
@@ -67,6 +72,9 @@ class ConversationMemory:
         self._renderer: EventRenderer | None = None
         self._assembly: Assembly | None = None
         self._converter: TextToolCallConverter | None = None
+        self._warned: set[str] = set()
+        self.last_repairs: ToolCallRepairs = NO_REPAIRS
+        """What the last `process_events` chat left out so every tool call is answered (`count` 0: nothing)."""
 
     @property
     def system_prompt(self) -> str:
@@ -96,7 +104,7 @@ class ConversationMemory:
         - Observations are rendered as OpenHands renders them; their text is cut in the middle
           past `max_message_chars`. Kinds we do not know are shown by their content.
         - A final pass drops tool results without their call and trims calls without a result,
-          so the output is always a valid chat.
+          so the output is always a valid chat. What was left out is `last_repairs`, and logged.
 
         Args:
             condensed_history: the view (or its events) to render; it is not changed.
@@ -145,11 +153,34 @@ class ConversationMemory:
             assembly = Assembly()
             assembly.extend(framed, renderer, rendered)
         self._assembly = assembly
+        repairs = self.last_repairs = assembly.repairs()
+        if repairs is not NO_REPAIRS:
+            self._warn(repairs)
 
         messages = list(assembly.messages)
         if not self._function_calling:
             messages = self._text_converter(framed).convert(messages)
         return messages
+
+    def _warn(self, repairs: ToolCallRepairs) -> None:
+        """Log the call ids left out that were not logged before (a view keeps its orphans step after step)."""
+        new = [call_id for call_id in repairs.call_ids if call_id not in self._warned]
+        if not new:
+            return
+        self._warned.update(new)
+        logger.warning(
+            "the view's tool calls and results do not all match (a condenser may have split an action from "
+            "its observation); left out of the chat: %s",
+            "; ".join(
+                f"{what} {', '.join(ids)}"
+                for what, ids in (
+                    ("calls without a result:", [i for i in repairs.unanswered_calls if i in new]),
+                    ("results without a call:", [i for i in repairs.orphan_results if i in new]),
+                    ("dropped by the final check:", [i for i in repairs.dropped if i in new]),
+                )
+                if ids
+            ),
+        )
 
     def apply_prompt_caching(self, messages: list[Message]) -> None:
         """Mark prompt-caching breakpoints (see `apply_prompt_caching`)."""

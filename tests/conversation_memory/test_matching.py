@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import logging
+
+import pytest
 
 from openhands_memory.conversation_memory import ConversationMemory, apply_prompt_caching, drop_unmatched_tool_calls
 from openhands_memory.events import (
@@ -109,6 +112,50 @@ def test_a_result_whose_call_was_forgotten_is_left_out() -> None:
     assert roles(messages) == ["system", "user"]
 
 
+def test_an_orphan_tool_call_is_a_repair_counted_on_the_memory_and_logged(caplog: pytest.LogCaptureFixture) -> None:
+    stream, task = session()
+    first, _second = stream.calls(
+        "resp_1", [("c1", "execute_bash", CmdRunAction(command="a")), ("c2", "execute_bash", CmdRunAction(command="b"))]
+    )
+    stream.result(first, CmdOutputObservation(content="A", command="a"))
+    stream.calls("resp_2", [("c3", "execute_bash", CmdRunAction(command="c"))])
+    memory = ConversationMemory(SYSTEM)
+    with caplog.at_level(logging.WARNING, logger="openhands_memory.conversation_memory"):
+        memory.process_events(stream.events, task)
+    assert memory.last_repairs.unanswered_calls == ("c2", "c3")
+    assert memory.last_repairs.orphan_results == () and memory.last_repairs.count == 2
+    (record,) = caplog.records
+    assert record.levelno == logging.WARNING
+    assert "calls without a result: c2, c3" in record.getMessage()
+
+
+def test_a_result_whose_call_was_forgotten_is_a_repair_logged_once_while_it_stays_in_view(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    stream, task = session()
+    (run,) = stream.calls("resp_1", [("c1", "execute_bash", CmdRunAction(command="a"))])
+    stream.result(run, CmdOutputObservation(content="A", command="a"))
+    stream.add(CondensationAction(forgotten_event_ids=[run.id]))  # type: ignore[list-item]
+    memory = ConversationMemory(SYSTEM)
+    with caplog.at_level(logging.WARNING, logger="openhands_memory.conversation_memory"):
+        memory.process_events(View.from_events(stream.events), task)
+        stream.add(MessageAction(content="go on"), "user")
+        memory.process_events(View.from_events(stream.events), task)
+    assert memory.last_repairs.orphan_results == ("c1",) and memory.last_repairs.count == 1
+    assert [r.getMessage().rsplit(": ", 1)[-1] for r in caplog.records] == ["c1"]
+
+
+def test_a_matched_view_needs_no_repair() -> None:
+    stream, task = session()
+    (run,) = stream.calls("resp_1", [("c1", "execute_bash", CmdRunAction(command="a"))])
+    memory = ConversationMemory(SYSTEM)
+    memory.process_events(stream.events, task)
+    assert memory.last_repairs.count == 1
+    stream.result(run, CmdOutputObservation(content="A", command="a"))
+    memory.process_events(stream.events, task)
+    assert memory.last_repairs.count == 0 and not memory.last_repairs.call_ids
+
+
 def test_an_error_without_tool_call_leaves_the_call_open_and_shows_as_user_message() -> None:
     stream, task = session()
     stream.calls("resp_1", [("c1", "execute_bash", CmdRunAction(command="a"))])
@@ -188,6 +235,16 @@ def test_drop_unmatched_tool_calls_removes_orphans_and_trims_calls() -> None:
     ]
     assert cleaned[-1].tool_calls is None and text_of(cleaned[-1]) == "said"
     assert cleaned[0] is system and messages[2].tool_calls == (_call("a"), _call("b"))  # the input is unchanged
+
+
+def test_drop_unmatched_tool_calls_logs_what_it_drops(caplog: pytest.LogCaptureFixture) -> None:
+    both = Message(role="assistant", tool_calls=(_call("a"), _call("b")))
+    with caplog.at_level(logging.WARNING, logger="openhands_memory.conversation_memory"):
+        drop_unmatched_tool_calls([Message(role="system"), _tool("orphan"), both, _tool("b")])
+        drop_unmatched_tool_calls([Message(role="system"), both, _tool("b"), _tool("a")])
+    (record,) = caplog.records
+    assert record.levelno == logging.WARNING
+    assert record.getMessage().endswith("2 unmatched tool call(s) or result(s) to keep the chat valid: orphan, a")
 
 
 def test_drop_unmatched_tool_calls_keeps_a_valid_chat_as_is() -> None:
