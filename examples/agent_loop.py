@@ -13,7 +13,8 @@ and appends their results: the history does the rest.
 
 Offline, a scripted model (`FakeLLM`) plays the agent. Its third call fails with litellm's
 `ContextWindowExceededError`, so the recovery is part of every run. With `--model` (or the
-environment variable `AGENT_LOOP_MODEL`) a real model is asked instead.
+environment variable `AGENT_LOOP_MODEL`) a real model is asked instead; without its API key, the
+example stops before any request with one line saying what to set (exit code 1).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from openhands_memory.events import (
     SystemMessageAction,
     ToolCallMetadata,
 )
+from openhands_memory.errors import OpenHandsMemoryError
 from openhands_memory.history import History
 from openhands_memory.llm import LLM, LLMConfig, LLMResponse, ToolCall
 from openhands_memory.stream import EventStream
@@ -238,13 +240,22 @@ def make_workspace(folder: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the agent; 0 when it finished, 1 when it stopped without finishing or failed (one line on stderr)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--model", default=os.environ.get("AGENT_LOOP_MODEL"), help="a litellm model name (default: the offline script)")
     parser.add_argument("--log", type=Path, help="keep the events in this JSONL file (default: in memory)")
     parser.add_argument("--workspace", type=Path, help="the project folder (default: a new temporary folder)")
     parser.add_argument("--max-steps", type=int, default=20, help="give up after this many model calls (default: 20)")
     args = parser.parse_args(argv)
+    try:
+        return run(args)
+    except OpenHandsMemoryError as exc:  # a missing API key, a model that keeps failing, a bad log: one line
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
 
+
+def run(args: argparse.Namespace) -> int:
+    """Set up the workspace and the history, run the agent, print what it found."""
     llm = LLM(LLMConfig(model=args.model)) if args.model else scripted_model()
     with tempfile.TemporaryDirectory(prefix="agent-loop-") as scratch:
         workspace = make_workspace(args.workspace or Path(scratch))

@@ -18,7 +18,7 @@ both print it and act on it::
     │  ├─ LLMConnectionError          (retried)
     │  ├─ LLMServiceUnavailableError  (retried: 5xx, overloaded)
     │  ├─ LLMResponseError            (retried: no choices, empty or malformed reply)
-    │  ├─ LLMAuthenticationError
+    │  ├─ LLMAuthenticationError      variables (never retried, never a fallback)
     │  └─ LLMBadRequestError
     │     └─ LLMContextWindowExceededError
     └─ StoreError
@@ -327,7 +327,24 @@ class LLMResponseError(LLMError):
 
 
 class LLMAuthenticationError(LLMError):
-    """The API key is missing, wrong, or not allowed to use this model (HTTP 401/403)."""
+    """The API key is missing, wrong, or not allowed to use this model (HTTP 401/403).
+
+    Never retried, and never turned into a fallback by a condenser's `on_model_error`: every later
+    call would fail the same way until the key is set.
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        model: str | None = None,
+        status_code: int | None = None,
+        attempts: int = 1,
+        variables: tuple[str, ...] = (),
+    ) -> None:
+        self.variables = tuple(variables)
+        """The environment variables the key is read from (`OPENAI_API_KEY`, ...), when known."""
+        super().__init__(reason, model=model, status_code=status_code, attempts=attempts)
 
 
 class LLMBadRequestError(LLMError):

@@ -1,4 +1,5 @@
-"""`examples/agent_loop.py` runs offline, recovers from a context-window overflow, and leaves a log to replay."""
+"""`examples/agent_loop.py` runs offline, recovers from a context-window overflow, and leaves a log to replay;
+with a real model and no key it stops at once, in one line."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -47,3 +49,24 @@ def test_the_example_agent_loop_runs_offline_and_its_log_replays(tmp_path: Path,
     assert main(["replay", str(log), "--recorded", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["condensations"] == 1 and report["steps"] == 4
+
+
+def test_the_example_with_a_real_model_and_no_key_fails_at_once_in_one_line(tmp_path: Path) -> None:
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if name != "AGENT_LOOP_MODEL" and not name.startswith("OPENAI_") and not name.endswith(("_API_KEY", "_AUTH_TOKEN"))
+    }
+    started = time.monotonic()
+    result = subprocess.run(  # no request is made: the key check comes first
+        [sys.executable, str(EXAMPLE), "--model", "gpt-4o-mini", "--workspace", str(tmp_path / "project")],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=90,
+    )
+    elapsed = time.monotonic() - started
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == "error: gpt-4o-mini: no API key: set OPENAI_API_KEY (or api_key in the LLM config)\n"
+    assert elapsed < 45  # seconds: importing litellm, not 185 s of retries

@@ -9,7 +9,8 @@
   says the prompt does not fit its context window, it halves the length and asks again, a few times.
 - **Failures.** `ModelBacked.handle_model_error` applies the configured `OnModelError`: raise the
   error, fall back (the caller then condenses without the model), or skip (`NoCondensationAvailable`,
-  which `RollingCondenser.condense` turns into the unchanged view).
+  which `RollingCondenser.condense` turns into the unchanged view). Fallback and skip apply to
+  transient failures only: a missing key or a rejected request is always raised.
 - **Summarizers.** `ModelSummarizingCondenser` is `SummarizingCondenser` with all of the above: the
   prompt (instructions, the previous summary, the forgotten events), the condensation, the fallback
   placeholder. `llm` and `structured` differ only in how they ask (`request_summary`).
@@ -157,6 +158,11 @@ def called_tool_arguments(response: LLMResponse, tool_name: str) -> Any:
         raise LLMResponseError(f"the reply does not call {tool_name}: {response.text[:200]!r}", model=model) from None
 
 
+def _is_transient_model_error(error: LLMError) -> bool:
+    """Whether `on_model_error = "fallback"` or `"skip"` applies to `error` (see `ModelBacked.handle_model_error`)."""
+    return error.retryable or isinstance(error, LLMContextWindowExceededError)
+
+
 class ModelBacked(Condenser):
     """Base for condensers that call a model: the shrink-and-retry loop, usage records and the failure rule.
 
@@ -216,12 +222,20 @@ class ModelBacked(Condenser):
     def handle_model_error(self, error: LLMError) -> None:
         """Apply `on_model_error` to a failed model call; returns only to fall back.
 
+        `fallback` and `skip` are for failures a later call may not repeat: the kinds `LLM` retries
+        (rate limit, timeout, connection, outage, unusable reply; `LLMError.retryable`) and a prompt
+        that still overflows the context window once shrunk (the fallback forgets those events
+        anyway). Any other error would come back on every later call, and the log would fill with
+        placeholders nobody asked for: a missing or refused key (`LLMAuthenticationError`), a
+        request the provider rejects (`LLMBadRequestError`: unknown model, unsupported parameter,
+        content policy, budget). Those are raised whatever `on_model_error` says.
+
         Raises:
-            LLMError: `error` itself, under `raise`.
+            LLMError: `error` itself, under `raise`, or when it is not one `fallback`/`skip` apply to.
             NoCondensationAvailable: under `skip` (the view is then returned unchanged).
         """
         self.last_error = error
-        if self.on_model_error == "raise":
+        if self.on_model_error == "raise" or not _is_transient_model_error(error):
             raise error
         if self.on_model_error == "skip":
             raise NoCondensationAvailable(self.name, f"the model failed, condensing skipped: {error}") from error

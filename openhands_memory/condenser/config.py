@@ -111,7 +111,9 @@ with nothing usable: `raise` the `LLMError` (nothing is condensed; the log stays
 `fallback` to condensing without the model (the summarizers forget the same events under a
 placeholder summary that says no summary could be made; `llm_attention` forgets like `amortized`),
 or `skip` this time (the view is returned unchanged, a pending request stays pending, and the
-next step asks the model again)."""
+next step asks the model again). `fallback` and `skip` apply to transient failures (those `LLM`
+retries, and a prompt too long even shrunk); a missing or refused API key and a rejected request
+are raised whatever this says."""
 
 
 class _SizeChecked(BaseModel):

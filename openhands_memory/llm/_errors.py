@@ -40,6 +40,21 @@ _CONTEXT_WINDOW_PHRASES = (
     "input is too long",
 )
 
+# litellm reports a missing key in some providers' clients as a generic error (a missing OpenAI key
+# is an `InternalServerError`, status 500); these words in the error of a generic class (outage,
+# connection, bad request) say it is the credentials, which no retry and no fallback can fix.
+_AUTH_PHRASES = (
+    "missing credentials",
+    "authenticationerror",
+    "api_key",  # also OPENAI_API_KEY and the like, lowercased
+    "api key",
+    "x-api-key",
+    "unauthorized",
+    "no auth credentials",
+)
+
+_GENERIC_TARGETS: tuple[type[LLMError], ...] = (LLMServiceUnavailableError, LLMConnectionError, LLMBadRequestError)
+
 _MAX_REASON_CHARS = 500
 
 # Modules whose exceptions we translate; anything else (a bug, a KeyboardInterrupt) passes through.
@@ -139,12 +154,17 @@ def _is_provider_exception(exc: BaseException) -> bool:
 def map_exception(exc: BaseException, *, model: str | None, attempts: int = 1) -> LLMError | None:
     """Our error for `exc`, the most specific class that fits; None when `exc` is not a provider error.
 
+    Where litellm's class is generic (an outage, a connection failure, a bad request) but its text
+    says the key is missing or refused ("Missing credentials", "api_key", ...), the error is an
+    `LLMAuthenticationError`: it is never retried.
+
     An `LLMError` (raised by a scripted completion function, say) is returned as is, with
     `attempts` updated. Errors from other code (bugs) are not translated: the caller re-raises them.
     """
     if isinstance(exc, LLMError):
         if exc.attempts != attempts:
-            remapped = type(exc)(exc.reason, model=exc.model, status_code=exc.status_code, attempts=attempts)
+            facts: dict[str, Any] = {"variables": exc.variables} if isinstance(exc, LLMAuthenticationError) else {}
+            remapped = type(exc)(exc.reason, model=exc.model, status_code=exc.status_code, attempts=attempts, **facts)
             remapped.__cause__ = exc.__cause__
             return remapped
         return exc
@@ -161,6 +181,9 @@ def map_exception(exc: BaseException, *, model: str | None, attempts: int = 1) -
         # request could not be made (a missing key, a malformed argument): retrying will not help.
         target = _by_status(status) if status is not None else LLMBadRequestError
     reason = _reason_of(exc)
-    if target is LLMBadRequestError and any(phrase in reason.lower() for phrase in _CONTEXT_WINDOW_PHRASES):
+    lowered = reason.lower()
+    if target is LLMBadRequestError and any(phrase in lowered for phrase in _CONTEXT_WINDOW_PHRASES):
         target = LLMContextWindowExceededError
+    elif target in _GENERIC_TARGETS and any(phrase in lowered for phrase in _AUTH_PHRASES):
+        target = LLMAuthenticationError
     return target(reason, model=model, status_code=status, attempts=attempts)

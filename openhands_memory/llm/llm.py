@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
-from openhands_memory.errors import LLMError, LLMResponseError
+from openhands_memory.errors import LLMAuthenticationError, LLMError, LLMResponseError
+from openhands_memory.llm._credentials import explain_authentication_error, missing_key_error
 from openhands_memory.llm._errors import map_exception
 from openhands_memory.llm._litellm import import_litellm as _litellm
 from openhands_memory.llm.config import LLMConfig
@@ -181,11 +182,23 @@ class LLM:
 
         Raises:
             LLMError: the subclass that fits (rate limit, timeout, context window, ...), after
-                `config.num_retries` retries for the kinds worth retrying (`LLMError.retryable`).
+                `config.num_retries` retries for the kinds worth retrying (`LLMError.retryable`;
+                an unusable reply of a `mock_response` is not retried: it would not change).
+            LLMAuthenticationError: the API key is missing (found before any request for the
+                providers in `_credentials.KEY_VARIABLES`) or refused; never retried. Its one-line
+                message names the model and the variable to set.
             ModelRequestsDisallowedError: `ALLOW_MODEL_REQUESTS` is False and nothing stands in for the provider.
         """
         call_kwargs = self._call_kwargs(messages, tools, tool_choice, kwargs)
-        if self.completion_fn is None and not ALLOW_MODEL_REQUESTS and call_kwargs.get("mock_response") is None:
+        # `mock_response=""` is a mock too (litellm answers with an empty reply), hence `is not None`.
+        is_mock = call_kwargs.get("mock_response") is not None
+        if self.completion_fn is None and not is_mock:
+            # Before the first request, and before the test guard below: a missing key is the
+            # user's to fix, and this check is offline.
+            missing = missing_key_error(call_kwargs)
+            if missing is not None:
+                raise missing
+        if self.completion_fn is None and not ALLOW_MODEL_REQUESTS and not is_mock:
             raise ModelRequestsDisallowedError(
                 f"a real request to {self.config.model!r} was blocked: ALLOW_MODEL_REQUESTS is False "
                 "(use openhands_memory.testing.fake_llm.FakeLLM, or set mock_response)"
@@ -208,7 +221,11 @@ class LLM:
                 error = map_exception(exc, model=self.config.model, attempts=attempt)
                 if error is None:
                     raise
-                if not error.retryable or attempt > self.config.num_retries:
+                if isinstance(error, LLMAuthenticationError) and not isinstance(exc, LLMError):
+                    error = explain_authentication_error(error, call_kwargs)
+                # A mock's reply is fixed: if it is unusable, asking again returns the same reply.
+                gives_up = not error.retryable or (is_mock and isinstance(error, LLMResponseError))
+                if gives_up or attempt > self.config.num_retries:
                     if error is exc:
                         raise
                     raise error from (exc if not isinstance(exc, LLMError) else exc.__cause__)

@@ -86,7 +86,8 @@ def test_the_fake_builds_its_own_llm() -> None:
     assert response.text == "hello" and response.is_cost_known  # a real model name is priced
 
 
-def test_a_fake_satisfies_the_model_request_guard() -> None:
+def test_a_fake_satisfies_the_model_request_guard(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # past the key check, to the guard
     with override_allow_model_requests(False):
         assert quick(FakeLLM(["fine"])).completion(USER_HI).text == "fine"
         with pytest.raises(ModelRequestsDisallowedError):

@@ -102,7 +102,8 @@ def test_completion_with_litellm_mock_tool_calls_reads_the_calls() -> None:
     assert response.message == Message(role="assistant", tool_calls=response.tool_calls)
 
 
-def test_per_call_mock_response_runs_even_when_model_requests_are_disallowed() -> None:
+def test_per_call_mock_response_runs_even_when_model_requests_are_disallowed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # past the key check, to the guard
     llm = LLM(LLMConfig(model="gpt-4o-mini"))
     with override_allow_model_requests(False):
         assert llm.completion(USER_HI, mock_response="offline").text == "offline"

@@ -98,6 +98,29 @@ def test_a_bad_request_about_the_prompt_length_is_a_context_window_error(message
     assert type(map_exception(litellm_error("RateLimitError", message), model="m")) is LLMRateLimitError
 
 
+@pytest.mark.parametrize(
+    ("kind", "message"),
+    [
+        ("InternalServerError", "OpenAIException - Missing credentials. Please pass an `api_key`, or set the `OPENAI_API_KEY` environment variable."),
+        ("APIConnectionError", "The api_key client option must be set either by passing api_key to the client or by setting the OPENAI_API_KEY environment variable"),
+        ("APIError", "AuthenticationError: invalid x-api-key"),
+        ("BadRequestError", "API key not valid. Please pass a valid API key."),
+        ("ServiceUnavailableError", "401 Unauthorized"),
+    ],
+)  # fmt: skip
+def test_a_key_problem_behind_a_generic_class_is_an_authentication_error(kind: str, message: str) -> None:
+    mapped = map_exception(litellm_error(kind, message), model="gpt-4o-mini")
+    assert type(mapped) is LLMAuthenticationError and not mapped.retryable
+    assert message in str(mapped)
+
+
+def test_only_generic_classes_are_read_for_key_problems() -> None:
+    assert type(map_exception(litellm_error("InternalServerError", "upstream overloaded"), model="m")) is LLMServiceUnavailableError
+    # A rate limit or a timeout that mentions the key is still what its class says.
+    assert type(map_exception(litellm_error("RateLimitError", "API key quota: 3 RPM"), model="m")) is LLMRateLimitError
+    assert type(map_exception(litellm_error("Timeout", "api_key check timed out"), model="m")) is LLMTimeoutError
+
+
 def test_http_client_errors_are_mapped_too() -> None:
     request = httpx.Request("POST", "https://example.invalid")
     assert type(map_exception(httpx.ConnectTimeout("slow", request=request), model="m")) is LLMTimeoutError

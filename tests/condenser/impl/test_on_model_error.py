@@ -1,0 +1,92 @@
+"""`on_model_error = "fallback"` or `"skip"` is for transient model failures: a missing key or a rejected request is raised."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import REPO_ROOT
+
+from openhands_memory.condenser import Condensation, LLMAttentionCondenser, LLMSummarizingCondenser, StructuredSummaryCondenser
+from openhands_memory.condenser._model_backed import ModelBacked
+from openhands_memory.errors import LLMAuthenticationError, LLMBadRequestError, LLMError
+from openhands_memory.llm.llm import LLM
+from openhands_memory.testing.fake_llm import litellm_error
+
+from ._model_helpers import fake_llm, session
+
+MISSING_KEY = (  # how litellm 1.110 reports a missing OpenAI key: an InternalServerError (500)
+    "OpenAIException - Missing credentials. Please pass an `api_key`, `workload_identity`, `admin_api_key`, "
+    "or set the `OPENAI_API_KEY` or `OPENAI_ADMIN_KEY` environment variable."
+)
+
+NOT_TRANSIENT: dict[str, tuple[Any, type[LLMError]]] = {
+    "missing key": (litellm_error("InternalServerError", MISSING_KEY), LLMAuthenticationError),
+    "refused key": (litellm_error("AuthenticationError", "Incorrect API key provided"), LLMAuthenticationError),
+    "unknown model": (litellm_error("NotFoundError", "The model `gpt-5-turbo-max` does not exist"), LLMBadRequestError),
+}
+
+
+def _condenser(kind: str, llm: LLM, on_model_error: str) -> ModelBacked:
+    if kind == "llm":
+        return LLMSummarizingCondenser(llm, max_size=20, keep_first=4, on_model_error=on_model_error)  # type: ignore[arg-type]
+    if kind == "structured":
+        return StructuredSummaryCondenser(llm, max_size=20, keep_first=4, on_model_error=on_model_error)  # type: ignore[arg-type]
+    return LLMAttentionCondenser(llm, max_size=20, keep_first=4, on_model_error=on_model_error)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("failure", sorted(NOT_TRANSIENT))
+@pytest.mark.parametrize("on_model_error", ["fallback", "skip"])
+@pytest.mark.parametrize("kind", ["llm", "structured", "llm_attention"])
+def test_fallback_and_skip_raise_a_key_or_request_problem_after_one_call(kind: str, on_model_error: str, failure: str) -> None:
+    reply, error = NOT_TRANSIENT[failure]
+    fake, llm = fake_llm(reply, reply, num_retries=3)
+    s = session(10)
+    before = [e.model_copy() for e in s.events]
+    condenser = _condenser(kind, llm, on_model_error)
+    with pytest.raises(error):
+        condenser.condense(s.view)
+    assert len(fake.calls) == 1  # not retried
+    assert s.events == before and condenser.last_condensation is None  # no placeholder, nothing forgotten
+    assert isinstance(condenser.last_error, error)
+
+
+def test_a_prompt_too_long_even_shrunk_still_falls_back() -> None:
+    _, llm = fake_llm(default=litellm_error("ContextWindowExceededError", "prompt is too long"))
+    result = LLMSummarizingCondenser(llm, max_size=20, keep_first=4, on_model_error="fallback").condense(session(10).view)
+    assert isinstance(result, Condensation) and result.metadata is not None
+    assert result.metadata.extra["outcome"] == "fallback"
+    assert result.action.summary is not None and result.action.summary.startswith("[No summary: ")
+
+
+def _without_api_keys() -> dict[str, str]:
+    return {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("OPENAI_", "AZURE_")) and not name.endswith(("_API_KEY", "_AUTH_TOKEN"))
+    }
+
+
+def test_the_view_command_with_a_fallback_summarizer_and_no_key_exits_1_at_once(tmp_path: Path) -> None:
+    config = tmp_path / "pipeline.toml"
+    config.write_text(
+        '[llm.summarizer]\nmodel = "gpt-4o-mini"\n\n'
+        '[condenser]\ntype = "pipeline"\ncondensers = [\n'
+        '  { type = "observation_masking", attention_window = 50 },\n'
+        '  { type = "llm", llm_config = "summarizer", keep_first = 4, max_size = 12, on_model_error = "fallback" },\n]\n'
+    )
+    started = time.monotonic()
+    result = subprocess.run(  # a real process: real model requests are allowed there, and none is made
+        [sys.executable, "-m", "openhands_memory.cli", "view", "fixtures/synthetic_session_300.jsonl", "--at", "10",
+         "--pipeline", str(config)],
+        capture_output=True, text=True, cwd=REPO_ROOT, env=_without_api_keys(), timeout=90,
+    )  # fmt: skip
+    elapsed = time.monotonic() - started
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == "error: gpt-4o-mini: no API key: set OPENAI_API_KEY (or api_key in the LLM config)\n"
+    assert elapsed < 45  # seconds: importing litellm and replaying ten steps, not 185 s of retries
