@@ -14,6 +14,10 @@
 - **Summarizers.** `ModelSummarizingCondenser` is `SummarizingCondenser` with all of the above: the
   prompt (instructions, the previous summary, the forgotten events), the condensation, the fallback
   placeholder. `llm` and `structured` differ only in how they ask (`request_summary`).
+- **Summaries that shrink the prompt.** A summary may take at most `max_summary_share` of the tokens
+  of what it replaces (the forgotten events and the summary before it), or `MIN_SUMMARY_TOKENS`
+  when that is more; a longer one is cut to fit, or left out when not even a cut one fits, and the
+  condensation records which (`fit_summary`).
 """
 
 from __future__ import annotations
@@ -31,14 +35,16 @@ from openhands_memory.condenser.config import OnModelError
 from openhands_memory.condenser.forgetting import ForgettingPlan, SummarizingCondenser
 from openhands_memory.condenser.tokens import TokenCounter
 from openhands_memory.errors import LLMContextWindowExceededError, LLMError, LLMResponseError, NoCondensationAvailable
-from openhands_memory.events import Event, Observation
+from openhands_memory.events import AgentCondensationObservation, Event, Observation
 from openhands_memory.llm.config import LLMConfig
 from openhands_memory.llm.llm import LLM, LLMResponse
 from openhands_memory.llm.metrics import LLMMetrics
 from openhands_memory.view import View
 
 __all__ = [
+    "DEFAULT_MAX_SUMMARY_SHARE",
     "MIN_EVENT_LENGTH",
+    "MIN_SUMMARY_TOKENS",
     "SHRINK_TRIES",
     "ModelBacked",
     "ModelSummarizingCondenser",
@@ -54,6 +60,17 @@ SHRINK_TRIES = 3
 
 MIN_EVENT_LENGTH = 100
 """Event texts are never cut shorter than this many characters when shrinking a prompt."""
+
+DEFAULT_MAX_SUMMARY_SHARE = 0.5
+"""A summary may take at most this share of the tokens of what it replaces, unless configured otherwise."""
+
+MIN_SUMMARY_TOKENS = 128
+"""A summary of up to this many tokens (about 500 characters) is never cut: below it a share of a few
+small events would leave no room to say anything. So a condensation can grow the prompt by at most
+this much, and only when it replaces fewer than `MIN_SUMMARY_TOKENS / max_summary_share` tokens."""
+
+_MIN_SUMMARY_CHARS = 40
+"""A summary cut shorter than this many characters says nothing: it is left out instead."""
 
 T = TypeVar("T")
 
@@ -268,6 +285,7 @@ class ModelSummarizingCondenser(ModelBacked, SummarizingCondenser):
         summary_prompt: str | None = None,
         on_model_error: OnModelError = "raise",
         token_counter: TokenCounter | None = None,
+        max_summary_share: float = DEFAULT_MAX_SUMMARY_SHARE,
     ) -> None:
         """Set the model, the budgets and the prompt.
 
@@ -280,13 +298,20 @@ class ModelSummarizingCondenser(ModelBacked, SummarizingCondenser):
             summary_prompt: instructions that replace `default_prompt`.
             on_model_error: what a failed or unusable answer leads to (see `OnModelError`).
             token_counter: counts tokens (default: `ApproximateTokenCounter`).
+            max_summary_share: the largest share of the tokens a summary replaces (the forgotten
+                events and the previous summary) that it may take; a longer one is cut to fit.
 
         Raises:
             ValueError: a size rule is broken (see `ForgettingCondenser`), `max_event_length` < 1,
-                or `on_model_error` is unknown.
+                `max_summary_share` is not between 0 and 1 (both excluded), or `on_model_error`
+                is unknown.
         """
         if max_event_length < 1:
             raise ValueError(f"max_event_length ({max_event_length}) must be at least 1")
+        if not 0 < max_summary_share < 1:
+            raise ValueError(f"max_summary_share ({max_summary_share}) must be between 0 and 1 (both excluded)")
+        self.max_summary_share = max_summary_share
+        """A summary may take at most this share of the tokens of what it replaces."""
         super().__init__(
             max_size,
             keep_first,
@@ -342,6 +367,49 @@ class ModelSummarizingCondenser(ModelBacked, SummarizingCondenser):
             text += "\n\nThe summary before them, unchanged:\n" + previous
         return text
 
+    def summary_budget(self, plan: ForgettingPlan) -> int:
+        """The most tokens a summary for `plan` may take: `max_summary_share` of what it replaces
+        (the forgotten events, summaries included, and the standing summary, which it replaces too),
+        and never less than `MIN_SUMMARY_TOKENS`."""
+        replaced = list(plan.forgotten_events)
+        previous = plan.previous_summary
+        if previous is not None and all(e is not previous for e in replaced):
+            replaced.append(previous)
+        return max(MIN_SUMMARY_TOKENS, int(self.max_summary_share * self.token_counter(replaced)))
+
+    def fit_summary(self, plan: ForgettingPlan, summary: str) -> str | None:
+        """`summary` if it fits `summary_budget(plan)`; else cut in the middle to fit, or None when
+        even a cut one would not fit (the condensation then forgets without a summary).
+
+        A summary longer than what it replaces would make the prompt grow, and with a token budget
+        the condenser would fire again at the next step; so it is cut, and the condensation records
+        it (`summary_cut`: the tokens written, the budget, the tokens kept; or `summary_dropped`).
+        """
+        budget = self.summary_budget(plan)
+        counter = self.token_counter
+
+        def tokens(text: str) -> int:
+            return counter([AgentCondensationObservation(content=text)])
+
+        written = tokens(summary)
+        if written <= budget:
+            return summary
+        # Aim by proportion, then tighten: the counter need not be linear in characters.
+        limit = len(summary) * budget // written
+        while limit >= _MIN_SUMMARY_CHARS:
+            cut = truncate(summary, limit)
+            kept = tokens(cut)
+            if kept <= budget:
+                self.add_metadata("summary_cut", {"tokens": written, "budget": budget, "kept_tokens": kept})
+                return cut
+            limit = min(limit * 9 // 10, limit * budget // kept)  # at least 10% less: a few rounds at most
+        self.add_metadata(
+            "summary_dropped",
+            f"a summary of {written} tokens cannot be cut to fit {budget} tokens "
+            f"({self.max_summary_share:g} of the tokens it replaces)",
+        )
+        return None
+
     def get_condensation(self, view: View) -> Condensation:
         plan = self.plan(view)
         if not plan.forgotten:
@@ -359,4 +427,4 @@ class ModelSummarizingCondenser(ModelBacked, SummarizingCondenser):
             summary = self.fallback_summary(plan, error)
         else:
             self.record_usage_since(before)
-        return Condensation(plan.action(summary=summary))
+        return Condensation(plan.action(summary=self.fit_summary(plan, summary)))

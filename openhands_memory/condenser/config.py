@@ -10,11 +10,12 @@ A config is a dict (or TOML table) with a `type` tag, as in OpenHands' `[condens
     ]
 
 The built-in types, with OpenHands' fields and defaults (our additions: `max_tokens` wherever a
-size triggers; `max_events` / `max_tokens` for `conversation_window`; `summary_prompt` for `llm`
-and `structured`; `on_model_error` for the model-backed types, and `max_event_length` for
-`llm_attention`), are validated through one discriminated union (`CondenserConfigAdapter`).
-Every model forbids unknown fields. Errors are `CondenserConfigError`s that name the type and
-the field, and suggest the closest name for a typo; nothing falls back to `noop` silently.
+size triggers; `max_events` / `max_tokens` for `conversation_window`; `summary_prompt` and
+`max_summary_share` for `llm` and `structured`; `on_model_error` for the model-backed types, and
+`max_event_length` for `llm_attention`), are validated through one discriminated union
+(`CondenserConfigAdapter`). Every model forbids unknown fields. Errors are `CondenserConfigError`s
+that name the type and the field, and suggest the closest name for a typo; nothing falls back to
+`noop` silently.
 
 `register_condenser(config_cls, factory)` adds a type (or, with `replace=True`, replaces one);
 `Condenser.from_config(config)` builds through the registry.
@@ -203,6 +204,10 @@ class _ModelBackedConfig(_SizeChecked):
 class _SummarizingConfig(_ModelBackedConfig):
     summary_prompt: str | None = None
     """Instructions that replace the default summarization prompt (None: OpenHands' prompt)."""
+    max_summary_share: float = Field(default=0.5, gt=0, lt=1)
+    """The largest share of the tokens a summary replaces (the forgotten events and the previous
+    summary) that it may take, so that condensing shrinks the prompt; a longer summary is cut to
+    fit (never below 128 tokens), and the condensation records it."""
 
 
 class LLMSummarizingCondenserConfig(_SummarizingConfig):
@@ -585,14 +590,18 @@ def _llm_summarizing(config: LLMSummarizingCondenserConfig, context: CondenserCo
     from openhands_memory.condenser.impl.llm_summarizing_condenser import LLMSummarizingCondenser
 
     arguments, options = _model_backed_arguments(config, context, "llm")
-    return LLMSummarizingCondenser(*arguments, summary_prompt=config.summary_prompt, **options)
+    return LLMSummarizingCondenser(
+        *arguments, summary_prompt=config.summary_prompt, max_summary_share=config.max_summary_share, **options
+    )
 
 
 def _structured(config: StructuredSummaryCondenserConfig, context: CondenserContext) -> Condenser:
     from openhands_memory.condenser.impl.structured_summary_condenser import StructuredSummaryCondenser
 
     arguments, options = _model_backed_arguments(config, context, "structured")
-    return StructuredSummaryCondenser(*arguments, summary_prompt=config.summary_prompt, **options)
+    return StructuredSummaryCondenser(
+        *arguments, summary_prompt=config.summary_prompt, max_summary_share=config.max_summary_share, **options
+    )
 
 
 def _llm_attention(config: LLMAttentionCondenserConfig, context: CondenserContext) -> Condenser:

@@ -46,7 +46,9 @@ OPENHANDS_DEFAULTS: dict[str, dict[str, Any]] = {
     "conversation_window": {},
     "pipeline": {"condensers": []},
 }
-OUR_ADDITIONS = {"max_tokens", "max_events", "summary_prompt", "llm_config", "on_model_error", "max_event_length"}
+OUR_ADDITIONS = {
+    "max_tokens", "max_events", "summary_prompt", "llm_config", "on_model_error", "max_event_length", "max_summary_share",
+}  # fmt: skip
 
 
 @pytest.mark.parametrize("type_name", sorted(OPENHANDS_DEFAULTS))

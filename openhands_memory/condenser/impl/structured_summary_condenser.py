@@ -6,7 +6,11 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from openhands_memory.condenser._model_backed import ModelSummarizingCondenser, called_tool_arguments
+from openhands_memory.condenser._model_backed import (
+    DEFAULT_MAX_SUMMARY_SHARE,
+    ModelSummarizingCondenser,
+    called_tool_arguments,
+)
 from openhands_memory.condenser.config import OnModelError
 from openhands_memory.condenser.tokens import TokenCounter
 from openhands_memory.errors import CondenserConfigError, LLMResponseError
@@ -182,12 +186,14 @@ class StructuredSummaryCondenser(ModelSummarizingCondenser):
         summary_prompt: str | None = None,
         on_model_error: OnModelError = "raise",
         token_counter: TokenCounter | None = None,
+        max_summary_share: float = DEFAULT_MAX_SUMMARY_SHARE,
     ) -> None:
         """As `LLMSummarizingCondenser`.
 
         Raises:
             CondenserConfigError: the model's config turns native tool calling off.
-            ValueError: a size rule is broken, or `on_model_error` is unknown.
+            ValueError: a size rule is broken, `max_summary_share` is not between 0 and 1, or
+                `on_model_error` is unknown.
         """
         super().__init__(
             llm,
@@ -198,6 +204,7 @@ class StructuredSummaryCondenser(ModelSummarizingCondenser):
             summary_prompt=summary_prompt,
             on_model_error=on_model_error,
             token_counter=token_counter,
+            max_summary_share=max_summary_share,
         )
         if self.llm.config.native_tool_calling is False:
             raise CondenserConfigError(

@@ -21,7 +21,7 @@ from openhands_memory.condenser import (
     PipelineCondenser,
     load_condenser_config,
 )
-from openhands_memory.condenser._model_backed import SHRINK_TRIES
+from openhands_memory.condenser._model_backed import MIN_SUMMARY_TOKENS, SHRINK_TRIES
 from openhands_memory.condenser.impl.llm_summarizing_condenser import SUMMARY_PROMPT
 from openhands_memory.errors import (
     LLMConnectionError,
@@ -313,6 +313,86 @@ def test_openhands_loads_our_summary_and_its_llm_metrics() -> None:
     assert loaded["cost"] == pytest.approx(700 * 1e-6 + 30 * 2e-6) and loaded["prompt_tokens"] == 700 and loaded["calls"] == 1
 
 
+# -- the summary budget: a summary never makes the prompt grow ---------------------------------------
+
+
+def _summary_tokens(condenser: LLMSummarizingCondenser, text: str) -> int:
+    return condenser.token_counter([AgentCondensationObservation(content=text)])
+
+
+def test_a_summary_longer_than_its_budget_is_cut_to_fit_and_the_condensation_records_it() -> None:
+    s = session(12, output="x" * 400)
+    _, llm = fake_llm("S" * 200_000)
+    condenser = LLMSummarizingCondenser(llm, max_size=24, keep_first=4)
+    plan = condenser.plan(s.view)
+    replaced = condenser.token_counter(plan.forgotten_events)
+    budget = condenser.summary_budget(plan)
+    assert budget == replaced // 2 and budget > MIN_SUMMARY_TOKENS
+    result = condenser.condense(s.view)
+    assert isinstance(result, Condensation) and result.metadata is not None
+    summary = result.action.summary
+    assert summary is not None and summary.startswith("SSS") and summary.endswith("SSS") and "[truncated]" in summary
+    kept = _summary_tokens(condenser, summary)
+    assert budget * 0.9 <= kept <= budget
+    assert result.metadata.extra["summary_cut"] == {"tokens": _summary_tokens(condenser, "S" * 200_000), "budget": budget, "kept_tokens": kept}
+    record = result.metadata
+    assert record.tokens_after is not None and record.tokens_before is not None
+    assert record.tokens_after <= record.tokens_before - replaced // 2
+
+
+def test_the_budget_counts_the_standing_summary_it_replaces() -> None:
+    s = session(6, output="x" * 400)
+    s.condense(forgotten_events_start_id=4, forgotten_events_end_id=9, summary="E" * 8000, summary_offset=4)
+    for i in range(8):
+        s.turn(f"again{i}")
+    _, llm = fake_llm("S" * 200_000)
+    condenser = LLMSummarizingCondenser(llm, max_size=12, keep_first=4, max_summary_share=0.25)
+    plan = condenser.plan(s.view)
+    assert plan.previous_summary is not None
+    replaced = condenser.token_counter([*plan.forgotten_events, plan.previous_summary])
+    assert condenser.summary_budget(plan) == replaced // 4
+    result = condenser.condense(s.view)
+    assert isinstance(result, Condensation) and result.action.summary is not None
+    assert _summary_tokens(condenser, result.action.summary) <= replaced // 4
+
+
+def test_a_short_summary_is_never_cut_even_over_its_share() -> None:
+    s = session(6)  # ten small events are forgotten: half of them is less than the floor
+    text = "USER_CONTEXT: fix the parser" + ", and the reader" * 20
+    _, llm = fake_llm(text)
+    condenser = LLMSummarizingCondenser(llm, max_size=12, keep_first=4)
+    plan = condenser.plan(s.view)
+    assert condenser.summary_budget(plan) == MIN_SUMMARY_TOKENS
+    assert _summary_tokens(condenser, text) > condenser.token_counter(plan.forgotten_events) // 2
+    result = condenser.condense(s.view)
+    assert isinstance(result, Condensation) and result.metadata is not None
+    assert result.action.summary == text
+    assert "summary_cut" not in result.metadata.extra
+
+
+def test_a_summary_that_cannot_be_cut_to_fit_is_left_out_and_the_reason_recorded() -> None:
+    def counter(events: Any) -> int:
+        # A counter for which any summary is huge: no cut fits.
+        return sum(100_000 if isinstance(e, AgentCondensationObservation) else 10 for e in events)
+
+    s = session(6)
+    _, llm = fake_llm("a fine summary")
+    result = LLMSummarizingCondenser(llm, max_size=12, keep_first=4, token_counter=counter).condense(s.view)
+    assert isinstance(result, Condensation) and result.metadata is not None
+    assert result.action.summary is None and result.action.summary_offset is None
+    assert (result.action.forgotten_events_start_id, result.action.forgotten_events_end_id) == (4, 13)
+    assert result.metadata.extra["summary_dropped"] == (
+        "a summary of 100000 tokens cannot be cut to fit 128 tokens (0.5 of the tokens it replaces)"
+    )
+
+
+@pytest.mark.parametrize("share", [0, 1, 1.5, -0.1])
+def test_a_summary_share_outside_zero_to_one_is_refused(share: float) -> None:
+    _, llm = fake_llm()
+    with pytest.raises(ValueError, match=re.escape(f"max_summary_share ({share}) must be between 0 and 1 (both excluded)")):
+        LLMSummarizingCondenser(llm, max_summary_share=share)
+
+
 # -- configs ----------------------------------------------------------------------------------------
 
 
@@ -332,6 +412,16 @@ def test_from_config_builds_it_with_a_condenser_model_and_a_custom_prompt() -> N
     prompt = prompt_of(fake)
     assert prompt.startswith("Summarize tersely, as a haiku.\n\n<PREVIOUS SUMMARY>")
     assert "VERSION_CONTROL_STATUS" not in prompt
+
+
+def test_the_summary_share_comes_from_the_config_and_is_checked_there() -> None:
+    from openhands_memory.errors import CondenserConfigError
+
+    condenser = Condenser.from_config({"type": "llm", "llm_config": {"model": "m"}, "max_summary_share": 0.2})
+    assert isinstance(condenser, LLMSummarizingCondenser) and condenser.max_summary_share == 0.2
+    assert Condenser.from_config({"type": "llm", "llm_config": {"model": "m"}}).max_summary_share == 0.5  # type: ignore[attr-defined]
+    with pytest.raises(CondenserConfigError, match=re.escape("condenser 'llm': max_summary_share: Input should be less than 1")):
+        Condenser.from_config({"type": "llm", "llm_config": {"model": "m"}, "max_summary_share": 1})
 
 
 def test_a_bad_on_model_error_in_a_config_is_a_config_error() -> None:

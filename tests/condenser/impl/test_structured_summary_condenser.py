@@ -171,6 +171,25 @@ def test_from_config_with_a_custom_prompt() -> None:
     assert fake.last_call.tool_choice == FORCED
 
 
+def test_a_state_summary_longer_than_what_it_replaces_is_cut_to_its_share() -> None:
+    s = session(12, output="x" * 400)
+    fake, llm = fake_llm(FakeReply.tool_call(STATE_SUMMARY_TOOL_NAME, {"user_context": "U" * 100_000, "completed_tasks": "done"}))
+    condenser = Condenser.from_config(
+        {"type": "structured", "llm_config": "m", "max_size": 24, "keep_first": 4, "max_summary_share": 0.3},
+        llm_configs={"m": {"model": "fake-model"}},
+    )
+    assert isinstance(condenser, StructuredSummaryCondenser) and condenser.max_summary_share == 0.3
+    condenser.llm = llm
+    plan = condenser.plan(s.view)
+    budget = int(0.3 * condenser.token_counter(plan.forgotten_events))
+    result = condenser.condense(s.view)
+    assert isinstance(result, Condensation) and result.metadata is not None and result.action.summary is not None
+    assert result.action.summary.startswith("# State Summary\n\n## Core Information\n\n**User context**: UUU")
+    assert condenser.token_counter([AgentCondensationObservation(content=result.action.summary)]) <= budget
+    assert result.metadata.extra["summary_cut"]["budget"] == budget
+    assert len(fake.calls) == 1
+
+
 def test_state_summary_fields_take_text_numbers_and_lists() -> None:
     state = StateSummary.model_validate({"user_context": "u", "tests_written": False, "failing_tests": ["a", 2, None], "x": 1})
     assert (state.tests_written, state.failing_tests) == ("False", "- a\n- 2")
