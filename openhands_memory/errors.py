@@ -7,7 +7,8 @@ both print it and act on it::
     ├─ MalformedEventError(OpenHandsMemoryError, ValueError)   path, line, index, event_id, reason
     ├─ CondenserConfigError(OpenHandsMemoryError, ValueError)  reason, condenser_type, field, path (exit_code 2)
     ├─ NoCondensationAvailable(OpenHandsMemoryError)           condenser, reason
-    ├─ CondensationStalledError(OpenHandsMemoryError, RuntimeError)  condenser, reason, view_events
+    ├─ CondensationStalledError(OpenHandsMemoryError, RuntimeError)  condenser, reason, view_events,
+    │                                                       tokens, largest_events
     ├─ StepNotFoundError(OpenHandsMemoryError, IndexError)      step, steps (exit_code 2)
     ├─ OutputRefusedError(OpenHandsMemoryError)                path, reason
     │  ├─ OutputExistsError(OutputRefusedError, FileExistsError)   (unless asked to overwrite)
@@ -36,7 +37,9 @@ The matching builtin is mixed in where one fits, so ``except ValueError`` still 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from os import PathLike
+from typing import NamedTuple
 
 
 class OpenHandsMemoryError(Exception):
@@ -220,19 +223,51 @@ class NoCondensationAvailable(OpenHandsMemoryError):
         super().__init__(f"{condenser}: nothing can be forgotten ({reason})")
 
 
+class EventSize(NamedTuple):
+    """One event of a view and the prompt tokens it takes, as a `CondensationStalledError` names it."""
+
+    event_id: int | None
+    """The event's id (None for the summary a condensation put in the view)."""
+    kind: str
+    """Its OpenHands kind and whether it is an action or an observation: `run action`, `run observation`, ..."""
+    tokens: int
+    """The prompt tokens it takes, by the token counter in use."""
+
+    def __str__(self) -> str:
+        name = f"id {self.event_id}" if self.event_id is not None else "the summary"
+        return f"{name} ({self.kind}, {self.tokens} tokens)"
+
+
 class CondensationStalledError(OpenHandsMemoryError, RuntimeError):
     """Condensing made no progress: asking the condenser again would loop, so the step stops here.
 
     Raised when a condenser asks to condense again after a condensation that left the view
-    unchanged, when it keeps condensing past the limit of one step, and when the model's context
-    window was exceeded but condensing on request forgot nothing.
+    unchanged or no smaller, when it keeps condensing past the limit of one step, and when the
+    model's context window was exceeded but condensing on request could not make the prompt
+    smaller (or it still overflows after a few condensations). `largest_events` names what takes
+    the room, largest first.
     """
 
-    def __init__(self, condenser: str, reason: str, *, view_events: int) -> None:
+    def __init__(
+        self,
+        condenser: str,
+        reason: str,
+        *,
+        view_events: int,
+        tokens: int | None = None,
+        largest_events: Sequence[EventSize] = (),
+    ) -> None:
         self.condenser = condenser
         self.reason = reason
         self.view_events = view_events
-        super().__init__(f"condenser {condenser!r} made no progress: {reason} ({view_events} events in view)")
+        self.tokens = tokens
+        """The prompt tokens of the view, by the token counter in use (None: not counted)."""
+        self.largest_events = tuple(largest_events)
+        """The largest events still in view, largest first."""
+        message = f"condenser {condenser!r} made no progress: {reason} ({view_events} events in view)"
+        if self.largest_events:
+            message += "; largest: " + ", ".join(str(size) for size in self.largest_events)
+        super().__init__(message)
 
 
 class StepNotFoundError(OpenHandsMemoryError, IndexError):

@@ -13,9 +13,15 @@ controller does: condensation summary offsets count only those events), a conden
 
 `next_messages()` runs that loop itself, and `completion(llm, tools=...)` also calls the model and
 recovers from a context-window-exceeded error by appending a `CondensationRequestAction` and
-condensing, as OpenHands' controller does. Condensing that makes no progress (a condenser that asks
-again after a condensation that changed nothing, keeps condensing past a limit, or forgets nothing
-when the model's window is exceeded) raises `CondensationStalledError` instead of looping.
+condensing, as OpenHands' controller does.
+
+Progress is measured on the prompt: its tokens by the token counter (the condenser's unless one is
+given), or its events when there is no counter. Condensing that makes no progress raises
+`CondensationStalledError`, naming the largest events still in view, instead of looping: a
+condenser that asks again after a condensation that left the prompt no smaller, more than
+`max_condensations_per_step` condensations in one step, and, in `completion`, a condensation on
+request that leaves the overflowing prompt no smaller or a prompt that still overflows after
+`max_overflow_retries` condensations.
 """
 
 from __future__ import annotations
@@ -25,9 +31,9 @@ from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final, Self
 
-from openhands_memory.condenser import Condensation, Condenser
+from openhands_memory.condenser import ApproximateTokenCounter, Condensation, Condenser, TokenCounter
 from openhands_memory.conversation_memory import ConversationMemory, apply_prompt_caching
-from openhands_memory.errors import CondensationStalledError, LLMContextWindowExceededError
+from openhands_memory.errors import CondensationStalledError, EventSize, LLMContextWindowExceededError
 from openhands_memory.events import (
     CondensationAction,
     CondensationRequestAction,
@@ -54,6 +60,9 @@ __all__ = [
 MAX_CONDENSATIONS_PER_STEP: Final = 8
 """How many condensations one step may append before condensing is taken to be stuck."""
 
+_LARGEST_NAMED: Final = 3
+"""How many of the largest events in view a `CondensationStalledError` names."""
+
 DEFAULT_CONDENSER_CONFIG: Final[Mapping[str, Any]] = {
     "type": "pipeline",
     "condensers": [
@@ -77,48 +86,98 @@ class CondensationGuard:
     """Stops a condense-append-ask loop that makes no progress.
 
     Call `condensed(view)` each time the condenser returns a `Condensation` for `view`, and
-    `reset()` when the step is over (the condenser returned a view, or another event came). It
-    raises when the condenser asks again after a condensation that left the view unchanged (a
-    deterministic condenser would ask forever), or after `limit` condensations in one step.
+    `reset()` when the step is over (the condenser returned a view, or another event came).
+    Progress is measured on the prompt: its tokens by `token_counter`, or its events when there is
+    none. It raises when the condenser asks again after a condensation that left the view unchanged
+    or no smaller (a deterministic condenser would ask forever), or after `limit` condensations in
+    one step. Handling a pending condensation request counts as progress once, even if nothing was
+    forgotten.
     """
 
-    __slots__ = ("condenser", "limit", "_count", "_last")
+    __slots__ = ("condenser", "limit", "token_counter", "_count", "_last", "_last_size", "_sizer")
 
-    def __init__(self, condenser: str, *, limit: int = MAX_CONDENSATIONS_PER_STEP) -> None:
+    def __init__(
+        self, condenser: str, *, limit: int = MAX_CONDENSATIONS_PER_STEP, token_counter: TokenCounter | None = None
+    ) -> None:
         if limit < 1:
             raise ValueError(f"limit must be at least 1, got {limit}")
         self.condenser = condenser
         """The condenser's name, for the error."""
         self.limit = limit
         """The most condensations one step may make."""
+        self.token_counter = token_counter
+        """Measures the prompt in tokens (None: in events)."""
         self._count = 0
         self._last: View | None = None
+        self._last_size = 0
+        self._sizer: TokenCounter | None = None
 
     @property
     def count(self) -> int:
         """Condensations made since the last `reset`."""
         return self._count
 
+    @property
+    def unit(self) -> str:
+        """What `size` counts: `tokens` or `events`."""
+        return "tokens" if self.token_counter is not None else "events"
+
+    def size(self, events: Sequence[Event]) -> int:
+        """The size of the prompt `events` make: tokens by `token_counter`, or the number of events without one."""
+        counter = self.token_counter
+        return counter(events) if counter is not None else len(events)
+
+    def largest_events(self, events: Sequence[Event], *, count: int = _LARGEST_NAMED) -> list[EventSize]:
+        """The `count` largest of `events` in prompt tokens, largest first (estimated when there is no counter)."""
+        counter = self.token_counter
+        if counter is None:
+            counter = self._sizer
+            if counter is None:
+                counter = self._sizer = ApproximateTokenCounter()
+        sizes = [EventSize(e.id, f"{e.kind} {e.kind_key}", counter([e])) for e in events]
+        sizes.sort(key=lambda size: size.tokens, reverse=True)
+        return sizes[:count]
+
+    def stalled(self, reason: str, events: Sequence[Event], *, size: int | None = None) -> CondensationStalledError:
+        """The error for a condensation that made no progress, naming the largest of `events` (the view in question)."""
+        tokens = None
+        if self.token_counter is not None:
+            tokens = size if size is not None else self.token_counter(events)
+        return CondensationStalledError(
+            self.condenser,
+            reason,
+            view_events=len(events),
+            tokens=tokens,
+            largest_events=self.largest_events(events),
+        )
+
     def condensed(self, view: View) -> None:
         """Record that the condenser asked to condense `view`.
 
         Raises:
-            CondensationStalledError: the previous condensation left the view unchanged, or this
-                is condensation number `limit + 1` of the step.
+            CondensationStalledError: the previous condensation left the view unchanged or no
+                smaller, or this is condensation number `limit + 1` of the step.
         """
         last = self._last
-        if last is not None and _same_view(last, view):
-            raise CondensationStalledError(
-                self.condenser,
-                "it asked to condense again after a condensation that left the view unchanged",
-                view_events=len(view),
-            )
+        size = self.size(view)
+        if last is not None:
+            if _same_view(last, view):
+                raise self.stalled(
+                    "it asked to condense again after a condensation that left the view unchanged", view, size=size
+                )
+            handled_request = last.unhandled_condensation_request and not view.unhandled_condensation_request
+            if size >= self._last_size and not handled_request:
+                raise self.stalled(
+                    "it asked to condense again after a condensation that did not make the prompt smaller "
+                    f"({self._last_size} -> {size} {self.unit})",
+                    view,
+                    size=size,
+                )
         self._count += 1
         if self._count > self.limit:
-            raise CondensationStalledError(
-                self.condenser, f"still condensing after {self.limit} condensations at one step", view_events=len(view)
-            )
+            raise self.stalled(f"still condensing after {self.limit} condensations at one step", view, size=size)
         self._last = view
+        self._last_size = size
 
     def reset(self) -> None:
         """Start a new step."""
@@ -149,6 +208,8 @@ class History:
         memory: ConversationMemory | None = None,
         system_prompt: str = "",
         max_condensations_per_step: int = MAX_CONDENSATIONS_PER_STEP,
+        max_overflow_retries: int = 3,
+        token_counter: TokenCounter | None = None,
         max_message_chars: int | None = None,
         vision_is_active: bool = False,
     ) -> None:
@@ -160,6 +221,10 @@ class History:
             memory: renders views as messages; by default `ConversationMemory(system_prompt)`.
             system_prompt: the system message used when the history has none (ignored with `memory`).
             max_condensations_per_step: condensations one step may append before it is stuck.
+            max_overflow_retries: how many times `completion` condenses and asks the model again
+                after its context window was exceeded, before it gives up.
+            token_counter: measures the prompt to check that condensing makes progress; by default
+                the condenser's (`Condenser.token_counter`), or events are counted when it has none.
             max_message_chars: cut longer observation text in the middle (None: never).
             vision_is_active: the model sees images (see `ConversationMemory.process_events`).
         """
@@ -173,7 +238,13 @@ class History:
         """Observation text longer than this is cut in the middle (None: never)."""
         self.vision_is_active = vision_is_active
         """The model sees images."""
-        self._guard = CondensationGuard(self.condenser.name, limit=max_condensations_per_step)
+        if max_overflow_retries < 0:
+            raise ValueError(f"max_overflow_retries must be at least 0, got {max_overflow_retries}")
+        self.max_overflow_retries = max_overflow_retries
+        """How many times `completion` condenses and asks again after a context-window overflow."""
+        if token_counter is None:
+            token_counter = getattr(self.condenser, "token_counter", None)
+        self._guard = CondensationGuard(self.condenser.name, limit=max_condensations_per_step, token_counter=token_counter)
         self._initial_user_action: MessageAction | None = None
         self._last_view: View | None = None
         history = agent_history(self.stream.get_events())
@@ -243,7 +314,7 @@ class History:
 
         Raises:
             CondensationStalledError: the condenser asked to condense again after a condensation
-                that left the view unchanged, or past `max_condensations_per_step` in one step.
+                that left the prompt no smaller, or past `max_condensations_per_step` in one step.
         """
         view = self._builder.view
         outcome = self.condenser.condense(view)
@@ -278,8 +349,11 @@ class History:
 
         When the prompt does not fit the model's context window (`LLMContextWindowExceededError`,
         litellm's `ContextWindowExceededError` mapped by `LLM`), a `CondensationRequestAction` is
-        appended, the history condensed, and the model asked again, for as long as condensing
-        forgets something. Prompt-caching marks are added when the model uses them.
+        appended, the history condensed, and the model asked again: at most `max_overflow_retries`
+        times, and only while each condensation makes the prompt smaller. So a model that always
+        overflows is called at most `1 + max_overflow_retries` times, and at most two events (the
+        request and its condensation) are appended per retry. Prompt-caching marks are added when
+        the model uses them.
 
         Args:
             llm: the model.
@@ -287,27 +361,66 @@ class History:
             **kwargs: passed to `LLM.completion`.
 
         Raises:
-            CondensationStalledError: the window was exceeded and condensing forgot nothing, or
-                condensing made no progress (see `step`).
+            CondensationStalledError: the window was exceeded and condensing did not make the
+                prompt smaller, the prompt still overflowed after `max_overflow_retries`
+                condensations, the condenser's own model overflowed too, or condensing made no
+                progress (see `step`). It names the largest events in view.
             LLMError: the model failed otherwise.
         """
         messages = self.next_messages()
+        retries = 0
         while True:
             if llm.is_caching_prompt_active():
                 apply_prompt_caching(messages)
             try:
                 return llm.completion(messages, tools=tools, **kwargs)
             except LLMContextWindowExceededError as exc:
-                forgotten = self._builder.view.forgotten_event_ids
-                request = self.request_condensation()
-                messages = self.next_messages()
-                view = self._builder.view
-                if not (view.forgotten_event_ids - forgotten - {request.id}):
-                    raise CondensationStalledError(
-                        self.condenser.name,
-                        f"the prompt exceeds the context window of {llm.config.model!r} and condensing forgot nothing",
-                        view_events=len(self._last_view if self._last_view is not None else view),
+                shown = self._shown()
+                if retries >= self.max_overflow_retries:
+                    raise self._guard.stalled(
+                        f"the prompt still exceeds the context window of {llm.config.model!r} after "
+                        f"{retries} condensation{'s' if retries != 1 else ''} on request",
+                        shown,
                     ) from exc
+                retries += 1
+                messages = self._condense_after_overflow(llm, shown, exc)
+
+    def _shown(self) -> list[Event]:
+        """The events of the view the model was last shown (the current view if none yet)."""
+        view = self._last_view if self._last_view is not None else self._builder.view
+        return view.events
+
+    def _condense_after_overflow(self, llm: LLM, shown: list[Event], overflow: LLMContextWindowExceededError) -> list[Message]:
+        """Request a condensation and condense; the new messages, if the prompt they make is smaller than `shown`'s.
+
+        Raises:
+            CondensationStalledError: the prompt is no smaller, or the condenser's model overflowed too.
+        """
+        guard = self._guard
+        model = llm.config.model
+        before = guard.size(shown)
+        self.request_condensation()
+        try:
+            messages = self.next_messages()
+        except LLMContextWindowExceededError as exc:
+            # The condenser's own model overflowed: the caller would take it for the agent's model
+            # and ask again, so it is a stall here (the condenser's error is the cause).
+            raise guard.stalled(
+                f"the prompt exceeds the context window of {model!r} and the condenser's model failed: {exc}",
+                shown,
+                size=before,
+            ) from exc
+        after_events = self._shown()
+        after = guard.size(after_events)
+        if after >= before:
+            if after_events == shown:
+                reason = "condensing forgot nothing"
+            else:
+                reason = f"condensing did not make the prompt smaller ({before} -> {after} {guard.unit})"
+            raise guard.stalled(
+                f"the prompt exceeds the context window of {model!r} and {reason}", after_events, size=after
+            ) from overflow
+        return messages
 
     # -- lifetime ---------------------------------------------------------------------------------
 

@@ -11,8 +11,17 @@ import pytest
 from conftest import REPO_ROOT
 
 import openhands_memory.history as history_module
-from openhands_memory.condenser import Condensation, Condenser, NoOpCondenser, RollingCondenser, condensation_action
-from openhands_memory.errors import CondensationStalledError, LLMContextWindowExceededError
+from openhands_memory.condenser import (
+    ApproximateTokenCounter,
+    Condensation,
+    Condenser,
+    LLMSummarizingCondenser,
+    NoOpCondenser,
+    RollingCondenser,
+    condensation_action,
+)
+from openhands_memory.condenser._model_backed import SHRINK_TRIES
+from openhands_memory.errors import CondensationStalledError, EventSize, LLMContextWindowExceededError
 from openhands_memory.events import (
     AgentStateChangedObservation,
     CmdOutputObservation,
@@ -228,3 +237,143 @@ def test_stepping_a_history_loads_no_litellm() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
+
+
+# -- progress is measured on the prompt (issue 9: condensation loops, summaries that grow) ------------
+
+TASK = "Fix the bug. " * 400
+"""A long task: the largest event in view, and one every condenser keeps for good."""
+
+STALL_PIPELINES = {
+    "default": lambda: default_condenser(),
+    "amortized": lambda: Condenser.from_config({"type": "amortized", "max_size": 120, "keep_first": 2}),
+    "conversation_window": lambda: Condenser.from_config({"type": "conversation_window"}),
+    "noop": lambda: Condenser.from_config({"type": "noop"}),
+    "llm": lambda: LLMSummarizingCondenser(FakeLLM(default="USER_CONTEXT: fix the bug").llm(), max_size=120, keep_first=2),
+}
+
+
+def _long_session(condenser: Condenser, turns: int = 10) -> History:
+    history = History(condenser=condenser)
+    history.add_event(SystemMessageAction(content="You are an agent."), EventSource.AGENT)
+    history.add_event(MessageAction(content=TASK), EventSource.USER)
+    for number in range(turns):
+        _turn(history, number)
+    return history
+
+
+@pytest.mark.parametrize("pipeline", sorted(STALL_PIPELINES))
+def test_a_model_that_always_overflows_stops_within_three_more_calls_naming_the_largest_events(pipeline: str) -> None:
+    history = _long_session(STALL_PIPELINES[pipeline]())
+    before = len(history.stream)
+    model = FakeLLM(default=litellm_error("ContextWindowExceededError", "prompt is too long"))
+    with pytest.raises(CondensationStalledError) as raised:
+        history.completion(model.llm())
+    error = raised.value
+    assert len(model.calls) <= 1 + 3
+    assert len(history.stream) - before <= 6
+    assert isinstance(error.__cause__, LLMContextWindowExceededError)
+    task_tokens = history.condenser.token_counter([history.stream.get_event(1)])
+    assert error.largest_events[0] == EventSize(1, "message action", task_tokens)
+    assert len(error.largest_events) == 3
+    assert [size.tokens for size in error.largest_events] == sorted((size.tokens for size in error.largest_events), reverse=True)
+    assert error.tokens is not None and error.tokens > task_tokens
+    assert f"; largest: id 1 (message action, {task_tokens} tokens), id " in str(error)
+
+
+def test_a_shrinking_condensation_is_retried_at_most_max_overflow_retries_times() -> None:
+    history = _long_session(ForgetOldestPair(size=100))
+    history.max_overflow_retries = 1
+    model = FakeLLM(default=LLMContextWindowExceededError("too long", model="fake-model"))
+    message = "the prompt still exceeds the context window of 'fake-model' after 1 condensation on request (20 events in view)"
+    with pytest.raises(CondensationStalledError, match=re.escape(message)):
+        history.completion(model.llm())
+    assert len(model.calls) == 2
+    kinds = [type(e).__name__ for e in history.stream.get_events()][-2:]
+    assert kinds == ["CondensationRequestAction", "CondensationAction"]
+
+
+def test_an_overflow_that_condensing_makes_no_smaller_stops_at_once() -> None:
+    # conversation_window keeps the essentials whatever is asked: once only they are left, a
+    # request is handled by a condensation that forgets nothing (its own id is not progress).
+    history = History(condenser=Condenser.from_config({"type": "conversation_window"}))
+    history.add_event(SystemMessageAction(content="You are an agent."), EventSource.AGENT)
+    history.add_event(MessageAction(content=TASK), EventSource.USER)
+    model = FakeLLM(default=LLMContextWindowExceededError("too long", model="fake-model"))
+    message = "the prompt exceeds the context window of 'fake-model' and condensing forgot nothing (2 events in view); largest: id 1"
+    with pytest.raises(CondensationStalledError, match=re.escape(message)):
+        history.completion(model.llm())
+    assert len(model.calls) == 1
+    kinds = [type(e).__name__ for e in history.stream.get_events()][2:]
+    assert kinds == ["CondensationRequestAction", "CondensationAction"]
+
+
+def test_an_overflow_of_the_condenser_s_own_model_is_a_stall_not_the_agent_s_overflow() -> None:
+    model = FakeLLM(default=LLMContextWindowExceededError("too long", model="fake-model"))
+    history = _long_session(LLMSummarizingCondenser(model.llm(), max_size=120, keep_first=2))
+    message = "the prompt exceeds the context window of 'fake-model' and the condenser's model failed: fake-model: too long"
+    with pytest.raises(CondensationStalledError, match=re.escape(message)) as raised:
+        history.completion(model.llm())
+    assert isinstance(raised.value.__cause__, LLMContextWindowExceededError)
+    assert len(model.calls) == 1 + 1 + SHRINK_TRIES  # the agent's call, then the summarizer's shrinking tries
+    assert isinstance(list(history.stream.get_events())[-1], CondensationRequestAction)
+
+
+class GrowingSummary(RollingCondenser):
+    """Always condenses: forgets the oldest pair after the head under a summary longer than the one before."""
+
+    def condensation_reason(self, view: View):  # type: ignore[no-untyped-def]
+        return "size"
+
+    def get_condensation(self, view: View) -> Condensation:
+        forgotten = [e.id for e in view.events[2:] if e.id is not None][:2]
+        summary = "so far: " + "x" * 100 * len(view.events)
+        return Condensation(condensation_action(view, forgotten, summary=summary + summary, summary_offset=2))
+
+
+def test_a_condensation_that_does_not_shrink_the_prompt_stops_the_step_when_the_condenser_asks_again() -> None:
+    history = _start(GrowingSummary())
+    for number in range(3):
+        _turn(history, number)
+    with pytest.raises(CondensationStalledError, match=r"after a condensation that did not make the prompt smaller \((\d+) -> (\d+) tokens\)") as raised:
+        history.next_messages()
+    assert sum(isinstance(e, CondensationAction) for e in history.stream.get_events()) == 1
+    assert raised.value.largest_events[0].event_id is None  # the summary it wrote
+    assert str(raised.value.largest_events[0]).startswith("the summary (condense observation, ")
+
+
+def test_without_a_token_counter_progress_is_counted_in_events() -> None:
+    guard = CondensationGuard("x")
+    first = [MessageAction(content="a", id=0), MessageAction(content="b", id=1)]
+    guard.condensed(View(first))
+    with pytest.raises(CondensationStalledError, match=re.escape("did not make the prompt smaller (2 -> 2 events) (2 events in view)")):
+        guard.condensed(View([first[0], MessageAction(content="c" * 50, id=2)]))
+
+
+def test_handling_a_request_counts_as_progress_once() -> None:
+    guard = CondensationGuard("x", token_counter=ApproximateTokenCounter())
+    events = [MessageAction(content="a", id=0)]
+    guard.condensed(View(events, unhandled_condensation_request=True))
+    guard.condensed(View(list(events)))
+    with pytest.raises(CondensationStalledError, match="left the view unchanged"):
+        guard.condensed(View(list(events)))
+
+
+def test_a_huge_summary_is_cut_so_the_context_shrinks_and_the_summarizer_is_not_called_at_every_step() -> None:
+    summarizer = FakeLLM(default="S" * 200_000)
+    condenser = LLMSummarizingCondenser(summarizer.llm(), max_size=1000, keep_first=2, max_tokens=3000)
+    history = _start(condenser)
+    for number in range(60):
+        _turn(history, number)
+    before = condenser.token_counter(history.view)
+    assert before > 3000
+    history.next_messages()
+    after = condenser.token_counter(history.view)
+    assert after < before and after <= 3000
+    record = condenser.last_condensation
+    assert record is not None and record.extra["summary_cut"]["tokens"] > 50_000
+    for number in range(60, 65):
+        _turn(history, number)
+        history.next_messages()
+    assert len(summarizer.calls) == 1
+    assert condenser.token_counter(history.view) <= 3000
