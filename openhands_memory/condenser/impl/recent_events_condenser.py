@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import time
+from bisect import bisect_left
 
-from openhands_memory.condenser._boundaries import analyze
+from openhands_memory.condenser._boundaries import analyze, forget_id
 from openhands_memory.condenser._views import (
     FirstIndexFinder,
     derive_view,
@@ -36,10 +37,13 @@ class RecentEventsCondenser(Condenser):
     `max_events <= keep_first`; the cut never splits a tool call from its result; the system
     prompt and the first user message stay; the standing summary stays.
 
-    Cost: a long view is trimmed by looking only at its head and its newest `max_events + 32`
-    events, so a step costs O(max_events), not O(history). Anything in between is hidden, a call
-    that never got its result included; an event near the end that answers a call from the
-    hidden middle is hidden with it.
+    Cost: a long view is trimmed from its head and its newest `max_events + 32` events, with an
+    index of which events are tied together (a call and its result, parallel calls) kept up to date
+    as the view grows. On the views of one builder a step costs O(max_events + new events), not
+    O(history); a view that shares no list with the previous one is scanned once. What it shows is
+    exactly what the full plan shows; when that depends on the events in between (a unit of the
+    head reaching past its first `keep_first + 32` events, an event without id in between, the
+    standing summary past the head), the full plan is made.
     """
 
     config_type = "recent"
@@ -76,6 +80,7 @@ class RecentEventsCondenser(Condenser):
         self.max_tokens = max_tokens
         self._system = FirstIndexFinder(lambda e: isinstance(e, SystemMessageAction))
         self._first_user = FirstIndexFinder(lambda e: isinstance(e, MessageAction) and e.source == EventSource.USER)
+        self._links = _Links()
 
     def condense(self, view: View) -> View | Condensation:
         request = view.unhandled_condensation_request
@@ -107,7 +112,12 @@ class RecentEventsCondenser(Condenser):
         return without_events(view, plan.forgotten)
 
     def _trim_long_view(self, view: View) -> View | None:
-        """The trimmed view from the head and the newest events alone; None when the full plan is needed."""
+        """What the full plan (`plan_forgetting(..., keep_open=False)`) shows, found from the head and
+        the newest events alone; None when only the full plan can tell.
+
+        The head and the window are analyzed on their own; `_Links` says which of their events are
+        tied to events outside them, so both analyses agree with the analysis of the whole view.
+        """
         n = len(view)
         head_size = min(n, self.keep_first + _SLACK)
         window_start = n - self.max_events - _SLACK
@@ -122,82 +132,120 @@ class RecentEventsCondenser(Condenser):
         head_end = head_structure.head_end(self.keep_first)
         if head_end >= head_size or summary_at is not None and summary_at >= head_end:
             return None
-        if any(head_structure.unit_of[i] in head_structure.open_units for i in range(head_end)):
-            return None  # a call of the head may still get its result: the full plan keeps them together
-        if _has_missing_siblings(head[:head_end]):
-            return None  # parallel calls of the head with siblings further on
         pinned = [i for i in (self._system.find(view), self._first_user.find(view)) if i is not None and i >= head_end]
         if any(i >= head_size for i in pinned):
             return None  # the system prompt or the first user message is not near the start
-        pinned_indexes: list[int] = []
-        for unit in head_structure.units_at(pinned):
-            first, last = head_structure.spans[unit]
-            if last >= head_size - 1:
+        pinned_indexes = sorted(
+            i for unit in head_structure.units_at(pinned) for i in range(head_size) if head_structure.unit_of[i] == unit
+        )
+
+        links = self._links
+        links.update(view)
+
+        def stored(index: int) -> int:
+            # Links are indexed by position among the stored events, which skip the standing summary.
+            return index - 1 if summary_at is not None and index > summary_at else index
+
+        # What the head keeps must be whole units of the view: nothing after the head slice joins them.
+        after_head = stored(head_size)
+        latest_link_to = links.latest_link_to
+        for index in (*range(head_end), *pinned_indexes):
+            if index != summary_at and latest_link_to[stored(index)] >= after_head:
                 return None
-            pinned_indexes.extend(i for i in range(first, last + 1) if head_structure.unit_of[i] == unit)
 
         window = slice_events(view, window_start, n)
         structure = analyze(window)
-        floor = _first_cut_after_backward_links(window)
+        # An event of the window tied to one before it shares a unit that no cut up to it may split.
+        first_stored = stored(window_start)
+        earliest_link = links.earliest_link
+        floor = next(
+            (i + 1 for i in range(len(window) - 1, -1, -1) if earliest_link[first_stored + i] < first_stored), 0
+        )
         last = structure.safe_cut_at_or_before(len(window) - 1)
         cuts = [c for c in range(max(floor, 1), last + 1) if structure.safe[c]]
         if not cuts:
             return None
         fixed = head_end + len(pinned_indexes)
         cut = next((c for c in cuts if fixed + len(window) - c <= self.max_events), cuts[-1])
+        # The full plan keeps an event no condensation can forget (no id) even where it cuts.
+        kept_for_good = {stored(i) for i in pinned_indexes}
+        if any(i not in kept_for_good for i in links.unforgettable_between(stored(head_end), first_stored + cut)):
+            return None
 
-        kept = head[:head_end] + [head[i] for i in sorted(pinned_indexes)] + window[cut:]
+        kept = head[:head_end] + [head[i] for i in pinned_indexes] + window[cut:]
         return derive_view(view, kept, summary_at)
 
 
-def _first_cut_after_backward_links(window: list[Event]) -> int:
-    """The first cut point after every event of `window` that may answer (or join) an event before it.
+class _Links:
+    """For each stored event of a view, the events it is tied to (the ties `_boundaries.analyze`
+    unites into units), kept up to date as the view grows.
 
-    Such an event is hidden with the part before the window, so it never shows without its
-    partner. Conservative: an event whose partner is in no view at all is hidden too.
+    By index among the stored events (`View._kept`: the standing summary, which has no ties, is not
+    one of them): `earliest_link[i]` is the earliest event that event `i` is tied to (`i` when none),
+    `latest_link_to[i]` the latest event tied to event `i` (-1 when none).
+
+    Views from one `ViewBuilder` share their stored list until the next condensation, so step after
+    step only the new events are scanned; any other list is scanned from its start. The ties must
+    stay exactly those of `analyze` (the fast path's property test compares both).
     """
-    action_ids: set[int] = set()
-    calls: set[str] = set()
-    per_response: dict[str, int] = {}
-    floor = 0
-    for index, event in enumerate(window):
-        metadata = event.tool_call_metadata
-        if isinstance(event, Action):
-            if event.id is not None:
-                action_ids.add(event.id)
-            if metadata is not None:
-                calls.add(metadata.tool_call_id)
-                response = metadata.response_id
-                if response is not None:
-                    per_response[response] = per_response.get(response, 0) + 1
-        elif isinstance(event, Observation):
-            linked_back = (metadata is not None and metadata.tool_call_id not in calls) or (
-                event.cause is not None and not is_summary(event) and event.cause not in action_ids
-            )
-            if linked_back:
-                floor = index + 1
-    # Parallel calls with siblings before the window: every action of that response is hidden.
-    for index, event in enumerate(window):
-        if _sibling_count(event, per_response) is not None:
-            floor = max(floor, index + 1)
-    return floor
 
+    __slots__ = (
+        "_list", "_scanned", "_by_id", "_by_call", "_by_response", "earliest_link", "latest_link_to", "_unforgettable",
+    )  # fmt: skip
 
-def _sibling_count(event: Event, per_response: dict[str, int]) -> int | None:
-    """For a parallel call with fewer siblings in `per_response` than its response made: that count."""
-    metadata = event.tool_call_metadata
-    if isinstance(event, Action) and metadata is not None and metadata.response_id is not None:
-        seen = per_response.get(metadata.response_id, 0)
-        if seen < metadata.total_calls_in_response:
-            return seen
-    return None
+    def __init__(self) -> None:
+        self._reset(None)
 
+    def _reset(self, events: list[Event] | None) -> None:
+        self._list = events
+        self._scanned = 0
+        self._by_id: dict[int, int] = {}
+        self._by_call: dict[str, int] = {}
+        self._by_response: dict[str, int] = {}
+        self.earliest_link: list[int] = []
+        self.latest_link_to: list[int] = []
+        self._unforgettable: list[int] = []
 
-def _has_missing_siblings(events: list[Event]) -> bool:
-    """Some parallel call among `events` has siblings that are not among them."""
-    per_response: dict[str, int] = {}
-    for event in events:
-        metadata = event.tool_call_metadata
-        if isinstance(event, Action) and metadata is not None and metadata.response_id is not None:
-            per_response[metadata.response_id] = per_response.get(metadata.response_id, 0) + 1
-    return any(_sibling_count(event, per_response) is not None for event in events)
+    def update(self, view: View) -> None:
+        """Scan the stored events of `view` not scanned yet."""
+        kept, length = view._kept, view._length
+        if self._list is not kept or self._scanned > length:
+            self._reset(kept)
+        start = self._scanned
+        by_id, by_call, by_response = self._by_id, self._by_call, self._by_response
+        earliest, latest, unforgettable = self.earliest_link, self.latest_link_to, self._unforgettable
+        earliest.extend(range(start, length))
+        latest.extend([-1] * (length - start))
+        # One pass, inlined: it runs over the whole history whenever the stored list is new.
+        for index in range(start, length):
+            event = kept[index]
+            if event.id is None and forget_id(event) is None:
+                unforgettable.append(index)
+            metadata = event.tool_call_metadata
+            ties: tuple[int, ...] = ()
+            if isinstance(event, Action):
+                if event.id is not None:
+                    by_id[event.id] = index
+                if metadata is not None:
+                    call = by_call.setdefault(metadata.tool_call_id, index)
+                    response_id = metadata.response_id
+                    ties = (call,) if response_id is None else (call, by_response.setdefault(response_id, index))
+            elif isinstance(event, Observation):
+                if metadata is not None:
+                    ties = (by_call.setdefault(metadata.tool_call_id, index),)
+                cause = event.cause
+                if cause is not None and not is_summary(event):
+                    action = by_id.get(cause)
+                    if action is not None:
+                        ties = (*ties, action)
+            for other in ties:
+                if other != index:
+                    latest[other] = index
+                    if other < earliest[index]:
+                        earliest[index] = other
+        self._scanned = length
+
+    def unforgettable_between(self, start: int, stop: int) -> list[int]:
+        """Stored indexes in `start..stop-1` of events no condensation can forget (no id to list)."""
+        found = self._unforgettable
+        return found[bisect_left(found, start) : bisect_left(found, stop)]

@@ -9,7 +9,9 @@ from conftest import real_log_params, require_real_log
 
 from openhands_memory.condenser import Condensation, RecentEventsCondenser
 from openhands_memory.condenser.impl import recent_events_condenser
+from openhands_memory.events import CmdOutputObservation, CmdRunAction, ToolCallMetadata
 from openhands_memory.testing.condenser_replay import replay_with_condenser
+from openhands_memory.view import ViewBuilder
 
 from .._helpers import Session, history_of, ids
 
@@ -149,3 +151,82 @@ def test_a_long_view_without_a_system_prompt(keep_first: int, expected: list[int
         s.turn()
     shown = RecentEventsCondenser(keep_first=keep_first, max_events=5).condense(s.view)
     assert ids(shown) == expected
+
+
+# Long views show exactly what the full plan shows (regressions: the fast path used to differ).
+
+
+def _long_session() -> Session:
+    return _session(40)  # 84 events
+
+
+@pytest.mark.usefixtures("no_full_plan")
+def test_a_long_view_shows_a_result_whose_call_was_forgotten_where_the_full_plan_does() -> None:
+    s = _long_session()
+    call, _ = s.turn()  # 84, 85
+    s.condense(forgotten_event_ids=[call.id])  # a condensation made elsewhere forgot the call only
+    s.turn()  # 87, 88
+    shown = RecentEventsCondenser(keep_first=4, max_events=9).condense(s.view)
+    assert ids(shown) == [0, 1, 2, 3, 82, 83, 85, 87, 88]  # the fast path hid 82-85 as if 85 answered a hidden call
+
+
+@pytest.mark.usefixtures("no_full_plan")
+def test_a_long_view_hides_a_call_whose_id_was_used_before() -> None:
+    s = _long_session()
+    (first,) = s.calls("x")  # 84
+    s.result(first)  # 85
+    for _ in range(40):
+        s.turn()  # 86-165
+    assert first.tool_call_metadata is not None
+    again = first.tool_call_metadata.model_copy(update={"model_response": {"id": "another response"}})
+    s.result(s.add(CmdRunAction(command="y", tool_call_metadata=again)))  # 166, 167: one unit with 84 and 85
+    s.turn()  # 168, 169
+    shown = RecentEventsCondenser(keep_first=4, max_events=9).condense(s.view)
+    assert ids(shown) == [0, 1, 2, 3, 168, 169]
+
+
+@pytest.mark.usefixtures("no_full_plan")
+def test_a_long_view_keeps_calls_of_one_response_together_whatever_their_count_says() -> None:
+    s = _long_session()
+    response = {"id": "R"}  # total_calls_in_response says 1 for each: the shared response id still ties them
+    early = s.add(CmdRunAction(command="a", tool_call_metadata=ToolCallMetadata(function_name="execute_bash", tool_call_id="a", model_response=response)))  # fmt: skip
+    s.result(early)  # 84, 85
+    for _ in range(40):
+        s.turn()  # 86-165
+    late = s.add(CmdRunAction(command="b", tool_call_metadata=ToolCallMetadata(function_name="execute_bash", tool_call_id="b", model_response=response)))  # fmt: skip
+    s.result(late)  # 166, 167
+    s.turn()  # 168, 169
+    shown = RecentEventsCondenser(keep_first=4, max_events=9).condense(s.view)
+    assert ids(shown) == [0, 1, 2, 3, 168, 169]
+
+
+def test_a_long_view_keeps_the_head_whole_when_its_call_is_answered_much_later() -> None:
+    s = Session()
+    s.system()
+    s.user()
+    make = s.add(CmdRunAction(command="make"))  # 2: no tool call metadata, answered by cause only
+    for _ in range(40):
+        s.turn()  # 3-82
+    s.add(CmdOutputObservation(content="done", command="make", cause=make.id))  # 83: the head's unit ends here
+    for _ in range(40):
+        s.turn()  # 84-163
+    shown = RecentEventsCondenser(keep_first=3, max_events=4).condense(s.view)
+    assert ids(shown) == [*range(84), 162, 163]  # the fast path showed [0, 1, 2, 162, 163]: 2 without its result
+
+
+def test_step_after_step_a_long_view_sees_what_each_step_adds() -> None:
+    s = _long_session()
+    (first,) = s.calls("x")
+    s.result(first)  # 84, 85
+    for _ in range(40):
+        s.turn()  # 86-165
+    builder = ViewBuilder(s.events)
+    condenser = RecentEventsCondenser(keep_first=4, max_events=9)
+    assert ids(condenser.condense(builder.view)) == [0, 1, 2, 3, 162, 163, 164, 165]
+    assert first.tool_call_metadata is not None
+    again = first.tool_call_metadata.model_copy(update={"model_response": {"id": "another response"}})
+    action = s.add(CmdRunAction(command="y", tool_call_metadata=again))  # 166: one unit with 84 and 85
+    for event in (action, s.result(action), *s.turn()):  # 166-169, one at a time
+        builder.append(event)
+        condenser.condense(builder.view)
+    assert ids(condenser.condense(builder.view)) == [0, 1, 2, 3, 168, 169]
