@@ -19,7 +19,14 @@ Per run (one log through one pipeline):
 
 `PromptMeter` tokenizes the prompts step after step: a message is tokenized the first time it is
 seen (messages are immutable and reused from step to step), and the cached prefix is found by
-comparing messages one by one and tokens only from the first message that differs.
+comparing messages one by one and tokens only from the first message that differs. It is a
+`TokenCounter` (the library's one token abstraction) when given a renderer: called with the events
+of a view, it renders them, measures the prompt and returns its tokens. The `Tokenizer` under it
+only turns text into the tokens a prefix is compared by.
+
+- **tool-call repairs**: at each step, the tool calls and results the message layer left out to
+  keep the chat valid (`ConversationMemory.last_repairs`), summed. A view a condenser made should
+  need none: a pipeline with some splits actions from their observations.
 """
 
 from __future__ import annotations
@@ -33,6 +40,8 @@ import orjson
 
 from openhands_memory.bench.tokenizer import Token, Tokenizer, prompt_text
 from openhands_memory.condenser import CondensationMetadata
+from openhands_memory.condenser.tokens import EventsRenderer, tools_of
+from openhands_memory.events import Event
 from openhands_memory.llm.message import Message
 
 __all__ = ["PromptMeter", "RunMetrics", "common_prefix_length", "summarize_runs"]
@@ -51,11 +60,18 @@ def common_prefix_length(first: Iterable[Token], second: Iterable[Token]) -> int
 
 
 class PromptMeter:
-    """Measures each step's prompt: its tokens, and how many lead it the same way as the previous step's."""
+    """Measures each step's prompt: its tokens, and how many lead it the same way as the previous step's.
 
-    def __init__(self, tokenizer: Tokenizer) -> None:
+    With `render`, it is also a `TokenCounter`: `meter(events)` is the tokens of the prompt the
+    events render to (tools included), and `last_cached` that prompt's cached prefix.
+    """
+
+    def __init__(self, tokenizer: Tokenizer, *, render: EventsRenderer | None = None) -> None:
         self.tokenizer = tokenizer
         """Tokenizes every part of a prompt."""
+        self.last_cached = 0
+        """The cached prefix tokens of the prompt measured last."""
+        self._render = render
         self._cache: dict[Message, Sequence[Token]] = {}
         self._previous: list[tuple[object, Sequence[Token]]] = []
         self._tools: tuple[object, Sequence[Token]] | None = None
@@ -107,7 +123,19 @@ class PromptMeter:
             )
             break
         self._previous = current
+        self.last_cached = cached
         return sum(len(tokens) for _, tokens in current), cached
+
+    def __call__(self, events: Sequence[Event], /) -> int:
+        """The tokens of the prompt `events` render to (the tools of their system message first); see `measure`.
+
+        Raises:
+            ValueError: the meter was built without `render`.
+        """
+        if self._render is None:
+            raise ValueError("PromptMeter has nothing to render events with: pass render=")
+        tokens, _ = self.measure(self._render(events), tools=tools_of(events))
+        return tokens
 
 
 @dataclass(slots=True)
@@ -192,6 +220,7 @@ _SUMMED = (
     "cached_prefix_tokens",
     "condensations",
     "events_forgotten",
+    "tool_call_repairs",
     "summarizer_calls",
     "summarizer_prompt_tokens",
     "summarizer_completion_tokens",

@@ -70,6 +70,7 @@ CSV_COLUMNS = (
     "cache_share",
     "condensations",
     "events_forgotten",
+    "tool_call_repairs",
     "summarizer_calls",
     "summarizer_prompt_tokens",
     "summarizer_completion_tokens",

@@ -5,9 +5,11 @@ with one result dict per task, in log-major order whatever order they finished i
 (`run_task`) loads its log, replays it through a fresh condenser built from the pipeline's config
 (`Replayer`: the log's own condensations are dropped, the pipeline decides afresh, as
 `openhands-memory replay` does), and at every agent step renders the messages the model would be
-sent (`ConversationMemory`) and measures them (`openhands_memory.bench.metrics`). After the last
-event the pipeline is asked once more, and the view it returns is the final view whose text the
-retention check reads (`openhands_memory.bench.retention`).
+sent (`ConversationMemory`) and measures them (`PromptMeter`, a `TokenCounter`; see
+`openhands_memory.bench.metrics`), counting the tool calls the message layer had to leave out
+(`tool_call_repairs`: a pipeline whose views need any splits actions from their observations).
+After the last event the pipeline is asked once more, and the view it returns is the final view
+whose text the retention check reads (`openhands_memory.bench.retention`).
 
 Executors: `jobs=1` runs the tasks here, one after the other; `jobs=N` in N worker processes
 (`ProcessPoolExecutor`, spawned: tasks and results are plain, picklable data); `executor="ray"`
@@ -44,11 +46,12 @@ from openhands_memory.events import (
     CondensationAction,
     CondensationRequestAction,
     Event,
-    SystemMessageAction,
     load_events,
 )
 from openhands_memory.llm import DEFAULT_CONTEXT_WINDOW, CompletionFn
+from openhands_memory.llm.message import Message
 from openhands_memory.replay import AgentStep, CondensationMade, Replayer
+from openhands_memory.replay.replayer import describe_config
 from openhands_memory.view import View
 
 __all__ = [
@@ -95,7 +98,7 @@ class PipelineSpec:
         """
         model = parse_condenser_config(config)
         Condenser.from_config(model)  # fail here, not in every run (no model is called)
-        return cls(name, model, _describe(model.model_dump()), source)
+        return cls(name, model, describe_config(model.model_dump()), source)
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str], *, name: str | None = None) -> PipelineSpec:
@@ -110,7 +113,7 @@ class PipelineSpec:
             Condenser.from_config(config)  # fail here, not in every run (no model is called)
         except CondenserConfigError as exc:
             raise CondenserConfigError(exc.reason, condenser_type=exc.condenser_type, field=exc.field, path=path) from None
-        return cls(name or Path(path).stem, config, _describe(config.model_dump()), str(path))
+        return cls(name or Path(path).stem, config, describe_config(config.model_dump()), str(path))
 
     def build(self) -> Condenser:
         """A fresh condenser from the config (model-backed members call their configured model)."""
@@ -120,12 +123,6 @@ class PipelineSpec:
     def is_model_backed(self) -> bool:
         """Some member calls a model (`llm`, `structured`, `llm_attention`, or a registered type that does)."""
         return any(True for _ in model_backed_members(self.build()))
-
-
-def _describe(config: Mapping[str, Any]) -> str:
-    if config.get("type") == "pipeline":
-        return ", ".join(_describe(member) for member in config.get("condensers", ())) or "empty pipeline"
-    return str(config.get("type"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,13 +180,6 @@ class _TimedCondenser(Condenser):
             self.seconds += time.perf_counter() - started
 
 
-def _tools_of(view: View) -> list[dict[str, Any]] | None:
-    for event in view:
-        if isinstance(event, SystemMessageAction):
-            return event.tools
-    return None
-
-
 _tokenizers: dict[str, Tokenizer] = {}
 
 
@@ -230,12 +220,17 @@ def run_events(
     timed = _TimedCondenser(condenser)
     replayer = Replayer(timed)
     memory = ConversationMemory(system_prompt="")
-    meter = PromptMeter(tokenizer if tokenizer is not None else _tokenizer(options.tokenizer))
+
+    def render(shown: Sequence[Event]) -> list[Message]:
+        return memory.process_events(shown, replayer.initial_user_action)
+
+    meter = PromptMeter(tokenizer if tokenizer is not None else _tokenizer(options.tokenizer), render=render)
     metrics = RunMetrics(options.context_limit)
+    repairs = 0
     for item in replayer.replay(events):
         if isinstance(item, AgentStep):
-            messages = memory.process_events(item.shown, replayer.initial_user_action)
-            metrics.add_step(*meter.measure(messages, tools=_tools_of(item.shown)))
+            metrics.add_step(meter(item.shown), meter.last_cached)
+            repairs += memory.last_repairs.count
         elif isinstance(item, CondensationMade):
             metrics.add_condensation(item.condensation.metadata or item.action.condenser_metadata)
     shown, made = replayer.settle()
@@ -250,6 +245,7 @@ def run_events(
         "events": replayer.events_read,
         **metrics.to_dict(),
         "events_forgotten": len(replayer.view.forgotten_event_ids & log_ids),
+        "tool_call_repairs": repairs,
         "final_view_events": len(shown),
         "summarizer": options.summarizer if members else None,
         "condenser_seconds": timed.seconds,

@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from openhands_memory.condenser.tokens import CHARS_PER_TOKEN
+
 __all__ = [
     "APPROXIMATE",
     "ApproximateTokenizer",
@@ -60,7 +62,7 @@ class ApproximateTokenizer:
 
     __slots__ = ("chars_per_token",)
 
-    def __init__(self, chars_per_token: int = 4) -> None:
+    def __init__(self, chars_per_token: int = CHARS_PER_TOKEN) -> None:
         if chars_per_token < 1:
             raise ValueError(f"chars_per_token must be at least 1, got {chars_per_token}")
         self.chars_per_token = chars_per_token

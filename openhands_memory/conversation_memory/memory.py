@@ -169,8 +169,8 @@ class ConversationMemory:
             return
         self._warned.update(new)
         logger.warning(
-            "the view's tool calls and results do not all match (a condenser may have split an action from "
-            "its observation); left out of the chat: %s",
+            "the view's tool calls and results do not all match (the log lacks one, or a condenser split an "
+            "action from its observation); left out of the chat: %s",
             "; ".join(
                 f"{what} {', '.join(ids)}"
                 for what, ids in (

@@ -17,6 +17,10 @@ Which condensations:
 
 The condensers' own token budgets (`max_tokens`) are measured with their default estimate, not
 with `model`: the report's tokens are what the model would count, the triggers stay offline and fast.
+
+A step whose view makes the message layer leave tool calls or results out (see
+`ConversationMemory.last_repairs`) says how many in `tool_call_repairs`; the report sums them. A
+view a condenser made should need none.
 """
 
 from __future__ import annotations
@@ -30,12 +34,13 @@ from typing import Any
 from openhands_memory.condenser import (
     ApproximateTokenCounter,
     Condenser,
+    LLMTokenCounter,
     NoOpCondenser,
     load_condenser_config,
 )
 from openhands_memory.conversation_memory import ConversationMemory
 from openhands_memory.errors import StepNotFoundError
-from openhands_memory.events import Event, MessageAction, SystemMessageAction, load_events
+from openhands_memory.events import Event, MessageAction, load_events
 from openhands_memory.history import DEFAULT_CONDENSER_CONFIG, default_condenser
 from openhands_memory.llm.message import Message
 from openhands_memory.replay.driver import AgentStep, CondensationMade, RecordedCondensation, Replayer
@@ -48,6 +53,7 @@ __all__ = [
     "ReplayReport",
     "ReplayStep",
     "StepSnapshot",
+    "describe_config",
     "load_pipeline",
     "replay_events",
     "replay_log",
@@ -75,7 +81,7 @@ class Pipeline:
     @classmethod
     def default(cls) -> Pipeline:
         """The offline `DEFAULT_CONDENSER_CONFIG` pipeline."""
-        return cls(default_condenser(), f"default offline pipeline ({_describe_config(DEFAULT_CONDENSER_CONFIG)})")
+        return cls(default_condenser(), f"default offline pipeline ({describe_config(DEFAULT_CONDENSER_CONFIG)})")
 
 
 def load_pipeline(path: str | os.PathLike[str] | None) -> Pipeline:
@@ -89,12 +95,17 @@ def load_pipeline(path: str | os.PathLike[str] | None) -> Pipeline:
         return Pipeline.default()
     config = load_condenser_config(path)
     condenser = Condenser.from_config(config)
-    return Pipeline(condenser, f"{path} ({_describe_config(config.model_dump())})")
+    return Pipeline(condenser, f"{path} ({describe_config(config.model_dump())})")
 
 
-def _describe_config(config: Mapping[str, Any]) -> str:
+def describe_config(config: Mapping[str, Any]) -> str:
+    """The condenser types a config chains, for people: `conversation_window, browser_output_masking, llm`.
+
+    A pipeline is named by its members in order, a nested pipeline by its own members (flattened);
+    a pipeline without members is `empty pipeline`.
+    """
     if config.get("type") == "pipeline":
-        return ", ".join(str(member.get("type")) for member in config.get("condensers", ())) or "empty pipeline"
+        return ", ".join(describe_config(member) for member in config.get("condensers", ())) or "empty pipeline"
     return str(config.get("type"))
 
 
@@ -120,6 +131,9 @@ class ReplayStep:
     """Condensations made at this step."""
     unhandled_condensation_request: bool
     """A condensation was asked for and not done."""
+    tool_call_repairs: int = 0
+    """Tool calls or results the message layer left out of this step's chat to keep it valid
+    (`ConversationMemory.last_repairs`): a view a condenser made should need none."""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -205,6 +219,11 @@ class ReplayReport:
         return sum(s.tokens for s in self.steps)
 
     @property
+    def tool_call_repairs(self) -> int:
+        """Tool calls or results left out of the chats, summed over the steps (see `ReplayStep.tool_call_repairs`)."""
+        return sum(s.tool_call_repairs for s in self.steps)
+
+    @property
     def peak_view_events(self) -> int:
         """The most events the model was shown at one step."""
         return max((s.view_events for s in self.steps), default=0)
@@ -232,6 +251,7 @@ class ReplayReport:
             "final_tokens": self.final_tokens,
             "total_prompt_tokens": self.total_prompt_tokens,
             "tokens_estimated": self.tokens_estimated,
+            "tool_call_repairs": self.tool_call_repairs,
             "peak_view_events": self.peak_view_events,
             "final_view_events": self.final_view_events,
             "seconds": round(self.seconds, 6),
@@ -271,14 +291,17 @@ class _Measure:
     def __init__(self, model: str | None) -> None:
         self.memory = ConversationMemory(system_prompt="")
         self.llm: Any = None
-        self.approximate: ApproximateTokenCounter | None = None
+        self._shown: View | None = None
+        self._initial: MessageAction | None = None
+        self._messages: list[Message] = []
+        self.counter: ApproximateTokenCounter | LLMTokenCounter
         if model is None:
-            self.approximate = ApproximateTokenCounter()
+            self.counter = ApproximateTokenCounter()
         else:
             from openhands_memory.llm import LLM, LLMConfig
 
             self.llm = LLM(LLMConfig(model=model))
-        self.estimated = model is None
+            self.counter = LLMTokenCounter(self.llm, render=self._rendered)
 
     def load(self) -> float:
         """Load the tokenizer now (litellm's import takes seconds), so it is not timed as replay; returns the seconds."""
@@ -288,22 +311,25 @@ class _Measure:
         self.llm.count_tokens([])
         return time.perf_counter() - started
 
+    @property
+    def estimated(self) -> bool:
+        """Some count was estimated: all of them (no model), or some (litellm could not count it)."""
+        counter = self.counter
+        return not isinstance(counter, LLMTokenCounter) or counter.is_estimate
+
     def messages(self, shown: View, initial: MessageAction | None) -> list[Message]:
-        return self.memory.process_events(shown, initial)
+        messages = self._messages = self.memory.process_events(shown, initial)
+        self._shown, self._initial = shown, initial
+        return messages
 
-    def tokens(self, shown: View, messages: Sequence[Message]) -> int:
-        if self.approximate is not None:
-            return self.approximate(shown)
-        count = self.llm.count_tokens_detailed(messages, tools=_tools_of(shown))
-        self.estimated = self.estimated or count.is_estimate
-        return int(count.tokens)
+    def _rendered(self, events: Sequence[Event]) -> list[Message]:
+        # The counter is asked about the view `messages` has just rendered: reuse its messages.
+        if events is self._shown:
+            return self._messages
+        return self.memory.process_events(events, self._initial)
 
-
-def _tools_of(view: View) -> list[dict[str, Any]] | None:
-    for event in view:
-        if isinstance(event, SystemMessageAction):
-            return event.tools
-    return None
+    def tokens(self, shown: View) -> int:
+        return self.counter(shown)
 
 
 def _condenser_for(condenser: Condenser | Pipeline | None, recorded: bool) -> Pipeline:
@@ -375,6 +401,7 @@ def replay_events(
         if isinstance(item, AgentStep):
             shown = item.shown
             messages = measure.messages(shown, replayer.initial_user_action)
+            repairs = measure.memory.last_repairs.count
             report.steps.append(
                 ReplayStep(
                     number=item.number,
@@ -383,9 +410,10 @@ def replay_events(
                     history_events=item.history_events,
                     view_events=len(shown),
                     messages=len(messages),
-                    tokens=measure.tokens(shown, messages),
+                    tokens=measure.tokens(shown),
                     condensations=item.condensations,
                     unhandled_condensation_request=shown.unhandled_condensation_request,
+                    tool_call_repairs=repairs,
                 )
             )
         else:

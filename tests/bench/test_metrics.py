@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from openhands_memory.bench.metrics import PromptMeter, RunMetrics, common_prefix_length, summarize_runs
-from openhands_memory.condenser import CondensationMetadata
+from openhands_memory.condenser import CondensationMetadata, TokenCounter
+from openhands_memory.events import MessageAction, SystemMessageAction
 from openhands_memory.llm import Message, TextContent
 
 from ._helpers import WordTokenizer
@@ -72,6 +73,19 @@ def test_each_message_is_tokenized_once_however_many_steps_show_it() -> None:
     meter.measure([SYSTEM, TASK, REPLY])
     meter.measure([SYSTEM, TASK, REPLY])
     assert tokenizer.encoded == ["<|system|>\na b", "<|user|>\nc d e", "<|assistant|>\nf g"]
+
+
+def test_with_a_renderer_the_meter_is_a_token_counter_of_the_rendered_prompt() -> None:
+    tools = [{"type": "function", "function": {"name": "run"}}]
+    system = SystemMessageAction(content="a b", tools=tools)
+    task = MessageAction(content="c d e")
+    rendered = {id(system): SYSTEM, id(task): TASK}
+    meter = PromptMeter(WordTokenizer(), render=lambda events: [rendered[id(e)] for e in events])
+    assert isinstance(meter, TokenCounter)
+    assert meter([system]) == 4 and meter.last_cached == 0
+    assert meter([system, task]) == 8 and meter.last_cached == 4
+    with pytest.raises(ValueError, match="nothing to render events with: pass render="):
+        PromptMeter(WordTokenizer())([system])
 
 
 def usage(calls: int, prompt: int, completion: int, cost: float, priced: int | None = None) -> dict:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -10,8 +11,18 @@ from typing import Any
 
 import pytest
 
-from openhands_memory.bench import STAND_IN_NAME, BenchOptions, PipelineSpec, run_benchmark, run_events, without_timings
+from openhands_memory.bench import (
+    STAND_IN_NAME,
+    BenchOptions,
+    PipelineSpec,
+    run_benchmark,
+    run_events,
+    summarize_runs,
+    without_timings,
+)
 from openhands_memory.errors import CondenserConfigError
+from openhands_memory.events import CmdRunAction, ToolCallMetadata
+from openhands_memory.replay import load_pipeline
 
 from ._helpers import Log, WordTokenizer, write_toml
 
@@ -243,3 +254,24 @@ def test_a_pipeline_naming_an_llm_config_it_does_not_hold_fails_before_any_run(t
         run_benchmark(logs, [bad])
     assert str(caught.value) == message
     assert (caught.value.field, caught.value.path) == ("llm_config", bad)
+
+
+def test_a_view_that_leaves_a_tool_call_unanswered_is_counted_as_a_repair_per_step() -> None:
+    log = Log().header()
+    metadata = ToolCallMetadata(function_name="execute_bash", tool_call_id="orphan", model_response={"id": "r0", "choices": []})
+    log.add(CmdRunAction(command="never answered", tool_call_metadata=metadata))
+    log.say("Looking").say("Done")
+    run = measure(log, {"type": "noop"})
+    assert run["steps"] == 3 and run["tool_call_repairs"] == 2  # the two steps after the orphan call
+    assert summarize_runs([run, measure(chat_log(), {"type": "noop"})])["tool_call_repairs"] == 2
+
+
+def test_the_benchmark_and_replay_name_a_nested_pipeline_alike(tmp_path: Path) -> None:
+    config = {
+        "type": "pipeline",
+        "condensers": [{"type": "pipeline", "condensers": [{"type": "observation_masking"}]}, {"type": "recent"}],
+    }
+    path = tmp_path / "nested.json"
+    path.write_text(json.dumps({"condenser": config}))
+    assert PipelineSpec.from_config("p", config).description == "observation_masking, recent"
+    assert load_pipeline(path).description == f"{path} (observation_masking, recent)"

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from conftest import REAL_LOGS_DIR, REPO_ROOT, require_real_logs_dir
 
-from openhands_memory.condenser import Condenser
+from openhands_memory.condenser import Condenser, NoOpCondenser
 from openhands_memory.conversation_memory import ConversationMemory
 from openhands_memory.errors import CondenserConfigError, StepNotFoundError
-from openhands_memory.events import CondensationAction, agent_history, load_events
+from openhands_memory.events import CmdRunAction, CondensationAction, ToolCallMetadata, agent_history, load_events
 from openhands_memory.history import DEFAULT_CONDENSER_CONFIG
 from openhands_memory.llm import LLM, LLMConfig
 from openhands_memory.replay import (
@@ -166,3 +166,25 @@ def test_the_messages_at_each_step_are_what_conversation_memory_renders() -> Non
         snapshot = snapshot_at(log.events, step.number, condenser=ForgetOldest(size=6), recorded=False)
         assert len(memory.process_events(snapshot.shown, None)) == step.messages
     assert any(isinstance(e, CondensationAction) for e in report.history)
+
+
+def test_a_nested_pipeline_is_named_by_all_its_members(tmp_path: Path) -> None:
+    nested = tmp_path / "nested.toml"
+    nested.write_text(
+        '[condenser]\ntype = "pipeline"\ncondensers = [\n'
+        '  { type = "pipeline", condensers = [{ type = "observation_masking" }, { type = "browser_output_masking" }] },\n'
+        '  { type = "recent", max_events = 30 },\n]\n'
+    )
+    assert load_pipeline(nested).description == f"{nested} (observation_masking, browser_output_masking, recent)"
+
+
+def test_a_step_whose_view_leaves_a_tool_call_unanswered_counts_the_repair() -> None:
+    log = Log()
+    log.header()
+    metadata = ToolCallMetadata(function_name="execute_bash", tool_call_id="orphan", model_response={"id": "r0", "choices": []})
+    log.add(CmdRunAction(command="never answered", tool_call_metadata=metadata))
+    log.calls("ls")
+    report = replay_events(log.events, condenser=NoOpCondenser(), model=None)
+    assert [s.tool_call_repairs for s in report.steps] == [0, 1]
+    assert report.tool_call_repairs == 1 and report.summary()["tool_call_repairs"] == 1
+    assert report.to_dict()["per_step"][1]["tool_call_repairs"] == 1
