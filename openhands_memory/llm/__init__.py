@@ -4,6 +4,7 @@ litellm-backed `LLM` (completion with retries, usage and cost, token counting).
 Nothing imported here loads litellm: `LLM` imports it inside its methods, on first use.
 """
 
+from openhands_memory.llm._litellm import import_litellm
 from openhands_memory.llm.config import LLMConfig
 from openhands_memory.llm.llm import (
     DEFAULT_CONTEXT_WINDOW,
@@ -49,6 +50,7 @@ __all__ = [
     "ResponseLatency",
     "TokenCount",
     "TokenUsage",
+    "import_litellm",
     # messages
     "Content",
     "ImageContent",

@@ -25,9 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import openhands_memory.llm.llm as _llm_module
-from openhands_memory.llm._litellm import import_litellm
-from openhands_memory.llm.config import LLMConfig
-from openhands_memory.llm.llm import LLM
+from openhands_memory.llm import LLM, LLMConfig, import_litellm
 
 __all__ = [
     "FakeCall",

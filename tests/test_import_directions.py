@@ -1,0 +1,37 @@
+"""Imports point the way DESIGN.md's package table says, inside functions and under TYPE_CHECKING too."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import openhands_memory
+
+PACKAGE = Path(openhands_memory.__file__).parent
+
+
+def imported_modules(package: str) -> set[str]:
+    """Every `openhands_memory...` module that a module of `package` imports, anywhere in it."""
+    found: set[str] = set()
+    for path in (PACKAGE / package).rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                found.add(node.module)
+            elif isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+    return {name for name in found if name.startswith("openhands_memory.")}
+
+
+def test_condensers_never_import_what_runs_downstream_of_them() -> None:
+    downstream = ("conversation_memory", "history", "replay", "bench", "cli")
+    reached = {name for name in imported_modules("condenser") if name.split(".")[1] in downstream}
+    assert reached == set()
+
+
+def test_the_testing_helpers_import_no_private_module_of_another_package() -> None:
+    private = {
+        name
+        for name in imported_modules("testing")
+        if name.split(".")[1] != "testing" and any(part.startswith("_") for part in name.split(".")[1:])
+    }
+    assert private == set()
