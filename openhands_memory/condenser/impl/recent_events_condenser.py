@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 from bisect import bisect_left
+from itertools import compress, islice
+from operator import is_not
 
 from openhands_memory.condenser._boundaries import analyze, forget_id
 from openhands_memory.condenser._views import (
@@ -209,7 +211,9 @@ class _Links:
     def update(self, view: View) -> None:
         """Scan the stored events of `view` not scanned yet."""
         kept, length = view._kept, view._length
-        if self._list is not kept or self._scanned > length:
+        if self._list is not kept and self._has_same_ties(kept, length):
+            self._list = kept
+        elif self._list is not kept or self._scanned > length:
             self._reset(kept)
         start = self._scanned
         by_id, by_call, by_response = self._by_id, self._by_call, self._by_response
@@ -245,7 +249,26 @@ class _Links:
                         earliest[index] = other
         self._scanned = length
 
+    def _has_same_ties(self, events: list[Event], length: int) -> bool:
+        """`events` (another list) holds, where the scanned list held other events, events with the same ties.
+
+        So a view-level strategy's copies (masked observations) keep the index: only the positions
+        whose event is not the same object are compared, and finding them is one C-level pass.
+        """
+        scanned, previous = self._scanned, self._list
+        if previous is None or length < scanned:
+            return False
+        replaced = compress(range(scanned), map(is_not, islice(events, scanned), islice(previous, scanned)))
+        return all(_ties_of(events[i]) == _ties_of(previous[i]) for i in replaced)
+
     def unforgettable_between(self, start: int, stop: int) -> list[int]:
         """Stored indexes in `start..stop-1` of events no condensation can forget (no id to list)."""
         found = self._unforgettable
         return found[bisect_left(found, start) : bisect_left(found, stop)]
+
+
+def _ties_of(event: Event) -> tuple[object, ...]:
+    """What decides an event's ties and whether it can be forgotten (equal for a masked copy and its original)."""
+    metadata = event.tool_call_metadata
+    call = None if metadata is None else (metadata.tool_call_id, metadata.response_id)
+    return isinstance(event, Action), isinstance(event, Observation), event.id, event.cause, is_summary(event), call

@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from openhands_memory.condenser import RecentEventsCondenser
+from openhands_memory.condenser import ObservationMaskingCondenser, RecentEventsCondenser
 from openhands_memory.condenser._views import without_events
 from openhands_memory.condenser.forgetting import plan_forgetting
 from openhands_memory.events import (
@@ -122,14 +122,34 @@ def long_histories(draw: st.DrawFn, *, length: int) -> list[Event]:
     return history
 
 
+def _with_ties_moved(view: View, source: int, target: int) -> View:
+    """`view` with a copy of event `target` that carries the tool call metadata of event `source` (other ties)."""
+    summary = view.standing_summary
+    events = view.events
+    moved = events[target].model_copy(update={"tool_call_metadata": events[source].tool_call_metadata})
+    kept = [moved if i == target else e for i, e in enumerate(events) if summary is None or i != summary[0]]
+    return view.with_events(kept, summary)
+
+
 @given(st.data(), st.integers(0, 6), st.integers(1, 16))
 def test_the_fast_path_shows_what_the_full_plan_shows(data: Any, keep_first: int, max_events: int) -> None:
     history = data.draw(long_histories(length=keep_first + max_events + 80))
     condenser = RecentEventsCondenser(keep_first=keep_first, max_events=max_events)
-    # One condenser, step after step on one builder's views (its scans are incremental), then a fresh view.
+    # One condenser, step after step on one builder's views (its scans are incremental) and on the
+    # masked copies an earlier pipeline member would hand it, then on other lists.
+    masking = ObservationMaskingCondenser(attention_window=data.draw(st.integers(1, 60)))
     builder = ViewBuilder(history[: len(history) - 6])
     for e in history[len(history) - 6 :]:
         builder.append(e)
-        if not builder.view.unhandled_condensation_request:
-            _assert_fast_path_agrees(condenser, builder.view)
-    _assert_fast_path_agrees(RecentEventsCondenser(keep_first=keep_first, max_events=max_events), View.from_events(history))
+        view = builder.view
+        if not view.unhandled_condensation_request:
+            _assert_fast_path_agrees(condenser, view)
+            _assert_fast_path_agrees(condenser, masking.condense(view))
+    view = View.from_events(history)
+    if not view.unhandled_condensation_request:
+        _assert_fast_path_agrees(RecentEventsCondenser(keep_first=keep_first, max_events=max_events), view)
+        _assert_fast_path_agrees(condenser, view)
+        # An event replaced by one with other ties: what the condenser learned of the old list no longer holds.
+        source, target = data.draw(st.integers(0, len(view) - 1)), data.draw(st.integers(0, len(view) - 1))
+        if view[target].id is not None:
+            _assert_fast_path_agrees(condenser, _with_ties_moved(view, source, target))
