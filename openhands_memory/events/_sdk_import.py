@@ -74,7 +74,7 @@ writing SDK logs back.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
@@ -114,11 +114,6 @@ from openhands_memory.events.observations import (
 )
 
 __all__ = ["import_sdk_events", "is_sdk_event", "is_sdk_log"]
-
-_BASH_ACTIONS = frozenset({"ExecuteBashAction", "TerminalAction"})
-_BASH_OBSERVATIONS = frozenset({"ExecuteBashObservation", "TerminalObservation"})
-_EDITOR_ACTIONS = frozenset({"StrReplaceEditorAction", "FileEditorAction", "PlanningFileEditorAction"})
-_EDITOR_OBSERVATIONS = frozenset({"StrReplaceEditorObservation", "FileEditorObservation", "PlanningFileEditorObservation"})
 
 _SECURITY_RISK = {"UNKNOWN": -1, "LOW": 0, "MEDIUM": 1, "HIGH": 2}
 """The SDK's `SecurityRisk` names -> V0's `ActionSecurityRisk` values."""
@@ -528,56 +523,109 @@ def _v0_action(action: dict[str, Any] | None, tool_name: str, thought: str, reco
     """The V0 action for the SDK action of one ActionEvent (metadata set by the caller)."""
     if action is None:
         return UnknownAction(action="NonExecutableAction", thought=thought)
+    # A kind that cannot be a dict key (a list, an object) raises TypeError here, which `run`
+    # reports as a MalformedEventError with the orjson errors (a TypeError subclass) it catches.
+    make = _ACTION_MAKERS.get(action.get("kind"), _other_action)
+    return make(action, tool_name, thought, _risk(record))
+
+
+_ActionMaker = Callable[[dict[str, Any], str, str, int], Action]
+"""Makes the V0 action for one SDK action: (the SDK action, its tool name, the event's thought, V0 security risk)."""
+
+
+def _cmd_run(action: dict[str, Any], tool_name: str, thought: str, risk: int) -> Action:
+    """`CmdRunAction` for a bash / terminal action; its `timeout` becomes the event's."""
+    command = action.get("command")
+    if not isinstance(command, str):
+        return _other_action(action, tool_name, thought, risk)
+    event = CmdRunAction(
+        command=command, is_input=bool(action.get("is_input", False)), thought=thought, security_risk=risk
+    )
+    timeout = action.get("timeout")
+    if isinstance(timeout, int | float) and not isinstance(timeout, bool):
+        event.timeout = timeout
+    return event
+
+
+def _file_action(action: dict[str, Any], tool_name: str, thought: str, risk: int) -> Action:
+    """`FileReadAction` for an editor's `view`, `FileEditAction` for its other commands."""
+    path = action.get("path")
+    if not isinstance(path, str):
+        return _other_action(action, tool_name, thought, risk)
+    if action.get("command") == "view":
+        return FileReadAction(
+            path=path, thought=thought, security_risk=risk, impl_source="oh_aci", view_range=action.get("view_range")
+        )
+    return FileEditAction(
+        path=path,
+        command=action.get("command") or "",
+        file_text=action.get("file_text"),
+        old_str=action.get("old_str"),
+        new_str=action.get("new_str"),
+        insert_line=action.get("insert_line"),
+        thought=thought,
+        security_risk=risk,
+        impl_source="oh_aci",
+    )
+
+
+def _think(action: dict[str, Any], tool_name: str, thought: str, risk: int) -> Action:
+    """`AgentThinkAction`: the event's thought, a newline, the tool's thought (as V0 combines them)."""
+    think = action.get("thought") or ""
+    return AgentThinkAction(thought=f"{thought}\n{think}" if thought and think else thought or think)
+
+
+def _finish(action: dict[str, Any], tool_name: str, thought: str, risk: int) -> Action:
+    """`AgentFinishAction` whose final thought is the finish message."""
+    return AgentFinishAction(final_thought=action.get("message") or "", thought=thought)
+
+
+def _task_tracking(action: dict[str, Any], tool_name: str, thought: str, risk: int) -> Action:
+    """`TaskTrackingAction` with the tracker's command (default `view`) and task list."""
+    return TaskTrackingAction(
+        command=action.get("command") or "view", task_list=action.get("task_list") or [], thought=thought
+    )
+
+
+def _mcp(action: dict[str, Any], tool_name: str, thought: str, risk: int) -> Action:
+    """`MCPAction` named after the tool, with the action's `data` as its arguments."""
+    data = action.get("data")
+    return MCPAction(name=tool_name, arguments=data if isinstance(data, dict) else {}, thought=thought, security_risk=risk)
+
+
+def _browse_url(action: dict[str, Any], tool_name: str, thought: str, risk: int) -> Action:
+    """`BrowseURLAction` for a navigation with a URL (without one it is any other browser action)."""
+    url = action.get("url")
+    if not isinstance(url, str):
+        return _other_action(action, tool_name, thought, risk)
+    return BrowseURLAction(url=url, thought=thought, security_risk=risk)
+
+
+def _other_action(action: dict[str, Any], tool_name: str, thought: str, risk: int) -> Action:
+    """`BrowseInteractiveAction` for a `Browser*Action`, else `UnknownAction` with the action's fields as args."""
     kind = action.get("kind")
     fields = {k: v for k, v in action.items() if k != "kind"}
-    risk = _risk(record)
-    if kind in _BASH_ACTIONS and isinstance(action.get("command"), str):
-        event: Action = CmdRunAction(
-            command=action["command"], is_input=bool(action.get("is_input", False)), thought=thought, security_risk=risk
-        )
-        if isinstance(action.get("timeout"), int | float) and not isinstance(action.get("timeout"), bool):
-            event.timeout = action["timeout"]
-        return event
-    if kind in _EDITOR_ACTIONS and isinstance(action.get("path"), str):
-        if action.get("command") == "view":
-            return FileReadAction(
-                path=action["path"],
-                thought=thought,
-                security_risk=risk,
-                impl_source="oh_aci",
-                view_range=action.get("view_range"),
-            )
-        return FileEditAction(
-            path=action["path"],
-            command=action.get("command") or "",
-            file_text=action.get("file_text"),
-            old_str=action.get("old_str"),
-            new_str=action.get("new_str"),
-            insert_line=action.get("insert_line"),
-            thought=thought,
-            security_risk=risk,
-            impl_source="oh_aci",
-        )
-    if kind == "ThinkAction":
-        think = action.get("thought") or ""
-        return AgentThinkAction(thought=f"{thought}\n{think}" if thought and think else thought or think)
-    if kind == "FinishAction":
-        return AgentFinishAction(final_thought=action.get("message") or "", thought=thought)
-    if kind == "TaskTrackerAction":
-        return TaskTrackingAction(
-            command=action.get("command") or "view", task_list=action.get("task_list") or [], thought=thought
-        )
-    if kind == "MCPToolAction":
-        data = action.get("data")
-        return MCPAction(name=tool_name, arguments=data if isinstance(data, dict) else {}, thought=thought, security_risk=risk)
-    if kind == "BrowserNavigateAction" and isinstance(action.get("url"), str):
-        return BrowseURLAction(url=action["url"], thought=thought, security_risk=risk)
     if isinstance(kind, str) and kind.startswith("Browser") and kind.endswith("Action"):
         code = f"{tool_name}({orjson.dumps(fields).decode()})"
         return BrowseInteractiveAction(browser_actions=code, thought=thought, security_risk=risk)
     if thought and "thought" not in fields:
         fields["thought"] = thought
     return UnknownAction(action=kind if isinstance(kind, str) else "UnknownSDKAction", **_as_extras(UnknownAction, fields))
+
+
+_ACTION_MAKERS: dict[str, _ActionMaker] = {
+    "ExecuteBashAction": _cmd_run,
+    "TerminalAction": _cmd_run,
+    "StrReplaceEditorAction": _file_action,
+    "FileEditorAction": _file_action,
+    "PlanningFileEditorAction": _file_action,
+    "ThinkAction": _think,
+    "FinishAction": _finish,
+    "TaskTrackerAction": _task_tracking,
+    "MCPToolAction": _mcp,
+    "BrowserNavigateAction": _browse_url,
+}
+"""SDK `action.kind` -> its maker; any other kind is `_other_action`'s."""
 
 
 def _observation_text(observation: Mapping[str, Any]) -> str:
@@ -596,51 +644,113 @@ def _v0_observation(
     kind: str, observation: dict[str, Any], text: str, record: Mapping[str, Any], action: Event | None
 ) -> Observation:
     """The V0 observation for the SDK observation of one ObservationEvent (cause and metadata set by the caller)."""
+    make = _OBSERVATION_MAKERS.get(kind)
+    if make is None:
+        return _other_observation(kind, observation, text)
+    return make(observation, text, record, action)
+
+
+_ObservationMaker = Callable[[dict[str, Any], str, Mapping[str, Any], Event | None], Observation]
+"""Makes the V0 observation for one SDK observation: (the SDK observation, its text, its event, the action it answers)."""
+
+
+def _error_message(observation: Mapping[str, Any]) -> str | None:
+    """The observation's `error` when it is a non-empty string."""
     error = observation.get("error")
-    if kind in _BASH_OBSERVATIONS:
-        metadata = observation.get("metadata") or {}
-        if isinstance(metadata, dict):  # anything else: the observation's validation names the field
-            metadata = dict(metadata)
-            if metadata.get("exit_code") is None and isinstance(observation.get("exit_code"), int):
-                metadata["exit_code"] = observation["exit_code"]
-        command = observation.get("command")
-        if not isinstance(command, str):
-            command = action.command if isinstance(action, CmdRunAction) else ""
-        return CmdOutputObservation(content=text, command=command, metadata=metadata)
-    if kind in _EDITOR_OBSERVATIONS:
-        path = observation.get("path")
-        if not isinstance(path, str):
-            path = getattr(action, "path", "") or ""
-        if (isinstance(error, str) and error) or observation.get("is_error") is True:
-            return ErrorObservation(content=error if isinstance(error, str) and error else text)
-        command = observation.get("command") or getattr(action, "command", None)
-        if command == "view" or isinstance(action, FileReadAction):
-            return FileReadObservation(content=text, path=path, impl_source="oh_aci")
-        return FileEditObservation(
-            content=text,
-            path=path,
-            prev_exist=bool(observation.get("prev_exist", False)),
-            old_content=observation.get("old_content"),
-            new_content=observation.get("new_content"),
-            impl_source="oh_aci",
-        )
-    if kind == "ThinkObservation":
-        return AgentThinkObservation(content=text)
-    if kind == "TaskTrackerObservation":
-        return TaskTrackingObservation(
-            content=text, command=observation.get("command") or "", task_list=observation.get("task_list") or []
-        )
-    if kind == "MCPToolObservation":
-        arguments = action.arguments if isinstance(action, MCPAction) else {}
-        return MCPObservation(content=text, name=record.get("tool_name") or "", arguments=arguments)
-    if kind == "BrowserObservation":
-        screenshot = observation.get("screenshot_data")
-        return BrowserOutputObservation(
-            content=error if isinstance(error, str) and error else text,
-            error=bool(error),
-            screenshot=f"data:image/png;base64,{screenshot}" if isinstance(screenshot, str) and screenshot else "",
-            trigger_by_action="browse" if isinstance(action, BrowseURLAction) else "browse_interactive",
-        )
+    return error if isinstance(error, str) and error else None
+
+
+def _cmd_output(
+    observation: dict[str, Any], text: str, record: Mapping[str, Any], action: Event | None
+) -> Observation:
+    """`CmdOutputObservation`, its `metadata` kept with `exit_code`; the command is the action's if not recorded."""
+    metadata = observation.get("metadata") or {}
+    if isinstance(metadata, dict):  # anything else: the observation's validation names the field
+        metadata = dict(metadata)
+        if metadata.get("exit_code") is None and isinstance(observation.get("exit_code"), int):
+            metadata["exit_code"] = observation["exit_code"]
+    command = observation.get("command")
+    if not isinstance(command, str):
+        command = action.command if isinstance(action, CmdRunAction) else ""
+    return CmdOutputObservation(content=text, command=command, metadata=metadata)
+
+
+def _file_observation(
+    observation: dict[str, Any], text: str, record: Mapping[str, Any], action: Event | None
+) -> Observation:
+    """`ErrorObservation` when the editor failed, else `FileReadObservation` for `view`, else `FileEditObservation`."""
+    path = observation.get("path")
+    if not isinstance(path, str):
+        path = getattr(action, "path", "") or ""
+    error = _error_message(observation)
+    if error is not None or observation.get("is_error") is True:
+        return ErrorObservation(content=error or text)
+    command = observation.get("command") or getattr(action, "command", None)
+    if command == "view" or isinstance(action, FileReadAction):
+        return FileReadObservation(content=text, path=path, impl_source="oh_aci")
+    return FileEditObservation(
+        content=text,
+        path=path,
+        prev_exist=bool(observation.get("prev_exist", False)),
+        old_content=observation.get("old_content"),
+        new_content=observation.get("new_content"),
+        impl_source="oh_aci",
+    )
+
+
+def _think_observation(
+    observation: dict[str, Any], text: str, record: Mapping[str, Any], action: Event | None
+) -> Observation:
+    """`AgentThinkObservation` with the tool's text."""
+    return AgentThinkObservation(content=text)
+
+
+def _task_tracking_observation(
+    observation: dict[str, Any], text: str, record: Mapping[str, Any], action: Event | None
+) -> Observation:
+    """`TaskTrackingObservation` with the tracker's command and task list."""
+    return TaskTrackingObservation(
+        content=text, command=observation.get("command") or "", task_list=observation.get("task_list") or []
+    )
+
+
+def _mcp_observation(
+    observation: dict[str, Any], text: str, record: Mapping[str, Any], action: Event | None
+) -> Observation:
+    """`MCPObservation` named after the event's tool, with the arguments of the `MCPAction` it answers."""
+    arguments = action.arguments if isinstance(action, MCPAction) else {}
+    return MCPObservation(content=text, name=record.get("tool_name") or "", arguments=arguments)
+
+
+def _browser_output(
+    observation: dict[str, Any], text: str, record: Mapping[str, Any], action: Event | None
+) -> Observation:
+    """`BrowserOutputObservation`: the error as content when there is one, the screenshot as a data URL."""
+    screenshot = observation.get("screenshot_data")
+    return BrowserOutputObservation(
+        content=_error_message(observation) or text,
+        error=bool(observation.get("error")),
+        screenshot=f"data:image/png;base64,{screenshot}" if isinstance(screenshot, str) and screenshot else "",
+        trigger_by_action="browse" if isinstance(action, BrowseURLAction) else "browse_interactive",
+    )
+
+
+_OBSERVATION_MAKERS: dict[str, _ObservationMaker] = {
+    "ExecuteBashObservation": _cmd_output,
+    "TerminalObservation": _cmd_output,
+    "StrReplaceEditorObservation": _file_observation,
+    "FileEditorObservation": _file_observation,
+    "PlanningFileEditorObservation": _file_observation,
+    "ThinkObservation": _think_observation,
+    "TaskTrackerObservation": _task_tracking_observation,
+    "MCPToolObservation": _mcp_observation,
+    "BrowserObservation": _browser_output,
+}
+"""SDK `observation.kind` -> its maker; any other kind is `_other_observation`'s."""
+
+
+def _other_observation(kind: str, observation: dict[str, Any], text: str) -> Observation:
+    """`UnknownObservation(observation=<kind>)` with the text as `content` and the other fields as extras."""
     fields = {k: v for k, v in observation.items() if k not in ("kind", "content", "output", "message")}
     return UnknownObservation(observation=kind, content=text, **_as_extras(UnknownObservation, fields))
 

@@ -457,6 +457,27 @@ def test_action_kinds_map_to_v0_actions(action: dict[str, Any] | None, tool: str
 
 
 @pytest.mark.parametrize(
+    ("action", "tool", "expected", "fields"),
+    [
+        ({"kind": "TerminalAction", "is_input": False}, "terminal", UnknownAction, {"action": "TerminalAction", "is_input": False}),
+        ({"kind": "ExecuteBashAction", "command": ["ls"]}, "execute_bash", UnknownAction, {"action": "ExecuteBashAction", "command": ["ls"]}),
+        ({"kind": "FileEditorAction", "command": "view", "path": None}, "file_editor", UnknownAction, {"action": "FileEditorAction", "path": None}),
+        ({"kind": "BrowserNavigateAction", "new_tab": True}, "browser_navigate", BrowseInteractiveAction, {"browser_actions": 'browser_navigate({"new_tab":true})'}),
+        ({"kind": 5, "x": 1}, "odd", UnknownAction, {"action": "UnknownSDKAction", "x": 1}),
+    ],
+)
+def test_action_without_what_its_kind_needs_maps_like_an_unlisted_kind(
+    action: dict[str, Any], tool: str, expected: type[Action], fields: dict[str, Any]
+) -> None:
+    (event,) = import_sdk_events([action_event(action, tool=tool, thought="before")])
+    assert type(event) is expected
+    for name, value in fields.items():
+        assert getattr(event, name) == value, name
+    assert event.thought == "before"
+    assert event_from_dict(event_to_dict(event)) == event
+
+
+@pytest.mark.parametrize(
     ("action", "observation", "expected", "content"),
     [
         (
