@@ -254,6 +254,7 @@ def _replay(args: argparse.Namespace) -> int:
             ("final context tokens", f"{report.final_tokens:,}"),
             ("total prompt tokens", f"{report.total_prompt_tokens:,}"),
             ("final view", f"{report.final_view_events:,} events"),
+            ("tool-call repairs", f"{report.tool_call_repairs:,} (calls or results left out to keep the chat valid)"),
             ("replay time", f"{report.seconds:.2f} s (+ {report.tokenizer_seconds:.2f} s loading the tokenizer)"),
         ]
     )

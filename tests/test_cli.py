@@ -66,6 +66,14 @@ def test_replay_of_the_bundled_log_prints_the_summary_table() -> None:
     assert "\n step     id  made by" in result.stdout  # the condensations, one a line
 
 
+def test_replay_shows_and_logs_the_tool_calls_the_chat_had_to_leave_out(real_logs_dir: Path) -> None:
+    # This log holds a tool result whose call it never recorded: the message layer leaves it out.
+    result = run("replay", str(real_logs_dir / "v1_oh-sdk_goal-fixture_events.json"))
+    assert result.returncode == 0, result.stderr
+    assert rows(result.stdout)["tool-call repairs"].startswith("1 (")
+    assert "results without a call: chatcmpl-tool-9051d3d10f914188" in result.stderr
+
+
 def test_replay_shows_a_progress_bar_on_a_terminal_only(tmp_path: Path) -> None:
     primary, secondary = pty.openpty()
     try:
