@@ -3,8 +3,8 @@
 The rules are OpenHands V0's:
 
 - every `CondensationAction` forgets its ids (a list, or an inclusive id range), and the forgetting
-  adds up over the whole stream; the condensation action itself and every
-  `CondensationRequestAction` are forgotten too;
+  adds up over the whole stream (a range also forgets events that arrive later with an id inside
+  it); the condensation action itself and every `CondensationRequestAction` are forgotten too;
 - the summary of the most recent condensation that has one is inserted as an
   `AgentCondensationObservation` at `summary_offset` of the kept events (appended if the offset is
   past the end);
@@ -16,11 +16,17 @@ condensation lists the condensation's id among the forgotten, so several summari
 
 `ViewBuilder` keeps the view up to date one event at a time: an append costs O(1) unless it is a
 condensation, which costs in proportion to the current view, never to the whole history.
+
+A range is never expanded into its ids: it is tested by its bounds against the ids of the events
+at hand, so time and memory follow the number of events, whatever the width of a range (one
+350-byte line may name 10**12 ids). The same holds for `summary_offset` (an offset past the end
+appends) and for huge ids.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from bisect import bisect_left, bisect_right
+from collections.abc import Container, Iterable, Iterator, Sequence
 from itertools import compress
 from operator import attrgetter, not_
 from typing import overload
@@ -31,6 +37,7 @@ from openhands_memory.events import (
     CondensationRequestAction,
     Event,
 )
+from openhands_memory.events.actions import IdRange
 
 __all__ = ["View", "ViewBuilder"]
 
@@ -91,7 +98,12 @@ class View(Sequence[Event]):
 
     @property
     def forgotten_event_ids(self) -> frozenset[int]:
-        """Every id the condensations (and condensation requests) in the stream forgot."""
+        """Every id the condensations (and condensation requests) in the stream forgot.
+
+        That is the ids they list, their own ids, and of each id range only the ids of events in
+        the stream (OpenHands adds every id of the range, but most name no event and a range may
+        hold 10**12 of them). Built on first use, then kept; its size is bounded by the stream.
+        """
         if self._forgotten is None:
             parts, count = self._forgotten_log
             self._forgotten = frozenset().union(*parts[:count])
@@ -213,15 +225,34 @@ class ViewBuilder:
     snapshot shares the builder's list and reads only the prefix it was taken at.
     """
 
-    __slots__ = ("_kept", "_summary", "_forgotten", "_forgotten_log", "_unhandled", "_view", "_count", "_kinds")
+    __slots__ = (
+        "_kept",
+        "_summary",
+        "_forgotten",
+        "_forgotten_log",
+        "_starts",
+        "_ends",
+        "_top",
+        "_unhandled",
+        "_view",
+        "_count",
+        "_kinds",
+    )
 
     def __init__(self, events: Iterable[Event] = ()) -> None:
         self._kept: list[Event] = []
         self._summary: tuple[int, AgentCondensationObservation] | None = None
+        # Ids forgotten so far: listed ones, and of each range only the ids of appended events.
         self._forgotten: set[int] = set()
         # What each condensation (or request) added to `_forgotten`: views share this list and
         # union their prefix only when asked, so a condensation never copies the whole set.
         self._forgotten_log: list[frozenset[int]] = []
+        # The ranges seen so far, merged, sorted and disjoint: a later event with an id inside one
+        # is forgotten when it arrives. `_top` is the largest end, so the usual new event (an id
+        # above every range) costs one comparison.
+        self._starts: list[int] = []
+        self._ends: list[int] = []
+        self._top: float = float("-inf")
         self._unhandled = False
         self._view: View | None = None
         self._count = 0
@@ -251,8 +282,12 @@ class ViewBuilder:
         if kind is None:
             kind = self._classify(type(event))
         if kind == _PLAIN:
-            if event.id not in self._forgotten:
-                self._kept.append(event)
+            event_id = event.id
+            if event_id not in self._forgotten:
+                if event_id is not None and event_id <= self._top and self._in_ranges(event_id):
+                    self._forget({event_id})
+                else:
+                    self._kept.append(event)
         elif kind == _CONDENSATION:
             assert isinstance(event, CondensationAction)
             self._apply(event)
@@ -264,10 +299,23 @@ class ViewBuilder:
     def extend(self, events: Iterable[Event]) -> None:
         """Add several events in order (the same as appending each)."""
         kinds = self._kinds
-        for event in events:
+        remaining = iter(events)
+        if not self._ends:
+            for event in remaining:
+                kind = kinds.get(type(event))
+                if kind == _PLAIN and event.id not in self._forgotten:
+                    # The common case, inlined: no condensation involved.
+                    self._kept.append(event)
+                    self._count += 1
+                    self._view = None
+                else:
+                    self.append(event)
+                    if self._ends:
+                        break  # a range now forgets ids that may still come: the loop below checks them
+        for event in remaining:
             kind = kinds.get(type(event))
-            if kind == _PLAIN and event.id not in self._forgotten:
-                # The common case, inlined: no condensation involved.
+            if kind == _PLAIN and (event_id := event.id) not in self._forgotten and (event_id is None or event_id > self._top):
+                # The common case with ranges: a new id, above every range.
                 self._kept.append(event)
                 self._count += 1
                 self._view = None
@@ -295,6 +343,25 @@ class ViewBuilder:
         # A new list, never an edit in place: earlier views share the old one.
         self._kept, self._summary, dropped = _condense(self._kept, self._summary, condensation)
         self._forget(dropped)
+        forgotten = condensation.forgotten
+        if isinstance(forgotten, IdRange) and forgotten.width:
+            self._add_range(forgotten.start, forgotten.end)
+
+    def _add_range(self, start: int, end: int) -> None:
+        """Merge `start..end` into the sorted, disjoint ranges (touching ranges join)."""
+        starts, ends = self._starts, self._ends
+        first = bisect_left(ends, start - 1)  # the first range that ends at or after start - 1
+        stop = bisect_right(starts, end + 1)  # past the last range that starts at or before end + 1
+        if first < stop:
+            start = min(start, starts[first])
+            end = max(end, ends[stop - 1])
+        starts[first:stop] = [start]
+        ends[first:stop] = [end]
+        self._top = ends[-1]
+
+    def _in_ranges(self, event_id: int) -> bool:
+        index = bisect_right(self._starts, event_id) - 1
+        return index >= 0 and event_id <= self._ends[index]
 
 
 _Summary = tuple[int, AgentCondensationObservation]
@@ -307,29 +374,64 @@ def _condense(
     """Apply one condensation: the new kept events, the new standing summary, and the ids it forgets.
 
     The one place the condensation rules live (the builder and `View.apply` both call it). `kept`
-    is not changed.
+    is not changed. A range is tested by its bounds: `dropped` holds the listed ids, or of a
+    range only the ids of kept events, so the cost is O(len(kept)) whatever its width.
     """
-    listed = set(_ids_of(condensation))
-    dropped = set(listed)
-    if condensation.id is not None:
-        dropped.add(condensation.id)
+    forgotten = condensation.forgotten
+    cid = condensation.id
+    if isinstance(forgotten, IdRange):
+        ids = list(map(_get_id, kept))
+        if _is_sorted(ids):
+            # The usual case: the range is one slice of the kept events, found by bisection.
+            low, high = bisect_left(ids, forgotten.start), bisect_right(ids, forgotten.end)  # type: ignore[arg-type]
+            dropped: set[int] = set(ids[low:high])  # type: ignore[arg-type]
+            new_kept = [*kept[:low], *kept[high:]]
+            if cid is not None:
+                dropped.add(cid)
+                at = bisect_left(ids, cid)  # type: ignore[arg-type]
+                if at < len(ids) and ids[at] == cid:  # an event with the condensation's id (a broken log)
+                    new_kept = [e for e in new_kept if e.id != cid]
+            return new_kept, _with_summary(new_kept, summary, condensation), dropped
+        dropped = {i for i in ids if i in forgotten}  # type: ignore[misc]
+        listed: Container[int | None] = forgotten
+    else:
+        listed = frozenset(forgotten)
+        dropped = set(listed)
+    if cid is not None:
+        dropped.add(cid)
     new_kept = [e for e in kept if e.id not in dropped and not (e.id is None and _is_summary(e) and e.cause in listed)]
+    return new_kept, _with_summary(new_kept, summary, condensation), dropped
+
+
+def _with_summary(new_kept: list[Event], summary: _Summary | None, condensation: CondensationAction) -> _Summary | None:
+    """The standing summary after `condensation`; a persisting summary is inserted into `new_kept` instead."""
     if condensation.summary is not None and condensation.summary_offset is not None:
         new_summary = AgentCondensationObservation(content=condensation.summary, cause=condensation.id)
         if condensation.summary_persists:
             new_kept.insert(condensation.summary_offset, new_summary)
         else:
             summary = (condensation.summary_offset, new_summary)
-    return new_kept, summary, dropped
+    return summary
 
 
-def _ids_of(condensation: CondensationAction) -> Iterable[int]:
-    """The forgotten ids, without building a list for the range form (ranges can be long)."""
-    if condensation.forgotten_event_ids is not None:
-        return condensation.forgotten_event_ids
-    start, end = condensation.forgotten_events_start_id, condensation.forgotten_events_end_id
-    assert start is not None and end is not None
-    return range(start, end + 1)
+def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The inclusive ranges merged into sorted, disjoint ones."""
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(ranges):
+        if merged and start <= merged[-1][1] + 1:
+            if end > merged[-1][1]:
+                merged[-1] = (merged[-1][0], end)
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _is_sorted(ids: list[int | None]) -> bool:
+    """The ids are in order and none is None (as a stream's always are)."""
+    try:
+        return ids == sorted(ids)  # type: ignore[type-var]
+    except TypeError:  # None among ints
+        return False
 
 
 def _is_summary(event: Event) -> bool:
@@ -342,12 +444,13 @@ def _from_events_in_two_passes(events: list[Event]) -> View | None:
     Pass one finds the condensations and requests, pass two keeps what they did not forget; both
     run as C-level iterator chains (this is the hot path of rebuilding a long history). It gives up
     (None) on what only the step-by-step rules describe: a persisting (SDK) summary, or a
-    condensation or request with no id.
+    condensation or request with no id; and on id ranges when the ids are not sorted.
     """
     special = list(compress(events, map(_condensation_types().__contains__, map(type, events))))
     if not special:
         return View._snapshot(list(events), len(events), None, False, ([], 0))
     forgotten: set[int] = set()
+    ranges: list[tuple[int, int]] = []
     newest_summary: CondensationAction | None = None
     for event in special:
         if event.id is None:
@@ -356,9 +459,24 @@ def _from_events_in_two_passes(events: list[Event]) -> View | None:
         if isinstance(event, CondensationAction):
             if event.summary_persists:
                 return None
-            forgotten.update(_ids_of(event))
+            listed = event.forgotten
+            if isinstance(listed, IdRange):
+                if listed.width:
+                    ranges.append((listed.start, listed.end))
+            else:
+                forgotten.update(listed)
             if event.summary is not None and event.summary_offset is not None:
                 newest_summary = event
+    ids: Iterable[int | None]
+    if ranges:
+        # Only the ids of these events count, found by bisection: never one per id of the range.
+        ids = list(map(_get_id, events))
+        if not _is_sorted(ids):
+            return None  # the builder handles ranges over unsorted ids
+        for start, end in _merged(ranges):
+            forgotten.update(ids[bisect_left(ids, start) : bisect_right(ids, end)])  # type: ignore[arg-type]
+    else:
+        ids = map(_get_id, events)
     summary: tuple[int, AgentCondensationObservation] | None = None
     if newest_summary is not None:
         assert newest_summary.summary is not None and newest_summary.summary_offset is not None
@@ -366,7 +484,7 @@ def _from_events_in_two_passes(events: list[Event]) -> View | None:
             newest_summary.summary_offset,
             AgentCondensationObservation(content=newest_summary.summary, cause=newest_summary.id),
         )
-    kept = list(compress(events, map(not_, map(forgotten.__contains__, map(_get_id, events)))))
+    kept = list(compress(events, map(not_, map(forgotten.__contains__, ids))))
     unhandled = isinstance(special[-1], CondensationRequestAction)
     # `forgotten` is ours alone and never changed again: the view may hold it without a copy.
     return View._snapshot(kept, len(kept), summary, unhandled, ([forgotten], 1))  # type: ignore[list-item]

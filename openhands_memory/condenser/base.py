@@ -249,7 +249,7 @@ class Condenser(ABC):
         if condensation.metadata is None:
             after = condensed_events(view, action)
             counter = self.token_counter
-            listed = set(action.forgotten)
+            listed = action.forgotten_lookup()  # a range is tested by its bounds, never expanded
             forgotten = sum(1 for e in view if forget_id(e) in listed)
             condensation.metadata = CondensationMetadata(
                 condenser=self.name,

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Container, Iterator, Sequence
 from enum import StrEnum
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, overload
 
 from pydantic import Field, model_validator
 
@@ -396,6 +397,82 @@ class LoopRecoveryAction(Action):
     """Which recovery option was chosen."""
 
 
+_MESSAGE_IDS = 1000
+"""A condensation message lists at most this many ids of a range (OpenHands lists them all)."""
+
+
+class IdRange(Sequence[int]):
+    """The inclusive id range `start..end` of a condensation, as a lazy sequence (never a list).
+
+    Membership is a bounds test and `len` is arithmetic, so a range of 10**12 ids costs what a range
+    of two does. It compares equal to any sequence with the same ids, as the list OpenHands
+    builds would (comparing with a list costs the list's length, never the range's width).
+    """
+
+    __slots__ = ("start", "end")
+
+    start: int
+    """The first id."""
+    end: int
+    """The last id (included)."""
+
+    def __init__(self, start: int, end: int) -> None:
+        self.start = start
+        self.end = end
+
+    @property
+    def width(self) -> int:
+        """How many ids the range holds (`len` fails past `sys.maxsize`; this never does)."""
+        return max(0, self.end - self.start + 1)
+
+    def __contains__(self, event_id: object) -> bool:
+        return isinstance(event_id, int) and self.start <= event_id <= self.end
+
+    def __len__(self) -> int:
+        return self.width
+
+    @overload
+    def __getitem__(self, index: int) -> int: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[int]: ...
+
+    def __getitem__(self, index: int | slice) -> int | Sequence[int]:
+        return range(self.start, self.end + 1)[index]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(self.start, self.end + 1))
+
+    def __reversed__(self) -> Iterator[int]:
+        return reversed(range(self.start, self.end + 1))
+
+    def index(self, value: Any, start: int = 0, stop: int | None = None) -> int:
+        if value not in self:
+            raise ValueError(f"{value!r} is not in the range")
+        position = value - self.start
+        if position < start or (stop is not None and position >= stop):
+            raise ValueError(f"{value!r} is not in the range")
+        return position
+
+    def count(self, value: Any) -> int:
+        return int(value in self)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, IdRange):
+            return (self.start, self.end) == (other.start, other.end) or self.width == other.width == 0
+        if isinstance(other, range):
+            return range(self.start, self.end + 1) == other
+        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
+            # Lengths first: only a sequence as long as the range is walked, so the cost is its own.
+            return len(other) == self.width and all(a == b for a, b in zip(other, self, strict=False))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"IdRange({self.start}, {self.end})"
+
+
 class CondensationAction(Action):
     """Forget some events, optionally leaving a summary in their place.
 
@@ -443,17 +520,35 @@ class CondensationAction(Action):
         return self
 
     @property
-    def forgotten(self) -> list[int]:
-        """The ids this condensation forgets, from either form."""
+    def forgotten(self) -> Sequence[int]:
+        """The ids this condensation forgets, from either form: the list, or the range as a lazy `IdRange`.
+
+        The range is never expanded (it may be far wider than any log: one 350-byte line can name
+        10**12 ids), so iterate it only over ids you hold; `forgets` and `forgotten_lookup` test
+        membership by its bounds. It equals the list OpenHands builds (`== list(...)` holds).
+        """
         if self.forgotten_event_ids is not None:
             return self.forgotten_event_ids
         assert self.forgotten_events_start_id is not None and self.forgotten_events_end_id is not None
-        return list(range(self.forgotten_events_start_id, self.forgotten_events_end_id + 1))
+        return IdRange(self.forgotten_events_start_id, self.forgotten_events_end_id)
+
+    def forgets(self, event_id: int | None) -> bool:
+        """Whether this condensation lists `event_id` (O(1) for a range, by its bounds; None: never)."""
+        return event_id is not None and event_id in self.forgotten
+
+    def forgotten_lookup(self) -> Container[int | None]:
+        """The forgotten ids as a container for many membership tests: a set of the listed ids, or the `IdRange`."""
+        forgotten = self.forgotten
+        return forgotten if isinstance(forgotten, IdRange) else frozenset(forgotten)
 
     def default_message(self) -> str:
         if self.summary:
             return f"Summary: {self.summary}"
-        return f"Condenser is dropping the events: {self.forgotten}."
+        forgotten = self.forgotten
+        if isinstance(forgotten, IdRange) and forgotten.width > _MESSAGE_IDS:
+            # OpenHands prints every id; a wide range would make the message (written to the log) huge.
+            return f"Condenser is dropping the events: [{forgotten.start}, ..., {forgotten.end}]."
+        return f"Condenser is dropping the events: {list(forgotten)}."
 
 
 class CondensationRequestAction(Action):

@@ -117,7 +117,7 @@ def check_condensation(
     - the summary offset, if any, is within the kept events.
     """
     assert action.summary_persists is None, f"{where}: summary_persists must not be set"
-    listed = set(action.forgotten)
+    listed = action.forgotten_lookup()
     events = view.events
     protected = list(range(min(keep_first, len(events))))
     protected += [i for i, e in enumerate(events) if isinstance(e, SystemMessageAction)][:1]
@@ -203,7 +203,9 @@ def replay_with_condenser(
                     check_condensation(item.view, action, keep_first=keep_first, where=where)
                 assert item.condensation.metadata is not None, f"{where}: the condensation has no metadata"
                 result.condensations.append(item.condensation.metadata)
-                listed.update(action.forgotten)
+                # Of a range, only the ids of events in view: a range may be far wider than the log.
+                listed.update(e.id for e in item.view if action.forgets(e.id))  # type: ignore[misc]
+                listed.update(action.forgotten_event_ids or ())
                 if check:
                     assert item.view_after == apply_condensation(item.view, action.model_copy(update={"id": item.action.id})), (
                         f"{where}: the view after the condensation is not the one predicted"
