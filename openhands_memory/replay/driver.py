@@ -20,7 +20,8 @@ does; every event goes into the replayed history. Ids: an event keeps its id unl
 condensation took it (or one before it moved); then it gets the next free id. `cause` and the
 forgotten ids of recorded condensations are mapped to the new ids, so the replayed history is a
 consistent log: `View.from_events(agent_history(replayer.history))` is `replayer.view`. (An id the
-log refers to but does not hold stays as it is while no replayed event has taken it.) The events
+log refers to but does not hold stays as it is while no replayed event has taken it; a recorded id
+range whose events moved is rebuilt from the events it holds, never id by id.) The events
 given are never changed: an event whose id or references change is copied, the others are shared.
 """
 
@@ -302,17 +303,37 @@ class Replayer:
         if cause is not None and self._map(cause) != cause:
             update["cause"] = self._map(cause)
         if isinstance(event, CondensationAction):
-            listed = event.forgotten
-            forgotten = [new for new in map(self._map, listed) if new is not None]
-            if forgotten != listed:
-                if (
-                    event.forgotten_event_ids is None
-                    and forgotten
-                    and forgotten == list(range(forgotten[0], forgotten[-1] + 1))
-                ):
-                    update.update(forgotten_events_start_id=forgotten[0], forgotten_events_end_id=forgotten[-1])
-                else:
-                    update.update(
-                        forgotten_event_ids=forgotten, forgotten_events_start_id=None, forgotten_events_end_id=None
-                    )
+            if event.forgotten_event_ids is not None:
+                listed = event.forgotten_event_ids
+                forgotten = [new for new in map(self._map, listed) if new is not None]
+                if forgotten != listed:
+                    update.update(forgotten_event_ids=forgotten)
+            else:
+                update.update(self._mapped_range(event))
         return event.model_copy(update=update) if update else event
+
+    def _mapped_range(self, event: CondensationAction) -> dict[str, object]:
+        """The fields that make a recorded range forget the same events under their new ids ({} if none moved).
+
+        Only the events the replay holds are looked at, never each id of the range (it may be far
+        wider than the log): its other ids name no event, and never will (new ids only grow). The
+        range keeps its form when nothing else took an id between its events' new ids; otherwise
+        it becomes the list of those ids.
+        """
+        start, end = event.forgotten_events_start_id, event.forgotten_events_end_id
+        assert start is not None and end is not None
+        if end - start < len(self._ids):
+            pairs = [(old, new) for old in range(start, end + 1) if (new := self._ids.get(old)) is not None]
+        else:
+            pairs = [(old, new) for old, new in self._ids.items() if start <= old <= end]
+        if all(old == new for old, new in pairs):
+            return {}
+        ids = sorted(new for _, new in pairs)
+        low, high = ids[0], ids[-1]
+        if high - low < len(self._taken):
+            others = sum(1 for i in range(low, high + 1) if i in self._taken) - len(ids)
+        else:
+            others = sum(1 for i in self._taken if low <= i <= high) - len(ids)
+        if others == 0:
+            return {"forgotten_events_start_id": low, "forgotten_events_end_id": high}
+        return {"forgotten_event_ids": ids, "forgotten_events_start_id": None, "forgotten_events_end_id": None}

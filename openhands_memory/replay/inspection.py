@@ -235,7 +235,10 @@ def _orphan(event: Event, problem: Literal["no result", "no call"]) -> OrphanEve
 
 
 def _condensation_info(action: CondensationAction, by_id: dict[int, Event]) -> CondensationInfo:
-    forgotten = [by_id[i] for i in action.forgotten if i in by_id]
+    if action.forgotten_event_ids is not None:
+        forgotten = [by_id[i] for i in action.forgotten_event_ids if i in by_id]
+    else:  # a range: look at the events the log holds, never at each id of the range (it may be huge)
+        forgotten = [e for i, e in by_id.items() if action.forgets(i)]
     kinds = Counter(kind_label(e) for e in forgotten)
     ids = [e.id for e in forgotten if e.id is not None]
     record = action.condenser_metadata or {}

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import time
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,7 +41,7 @@ from openhands_memory.condenser import (
 )
 from openhands_memory.conversation_memory import ConversationMemory
 from openhands_memory.errors import StepNotFoundError
-from openhands_memory.events import Event, MessageAction, load_events
+from openhands_memory.events import CondensationAction, Event, MessageAction, load_events
 from openhands_memory.history import DEFAULT_CONDENSER_CONFIG, default_condenser
 from openhands_memory.llm.message import Message
 from openhands_memory.replay.driver import AgentStep, CondensationMade, RecordedCondensation, Replayer
@@ -151,7 +152,8 @@ class ReplayCondensation:
     recorded: bool
     """It comes from the log (else the pipeline made it)."""
     forgotten_ids: tuple[int, ...]
-    """The ids it forgets, in the replayed history."""
+    """The ids it forgets, in the replayed history: those it lists, or of an id range the ids of
+    the events replayed so far inside it (a range is never expanded: it may be far wider than the log)."""
     events_before: int
     """Events in view before it."""
     events_after: int
@@ -346,7 +348,25 @@ def _condenser_for(condenser: Condenser | Pipeline | None, recorded: bool) -> Pi
     return pipeline
 
 
-def _condensation_of(item: CondensationMade | RecordedCondensation) -> ReplayCondensation:
+def _forgotten_ids(action: CondensationAction, history: list[Event]) -> tuple[int, ...]:
+    """The ids a condensation lists; of a range, the ids of the events in the replayed history so far.
+
+    A range is never expanded (it may be far wider than the log): the replayed ids only grow, so
+    two bisections find its events.
+    """
+    if action.forgotten_event_ids is not None:
+        return tuple(action.forgotten_event_ids)
+    start, end = action.forgotten_events_start_id, action.forgotten_events_end_id
+    low = bisect_left(history, start, key=_event_id)
+    high = bisect_right(history, end, key=_event_id)
+    return tuple(e.id for e in history[low:high])  # type: ignore[misc]
+
+
+def _event_id(event: Event) -> int:
+    return event.id if event.id is not None else -1
+
+
+def _condensation_of(item: CondensationMade | RecordedCondensation, history: list[Event]) -> ReplayCondensation:
     if isinstance(item, CondensationMade):
         metadata = item.condensation.metadata
         record = metadata.to_dict() if metadata is not None else item.action.condenser_metadata
@@ -359,7 +379,7 @@ def _condensation_of(item: CondensationMade | RecordedCondensation) -> ReplayCon
         id=action.id,
         step=step,
         recorded=recorded,
-        forgotten_ids=tuple(action.forgotten),
+        forgotten_ids=_forgotten_ids(action, history),
         events_before=len(item.view),
         events_after=len(item.view_after),
         summary=action.summary,
@@ -417,7 +437,7 @@ def replay_events(
                 )
             )
         else:
-            report.condensations.append(_condensation_of(item))
+            report.condensations.append(_condensation_of(item, replayer.history))
     report.events = replayer.events_read
     report.history = replayer.history
     report.final_view = replayer.view

@@ -112,6 +112,22 @@ def test_kept_condensations_are_renumbered_with_the_events_they_forget() -> None
     assert replayer.view[2].kind == "condense"  # the summary, at its offset
 
 
+def test_a_kept_range_far_wider_than_the_log_is_renumbered_by_the_events_it_holds() -> None:
+    log = Log()
+    log.header()
+    log.turns(5)  # ids 2..11
+    big = log.calls("big", gap=10**12)[0]  # ids 10**12 + 12 and 13: the range below spans 10**12 ids
+    log.add(CondensationAction(forgotten_events_start_id=6, forgotten_events_end_id=big.id + 1, summary="s", summary_offset=2))
+    log.turns(1)
+    replayer = Replayer(ForgetOldest(size=7), keep_recorded=True)
+    list(replayer.replay(log.events))  # never one step per id of the range
+    (recorded,) = [e for e in replayer.history if isinstance(e, CondensationAction) and e.summary == "s"]
+    moved = [e.id for e in replayer.history if getattr(e, "command", "") in ("cmd 2", "cmd 3", "cmd 4", "big")]
+    assert recorded.forgotten == moved and recorded.forgotten_events_start_id is None
+    assert replayer.view == View.from_events(agent_history(replayer.history))
+    assert not {e.id for e in replayer.view} & set(moved)
+
+
 def test_a_kept_range_keeps_its_form_when_its_events_move_together() -> None:
     log = Log()
     log.header()
