@@ -447,12 +447,9 @@ class IdRange(Sequence[int]):
         return reversed(range(self.start, self.end + 1))
 
     def index(self, value: Any, start: int = 0, stop: int | None = None) -> int:
-        if value not in self:
-            raise ValueError(f"{value!r} is not in the range")
-        position = value - self.start
-        if position < start or (stop is not None and position >= stop):
-            raise ValueError(f"{value!r} is not in the range")
-        return position
+        if value in self and (position := value - self.start) in range(self.width)[start:stop]:
+            return position
+        raise ValueError(f"{value!r} is not in the range")
 
     def count(self, value: Any) -> int:
         return int(value in self)
