@@ -150,11 +150,15 @@ class JsonlEventStore:
             self.close()
 
 
+_FILE_MODE = 0o600
+"""A log and its sidecars are the owner's only: they hold prompts, tool output and secrets."""
+
+
 def _open_log(path: Path) -> tuple[int, bool]:
     """Open (or create) the log for reading and appending; also say whether it was created."""
     flags = os.O_RDWR | os.O_APPEND
     try:
-        return os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o644), True
+        return os.open(path, flags | os.O_CREAT | os.O_EXCL, _FILE_MODE), True
     except FileExistsError:
         return os.open(path, flags), False
 
@@ -259,7 +263,7 @@ def _set_aside(fd: int, path: Path, tail: bytes, number: int, *, keep: int) -> R
     suffix = 1
     while True:
         try:
-            out = os.open(sidecar, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            out = os.open(sidecar, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _FILE_MODE)
             break
         except FileExistsError:
             suffix += 1

@@ -22,13 +22,14 @@ events takes a few seconds.
 Regenerate the bundled fixture with::
 
     python -m openhands_memory.testing.synthetic --events 300 --condense-every 120 \\
-        --out fixtures/synthetic_session_300.jsonl
+        --out fixtures/synthetic_session_300.jsonl --force
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import sys
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from datetime import datetime, timedelta
@@ -36,6 +37,7 @@ from typing import Any
 
 import orjson
 
+from openhands_memory.errors import OutputExistsError
 from openhands_memory.events import (
     AgentFinishAction,
     AgentThinkAction,
@@ -752,7 +754,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--parallel-every", type=int, default=7, help="every Nth model response makes parallel calls; 0: never"
     )
-    parser.add_argument("--out", required=True, help="the file to write")
+    parser.add_argument("--out", required=True, help="the file to write (an existing one only with --force)")
+    parser.add_argument("--force", action="store_true", help="replace an existing --out file")
     args = parser.parse_args(argv)
     try:
         events = synthetic_session(
@@ -763,7 +766,11 @@ def main(argv: list[str] | None = None) -> int:
         )
     except ValueError as exc:
         parser.error(str(exc))
-    dump_events(events, args.out)
+    try:
+        dump_events(events, args.out, overwrite=args.force)
+    except OutputExistsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 

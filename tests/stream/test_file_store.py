@@ -52,6 +52,13 @@ def test_missing_file_and_folders_are_created_empty(tmp_path: Path) -> None:
     store.close()
 
 
+def test_a_new_log_is_readable_by_its_owner_only(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    store = JsonlEventStore(path)
+    store.close()
+    assert path.stat().st_mode & 0o777 == 0o600
+
+
 def test_blank_lines_are_skipped(tmp_path: Path) -> None:
     path = tmp_path / "events.jsonl"
     path.write_bytes(event_to_json(stored_event(0)) + b"\n\n  \n" + event_to_json(stored_event(1)) + b"\n")

@@ -189,12 +189,22 @@ def test_command_line_writes_a_loadable_log(tmp_path: Path) -> None:
     assert loaded == orjson.loads(orjson.dumps(synthetic_session_dicts(120, seed=3, condense_every=50)))
 
 
+def test_command_line_keeps_an_existing_file_unless_force(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "session.jsonl"
+    out.write_text("mine\n")
+    assert main(["--events", "20", "--out", str(out)]) == 1
+    assert out.read_text() == "mine\n"
+    assert "already exists" in capsys.readouterr().err
+    assert main(["--events", "20", "--out", str(out), "--force"]) == 0
+    assert len(load_events(out)) == 20
+
+
 def test_bundled_fixture_is_what_the_generator_writes() -> None:
     loaded = [event_to_dict(e) for e in load_events(FIXTURE)]
     expected = orjson.loads(orjson.dumps(synthetic_session_dicts(300, condense_every=120)))
     assert loaded == expected, (
         "fixtures/synthetic_session_300.jsonl is stale; regenerate it with "
         "python -m openhands_memory.testing.synthetic --events 300 --condense-every 120 "
-        "--out fixtures/synthetic_session_300.jsonl"
+        "--out fixtures/synthetic_session_300.jsonl --force"
     )
     assert sum(isinstance(e, CondensationAction) for e in load_events(FIXTURE)) == 2
