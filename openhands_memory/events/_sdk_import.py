@@ -523,9 +523,9 @@ def _v0_action(action: dict[str, Any] | None, tool_name: str, thought: str, reco
     """The V0 action for the SDK action of one ActionEvent (metadata set by the caller)."""
     if action is None:
         return UnknownAction(action="NonExecutableAction", thought=thought)
-    # A kind that cannot be a dict key (a list, an object) raises TypeError here, which `run`
-    # reports as a MalformedEventError with the orjson errors (a TypeError subclass) it catches.
-    make = _ACTION_MAKERS.get(action.get("kind"), _other_action)
+    # A kind that is not a string (a number, a list, an object) is an unlisted kind, like any other.
+    kind = action.get("kind")
+    make = _ACTION_MAKERS.get(kind, _other_action) if isinstance(kind, str) else _other_action
     return make(action, tool_name, thought, _risk(record))
 
 

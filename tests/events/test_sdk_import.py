@@ -464,6 +464,8 @@ def test_action_kinds_map_to_v0_actions(action: dict[str, Any] | None, tool: str
         ({"kind": "FileEditorAction", "command": "view", "path": None}, "file_editor", UnknownAction, {"action": "FileEditorAction", "path": None}),
         ({"kind": "BrowserNavigateAction", "new_tab": True}, "browser_navigate", BrowseInteractiveAction, {"browser_actions": 'browser_navigate({"new_tab":true})'}),
         ({"kind": 5, "x": 1}, "odd", UnknownAction, {"action": "UnknownSDKAction", "x": 1}),
+        ({"kind": ["TerminalAction"], "x": 1}, "odd", UnknownAction, {"action": "UnknownSDKAction", "x": 1}),
+        ({"kind": {"a": 1}, "x": 1}, "odd", UnknownAction, {"action": "UnknownSDKAction", "x": 1}),
     ],
 )
 def test_action_without_what_its_kind_needs_maps_like_an_unlisted_kind(
