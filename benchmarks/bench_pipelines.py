@@ -23,9 +23,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from openhands_memory.bench import format_header, format_table, run_benchmark, write_plot, write_results
+from openhands_memory.bench import format_table, run_benchmark, write_results
+from openhands_memory.bench.report import format_header, write_plot
 from openhands_memory.bench.report import PLOT_HINT
-from openhands_memory.llm import DEFAULT_CONTEXT_WINDOW
+from openhands_memory.llm.llm import DEFAULT_CONTEXT_WINDOW
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent

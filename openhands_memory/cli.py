@@ -209,7 +209,8 @@ def _progress_bar(label: str, *, quiet: bool) -> ProgressBar | None:
 
 def _replay(args: argparse.Namespace) -> int:
     from openhands_memory.events import load_events
-    from openhands_memory.replay import DEFAULT_TOKEN_MODEL, load_pipeline, replay_events, write_log
+    from openhands_memory.replay import load_pipeline, replay_events, write_log
+    from openhands_memory.replay.replayer import DEFAULT_TOKEN_MODEL
     from openhands_memory.replay.output import check_log_output
 
     pipeline = load_pipeline(args.pipeline) if args.pipeline is not None or not args.recorded else None

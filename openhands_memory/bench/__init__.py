@@ -13,62 +13,18 @@ Modules: `runner` (tasks and executors), `metrics` (per-step accumulation, total
 stand-in for the model), `report` (table, JSON, CSV, plot), `cli` (the subcommand).
 """
 
-from openhands_memory.bench.metrics import PromptMeter, RunMetrics, common_prefix_length, summarize_runs
-from openhands_memory.bench.report import format_header, format_table, write_csv, write_json, write_plot, write_results
-from openhands_memory.bench.retention import (
-    FACT_TEXT_CHARS,
-    Fact,
-    RetentionResult,
-    extract_facts,
-    forgotten_events,
-    measure_retention,
-    view_text,
-)
-from openhands_memory.bench.runner import (
-    BenchOptions,
-    BenchResults,
-    BenchTask,
-    PipelineSpec,
-    run_benchmark,
-    run_events,
-    run_task,
-    without_timings,
-)
-from openhands_memory.bench.stand_in import STAND_IN_NAME, stand_in_completion, use_model, use_stand_in
-from openhands_memory.bench.tokenizer import ApproximateTokenizer, LiteLLMTokenizer, Tokenizer, tokenizer_for
+from openhands_memory.bench.metrics import RunMetrics
+from openhands_memory.bench.report import format_table, write_results
+from openhands_memory.bench.runner import BenchOptions, BenchResults, PipelineSpec, run_benchmark
+from openhands_memory.bench.stand_in import STAND_IN_NAME
 
 __all__ = [
-    "FACT_TEXT_CHARS",
     "STAND_IN_NAME",
-    "ApproximateTokenizer",
     "BenchOptions",
     "BenchResults",
-    "BenchTask",
-    "Fact",
-    "LiteLLMTokenizer",
     "PipelineSpec",
-    "PromptMeter",
-    "RetentionResult",
     "RunMetrics",
-    "Tokenizer",
-    "common_prefix_length",
-    "extract_facts",
-    "forgotten_events",
-    "format_header",
     "format_table",
-    "measure_retention",
     "run_benchmark",
-    "run_events",
-    "run_task",
-    "stand_in_completion",
-    "summarize_runs",
-    "tokenizer_for",
-    "use_model",
-    "use_stand_in",
-    "view_text",
-    "without_timings",
-    "write_csv",
-    "write_json",
-    "write_plot",
     "write_results",
 ]

@@ -29,7 +29,7 @@ _USAGE_ERROR = 2
 
 def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the `bench` subcommand to an argparse subparsers object; returns its parser."""
-    from openhands_memory.llm import DEFAULT_CONTEXT_WINDOW
+    from openhands_memory.llm.llm import DEFAULT_CONTEXT_WINDOW
 
     bench = subparsers.add_parser(
         "bench",

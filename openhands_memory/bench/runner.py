@@ -48,9 +48,11 @@ from openhands_memory.events import (
     Event,
     load_events,
 )
-from openhands_memory.llm import DEFAULT_CONTEXT_WINDOW, CompletionFn
+from openhands_memory.llm import CompletionFn
+from openhands_memory.llm.llm import DEFAULT_CONTEXT_WINDOW
 from openhands_memory.llm.message import Message
-from openhands_memory.replay import AgentStep, CondensationMade, Replayer
+from openhands_memory.replay import AgentStep, Replayer
+from openhands_memory.replay.driver import CondensationMade
 from openhands_memory.replay.replayer import describe_config
 from openhands_memory.view import View
 

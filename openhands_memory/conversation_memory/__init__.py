@@ -23,14 +23,9 @@ event at a time), `_assembly` (tool-call matching and the final checks), `_recal
 `_file_edit` (the longer observation texts).
 """
 
-from openhands_memory.conversation_memory._assembly import drop_unmatched_tool_calls
-from openhands_memory.conversation_memory._render import TRUNCATION_MARKER, truncate_content
 from openhands_memory.conversation_memory.memory import ConversationMemory, apply_prompt_caching
 
 __all__ = [
-    "TRUNCATION_MARKER",
     "ConversationMemory",
     "apply_prompt_caching",
-    "drop_unmatched_tool_calls",
-    "truncate_content",
 ]

@@ -4,7 +4,6 @@ Nothing here imports the rest of the library, pydantic and orjson aside.
 """
 
 from openhands_memory.events.actions import (
-    ACTION_CLASSES,
     ActionConfirmationStatus,
     AgentDelegateAction,
     AgentFinishAction,
@@ -34,7 +33,6 @@ from openhands_memory.events.actions import (
 from openhands_memory.events.base import Action, Event, EventId, EventSource, Observation, ToolCallMetadata
 from openhands_memory.events.history import agent_history, is_agent_history
 from openhands_memory.events.observations import (
-    OBSERVATION_CLASSES,
     AgentCondensationObservation,
     AgentDelegateObservation,
     AgentStateChangedObservation,
@@ -68,8 +66,6 @@ from openhands_memory.events.serialization import (
 )
 
 __all__ = [
-    "ACTION_CLASSES",
-    "OBSERVATION_CLASSES",
     "Action",
     "ActionConfirmationStatus",
     "AgentCondensationObservation",

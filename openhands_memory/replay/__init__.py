@@ -8,26 +8,10 @@
 - `Replayer`: the step-by-step driver underneath, for tests and tools of your own.
 """
 
-from openhands_memory.replay.driver import (
-    AgentStep,
-    CondensationMade,
-    RecordedCondensation,
-    Replayer,
-    ReplayItem,
-    is_agent_step,
-)
-from openhands_memory.replay.inspection import (
-    CondensationInfo,
-    KindStats,
-    LargeEvent,
-    LogInspection,
-    OrphanEvent,
-    inspect_events,
-    inspect_log,
-)
+from openhands_memory.replay.driver import AgentStep, Replayer
+from openhands_memory.replay.inspection import LogInspection, inspect_events, inspect_log
 from openhands_memory.replay.output import write_log
 from openhands_memory.replay.replayer import (
-    DEFAULT_TOKEN_MODEL,
     Pipeline,
     ReplayCondensation,
     ReplayReport,
@@ -40,25 +24,16 @@ from openhands_memory.replay.replayer import (
 )
 
 __all__ = [
-    "DEFAULT_TOKEN_MODEL",
     "AgentStep",
-    "CondensationInfo",
-    "CondensationMade",
-    "KindStats",
-    "LargeEvent",
     "LogInspection",
-    "OrphanEvent",
     "Pipeline",
-    "RecordedCondensation",
     "ReplayCondensation",
-    "ReplayItem",
     "ReplayReport",
     "ReplayStep",
     "Replayer",
     "StepSnapshot",
     "inspect_events",
     "inspect_log",
-    "is_agent_step",
     "load_pipeline",
     "replay_events",
     "replay_log",

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from openhands_memory.bench import BenchOptions, BenchResults, PipelineSpec, run_events
+from openhands_memory.bench import BenchOptions, BenchResults, PipelineSpec
+from openhands_memory.bench.runner import run_events
 from openhands_memory.bench.report import (
     CSV_COLUMNS,
     format_header,

@@ -11,15 +11,9 @@ from typing import Any
 
 import pytest
 
-from openhands_memory.bench import (
-    STAND_IN_NAME,
-    BenchOptions,
-    PipelineSpec,
-    run_benchmark,
-    run_events,
-    summarize_runs,
-    without_timings,
-)
+from openhands_memory.bench import BenchOptions, PipelineSpec, STAND_IN_NAME, run_benchmark
+from openhands_memory.bench.metrics import summarize_runs
+from openhands_memory.bench.runner import run_events, without_timings
 from openhands_memory.errors import CondenserConfigError
 from openhands_memory.events import CmdRunAction, ToolCallMetadata
 from openhands_memory.replay import load_pipeline

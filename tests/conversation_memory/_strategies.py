@@ -7,7 +7,6 @@ from typing import Any
 from hypothesis import strategies as st
 
 from openhands_memory.events import (
-    OBSERVATION_CLASSES,
     AgentFinishAction,
     AgentStateChangedObservation,
     AgentThinkAction,
@@ -30,6 +29,7 @@ from openhands_memory.events import (
     UnknownAction,
     UnknownObservation,
 )
+from openhands_memory.events.observations import OBSERVATION_CLASSES
 from openhands_memory.testing.strategies import draw_condensation
 
 _small_text = st.text(st.sampled_from("abc xyz\n"), max_size=12)

@@ -7,7 +7,8 @@ import logging
 
 import pytest
 
-from openhands_memory.conversation_memory import ConversationMemory, apply_prompt_caching, drop_unmatched_tool_calls
+from openhands_memory.conversation_memory import ConversationMemory, apply_prompt_caching
+from openhands_memory.conversation_memory._assembly import drop_unmatched_tool_calls
 from openhands_memory.events import (
     AgentThinkAction,
     AgentThinkObservation,

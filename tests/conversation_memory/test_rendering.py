@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from openhands_memory.conversation_memory import TRUNCATION_MARKER, ConversationMemory, truncate_content
+from openhands_memory.conversation_memory import ConversationMemory
+from openhands_memory.conversation_memory._render import TRUNCATION_MARKER, truncate_content
 from openhands_memory.events import (
-    OBSERVATION_CLASSES,
     AgentCondensationObservation,
     AgentDelegateAction,
     AgentDelegateObservation,
@@ -38,6 +38,7 @@ from openhands_memory.events import (
     UserRejectObservation,
     event_from_dict,
 )
+from openhands_memory.events.observations import OBSERVATION_CLASSES
 from openhands_memory.llm import ImageContent, Message
 
 from ._helpers import Stream, assert_valid_chat, images_of, text_of

@@ -9,8 +9,6 @@ from hypothesis import given, settings
 from pydantic import ValidationError
 
 from openhands_memory.events import (
-    ACTION_CLASSES,
-    OBSERVATION_CLASSES,
     AgentFinishAction,
     AgentStateChangedObservation,
     ChangeAgentStateAction,
@@ -29,6 +27,8 @@ from openhands_memory.events import (
     event_from_dict,
     event_to_dict,
 )
+from openhands_memory.events.actions import ACTION_CLASSES
+from openhands_memory.events.observations import OBSERVATION_CLASSES
 from openhands_memory.testing.strategies import events
 
 

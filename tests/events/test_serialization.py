@@ -15,8 +15,6 @@ from pydantic import ValidationError
 from openhands_memory.errors import MalformedEventError
 from openhands_memory.events._wire import wire_of
 from openhands_memory.events import (
-    ACTION_CLASSES,
-    OBSERVATION_CLASSES,
     AgentStateChangedObservation,
     CmdOutputObservation,
     CmdRunAction,
@@ -35,6 +33,8 @@ from openhands_memory.events import (
     load_events,
     load_session_folder,
 )
+from openhands_memory.events.actions import ACTION_CLASSES
+from openhands_memory.events.observations import OBSERVATION_CLASSES
 
 V0_LOGS = real_log_params("v0_")
 SESSION_LOG = "v0_oh-session_63b43159_events0-13.json"

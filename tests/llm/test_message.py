@@ -5,22 +5,9 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-import openhands_memory.llm as llm
 from openhands_memory.llm import ImageContent, Message, TextContent, ToolCall, ToolCallFunction, to_litellm_dicts
 
 CALL = ToolCall(id="call_1", function=ToolCallFunction(name="execute_bash", arguments='{"command": "ls"}'))
-
-
-def test_message_and_text_tool_call_exports_are_listed_and_present() -> None:
-    ours = {
-        "Content", "ImageContent", "Message", "Role", "TextContent", "ToolCall", "ToolCallFunction", "to_litellm_dicts",
-        "TEXT_TOOL_CALL_STOP_WORDS", "TextToolCallConverter", "TextToolCallReply", "describe_tools",
-        "parse_text_tool_calls", "text_tool_calls_system_suffix", "to_text_tool_calls", "tool_call_to_text",
-    }  # fmt: skip
-    assert ours <= set(llm.__all__)
-    assert len(llm.__all__) == len(set(llm.__all__))
-    for name in llm.__all__:
-        assert getattr(llm, name) is not None
 
 
 def test_list_form_sends_text_parts_and_images_only_with_vision() -> None:

@@ -7,12 +7,9 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from openhands_memory.llm import (
+from openhands_memory.llm import Message, TextContent, ToolCall, ToolCallFunction
+from openhands_memory.llm.text_tool_calls import (
     TEXT_TOOL_CALL_STOP_WORDS,
-    Message,
-    TextContent,
-    ToolCall,
-    ToolCallFunction,
     describe_tools,
     parse_text_tool_calls,
     to_text_tool_calls,

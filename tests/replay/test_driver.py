@@ -24,7 +24,8 @@ from openhands_memory.events import (
     event_to_dict,
     load_events,
 )
-from openhands_memory.replay import AgentStep, CondensationMade, RecordedCondensation, Replayer, is_agent_step
+from openhands_memory.replay import AgentStep, Replayer
+from openhands_memory.replay.driver import CondensationMade, RecordedCondensation, is_agent_step
 from openhands_memory.view import View
 
 from ._helpers import ForgetOldest, Log

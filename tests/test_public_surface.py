@@ -1,0 +1,111 @@
+"""The public surface, pinned: what each package exports, and that every exported name is there.
+
+A change to this list is a change to the library's API: make it on purpose, and say so in the
+change's note. Plumbing lives in modules of its own (importable by path, never listed here).
+"""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+
+import pytest
+
+import openhands_memory.errors as errors
+import openhands_memory.events as events
+from openhands_memory.events.actions import ACTION_CLASSES
+from openhands_memory.events.observations import OBSERVATION_CLASSES
+
+ERROR_NAMES = sorted(
+    name for name, value in vars(errors).items() if isinstance(value, type) and issubclass(value, errors.OpenHandsMemoryError)
+)
+"""Every error class of the library: all of them are public, at the root too."""
+
+ROOT_EVENT_NAMES = [
+    "Action", "AgentCondensationObservation", "AgentFinishAction", "AgentThinkAction", "BrowseURLAction",
+    "BrowserOutputObservation", "CmdOutputObservation", "CmdRunAction", "CondensationAction",
+    "CondensationRequestAction", "ErrorObservation", "Event", "EventSource", "FileEditAction", "FileEditObservation",
+    "FileReadAction", "FileReadObservation", "FileWriteAction", "FileWriteObservation", "IPythonRunCellAction",
+    "IPythonRunCellObservation", "MessageAction", "Observation", "SystemMessageAction", "ToolCallMetadata",
+]  # fmt: skip
+
+EVENT_KIND_NAMES = sorted(cls.__name__ for cls in [*ACTION_CLASSES.values(), *OBSERVATION_CLASSES.values()])
+"""Every event kind OpenHands writes has its class exported by `openhands_memory.events`."""
+
+SURFACE: dict[str, list[str]] = {
+    "openhands_memory": [
+        "__version__",
+        "History", "EventStream", "View", "ViewBuilder", "Condenser", "Condensation", "ConversationMemory",
+        "LLM", "LLMConfig", "Message",
+        "load_events", "dump_events", "event_from_dict", "event_to_dict",
+        *ROOT_EVENT_NAMES,
+        *ERROR_NAMES,
+    ],
+    "openhands_memory.events": [
+        *EVENT_KIND_NAMES,
+        "Action", "Observation", "Event", "EventId", "EventSource", "ToolCallMetadata", "UnknownAction", "UnknownObservation",
+        "ActionConfirmationStatus", "AgentState", "RecallType",
+        "agent_history", "is_agent_history",
+        "load_events", "dump_events", "event_from_dict", "event_to_dict", "event_from_json", "event_to_json",
+        "load_session_folder", "dump_session_folder",
+    ],
+    "openhands_memory.stream": [
+        "EventStream", "EventStore", "InMemoryEventStore", "JsonlEventStore", "EventFilter", "EventPredicate",
+        "Subscriber", "RecoveryReport", "RecoveryWarning", "export_session_folder", "import_session_folder",
+    ],
+    "openhands_memory.view": ["View", "ViewBuilder"],
+    "openhands_memory.llm": [
+        "LLM", "LLMConfig", "LLMResponse", "CompletionFn", "LLMMetrics", "TokenUsage", "Cost", "ResponseLatency",
+        "ModelRequestsDisallowedError", "import_litellm",
+        "Message", "Content", "TextContent", "ImageContent", "Role", "ToolCall", "ToolCallFunction", "to_litellm_dicts",
+        "TextToolCallConverter", "TextToolCallReply",
+    ],
+    "openhands_memory.conversation_memory": ["ConversationMemory", "apply_prompt_caching"],
+    "openhands_memory.replay": [
+        "replay_log", "replay_events", "ReplayReport", "ReplayStep", "ReplayCondensation", "Pipeline", "load_pipeline",
+        "write_log", "snapshot_at", "StepSnapshot", "inspect_log", "inspect_events", "LogInspection",
+        "Replayer", "AgentStep",
+    ],
+    "openhands_memory.bench": [
+        "run_benchmark", "BenchOptions", "BenchResults", "PipelineSpec", "RunMetrics", "format_table", "write_results",
+        "STAND_IN_NAME",
+    ],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("module_name", sorted(SURFACE))
+def test_the_exports_are_the_pinned_ones_and_each_is_present(module_name: str) -> None:
+    module = importlib.import_module(module_name)
+    exported = list(module.__all__)
+    assert len(exported) == len(set(exported)), "a name is listed twice"
+    assert sorted(exported) == sorted(set(SURFACE[module_name]))
+    for name in exported:
+        assert getattr(module, name) is not None, name
+
+
+def test_the_root_names_are_the_objects_of_their_packages() -> None:
+    import openhands_memory
+
+    assert openhands_memory.History is importlib.import_module("openhands_memory.history").History
+    assert openhands_memory.MessageAction is events.MessageAction
+    assert openhands_memory.OpenHandsMemoryError is errors.OpenHandsMemoryError
+    with pytest.raises(AttributeError, match="no attribute 'plan_keeping'"):
+        openhands_memory.plan_keeping  # noqa: B018  (plumbing is not at the door)
+
+
+def test_importing_the_root_or_events_loads_no_condenser_and_no_litellm() -> None:
+    code = (
+        "import sys, openhands_memory, openhands_memory.events\n"
+        "print(any(m.startswith('openhands_memory.condenser') for m in sys.modules), 'litellm' in sys.modules)\n"
+        "openhands_memory.History\n"
+        "print('openhands_memory.history' in sys.modules, 'litellm' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.split() == ["False", "False", "True", "False"]
+
+
+def test_version_comes_from_the_installed_metadata() -> None:
+    import openhands_memory
+
+    assert openhands_memory.__version__ not in ("", None)
