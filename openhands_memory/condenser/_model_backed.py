@@ -25,14 +25,14 @@ from __future__ import annotations
 import json
 from abc import abstractmethod
 from collections.abc import Callable
-from typing import Any, ClassVar, TypeVar, get_args
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, get_args
 
 from openhands_memory.condenser._text import NOT_PROMPT_TEXT as _NOT_PROMPT_TEXT
 from openhands_memory.condenser._text import truncate
 from openhands_memory.condenser._views import is_summary
-from openhands_memory.condenser.base import Condensation, Condenser
-from openhands_memory.condenser.config import OnModelError
-from openhands_memory.condenser.forgetting import ForgettingPlan, SummarizingCondenser
+from openhands_memory.condenser._config_base import ModelBackedConfig, OnModelError
+from openhands_memory.condenser.base import Condensation
+from openhands_memory.condenser.forgetting import ForgettingCondenser, ForgettingPlan, SummarizingCondenser
 from openhands_memory.condenser.tokens import TokenCounter
 from openhands_memory.errors import LLMContextWindowExceededError, LLMError, LLMResponseError, NoCondensationAvailable
 from openhands_memory.events import AgentCondensationObservation, Event, Observation
@@ -40,6 +40,9 @@ from openhands_memory.llm.config import LLMConfig
 from openhands_memory.llm.llm import LLM, LLMResponse
 from openhands_memory.llm.metrics import LLMMetrics
 from openhands_memory.view import View
+
+if TYPE_CHECKING:
+    from openhands_memory.condenser.config import CondenserContext
 
 __all__ = [
     "DEFAULT_MAX_SUMMARY_SHARE",
@@ -180,12 +183,17 @@ def _is_transient_model_error(error: LLMError) -> bool:
     return error.retryable or isinstance(error, LLMContextWindowExceededError)
 
 
-class ModelBacked(Condenser):
-    """Base for condensers that call a model: the shrink-and-retry loop, usage records and the failure rule.
+class ModelBacked(ForgettingCondenser):
+    """Base for condensers that call a model: the arguments they share, the shrink-and-retry loop,
+    usage records and the failure rule.
 
-    Put it before the strategy's other base (`class C(ModelBacked, ForgettingCondenser)`) and call
-    `init_model` from `__init__`.
+    Its constructor takes what every model-backed strategy is configured with (the fields of
+    `ModelBackedConfig`), and `build` makes one from such a config; a strategy adds only its own
+    arguments. Put it before the strategy's other base (`class C(ModelBacked, SummarizingCondenser)`).
     """
+
+    default_max_event_length: ClassVar[int] = 10_000
+    """`max_event_length` when none is given."""
 
     llm: LLM
     """The model the condenser calls."""
@@ -196,6 +204,53 @@ class ModelBacked(Condenser):
     of it; None once a model call succeeds."""
     max_event_length: int
     """Event texts are cut to this many characters in the prompt (less after an overflow)."""
+
+    def __init__(
+        self,
+        llm: LLM | LLMConfig,
+        max_size: int = 100,
+        keep_first: int = 1,
+        *,
+        max_tokens: int | None = None,
+        max_event_length: int | None = None,
+        on_model_error: OnModelError = "raise",
+        token_counter: TokenCounter | None = None,
+        **options: Any,
+    ) -> None:
+        """Set the model and the budgets.
+
+        Args:
+            llm: the model it calls (an `LLMConfig` is wrapped by `condenser_llm`).
+            max_size: condense when the view has more events than this; keep about half.
+            keep_first: the first events of the view, kept for good.
+            max_tokens: condense when the view has more tokens than this; keep about half.
+            max_event_length: cut each event's text to this many characters in the prompt
+                (default: the strategy's `default_max_event_length`).
+            on_model_error: what a failed or unusable answer leads to (see `OnModelError`).
+            token_counter: counts tokens (default: `ApproximateTokenCounter`).
+            options: the strategy's own arguments, for the next base's constructor.
+
+        Raises:
+            ValueError: a size rule is broken (see `ForgettingCondenser`), `max_event_length` < 1,
+                or `on_model_error` is unknown.
+        """
+        if max_event_length is None:
+            max_event_length = self.default_max_event_length
+        if max_event_length < 1:
+            raise ValueError(f"max_event_length ({max_event_length}) must be at least 1")
+        super().__init__(max_size, keep_first, max_tokens=max_tokens, token_counter=token_counter, **options)
+        self.max_event_length = max_event_length  # after the base's: `SummarizingCondenser` sets its own default
+        self.init_model(llm, on_model_error)
+
+    @classmethod
+    def build(cls, config: ModelBackedConfig, context: CondenserContext) -> ModelBacked:  # type: ignore[override]
+        """Build from a config: the model its `llm_config` names (resolved in `context`), every other field by name.
+
+        Raises:
+            CondenserConfigError: `llm_config` names an LLM config the context does not hold.
+        """
+        llm = condenser_llm(context.resolve_llm_config(config.llm_config, condenser_type=config.type))  # type: ignore[attr-defined]
+        return cls(llm, **cls.config_arguments(config, exclude=("llm_config",)), token_counter=context.token_counter)
 
     def init_model(self, llm: LLM | LLMConfig, on_model_error: OnModelError) -> None:
         """Set the model (an `LLMConfig` is wrapped by `condenser_llm`) and the failure rule.
@@ -280,47 +335,28 @@ class ModelSummarizingCondenser(ModelBacked, SummarizingCondenser):
         max_size: int = 100,
         keep_first: int = 1,
         *,
-        max_tokens: int | None = None,
-        max_event_length: int = 10_000,
         summary_prompt: str | None = None,
-        on_model_error: OnModelError = "raise",
-        token_counter: TokenCounter | None = None,
         max_summary_share: float = DEFAULT_MAX_SUMMARY_SHARE,
+        **options: Any,
     ) -> None:
         """Set the model, the budgets and the prompt.
 
         Args:
-            llm: the model that writes summaries (an `LLMConfig` is wrapped by `condenser_llm`).
-            max_size: condense when the view has more events than this; keep about half.
-            keep_first: the first events of the view, kept for good; the summary goes right after them.
-            max_tokens: condense when the view has more tokens than this; keep about half.
-            max_event_length: cut each event's text to this many characters in the prompt.
+            llm, max_size, keep_first: as for `ModelBacked`; the summary goes right after the kept head.
             summary_prompt: instructions that replace `default_prompt`.
-            on_model_error: what a failed or unusable answer leads to (see `OnModelError`).
-            token_counter: counts tokens (default: `ApproximateTokenCounter`).
             max_summary_share: the largest share of the tokens a summary replaces (the forgotten
                 events and the previous summary) that it may take; a longer one is cut to fit.
+            options: what every model-backed condenser takes (`max_tokens`, `max_event_length`,
+                `on_model_error`, `token_counter`; see `ModelBacked`).
 
         Raises:
-            ValueError: a size rule is broken (see `ForgettingCondenser`), `max_event_length` < 1,
-                `max_summary_share` is not between 0 and 1 (both excluded), or `on_model_error`
-                is unknown.
+            ValueError: `max_summary_share` is not between 0 and 1 (both excluded), or see `ModelBacked`.
         """
-        if max_event_length < 1:
-            raise ValueError(f"max_event_length ({max_event_length}) must be at least 1")
         if not 0 < max_summary_share < 1:
             raise ValueError(f"max_summary_share ({max_summary_share}) must be between 0 and 1 (both excluded)")
         self.max_summary_share = max_summary_share
         """A summary may take at most this share of the tokens of what it replaces."""
-        super().__init__(
-            max_size,
-            keep_first,
-            max_tokens=max_tokens,
-            max_event_length=max_event_length,
-            summary_prompt=summary_prompt,
-            token_counter=token_counter,
-        )
-        self.init_model(llm, on_model_error)
+        super().__init__(llm, max_size, keep_first, summary_prompt=summary_prompt, **options)
 
     @property
     def instructions(self) -> str:

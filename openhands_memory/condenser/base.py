@@ -122,8 +122,22 @@ class Condenser(ABC):
     finished last.
     """
 
+    config_cls: ClassVar[type[BaseModel] | None] = None
+    """The pydantic config model this strategy is built from (`type: Literal["name"] = "name"`,
+    `extra="forbid"`); None for a condenser without a config. The registry builds it with `build`."""
     config_type: ClassVar[str | None] = None
-    """The config `type` that builds this condenser (`recent`, ...); None for one without a config."""
+    """The config `type` that builds this condenser (`recent`, ...): by default the `type` of
+    `config_cls`; None for one without a config."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # The type name is declared once, by the config's `type` field; a class may still set it.
+        config_cls = cls.__dict__.get("config_cls")
+        if config_cls is not None and "config_type" not in cls.__dict__:
+            type_field = config_cls.model_fields.get("type")
+            default = type_field.default if type_field is not None else None
+            if isinstance(default, str):
+                cls.config_type = default
 
     def __init__(self, *, token_counter: TokenCounter | None = None) -> None:
         self._token_counter = token_counter
@@ -193,6 +207,8 @@ class Condenser(ABC):
             CondenserConfigError: an unknown type, a bad field, an unknown LLM config name; or,
                 called on a subclass, a config of another strategy.
         """
+        # The one import of the registry from here, and lazy: the registry imports every strategy,
+        # and every strategy imports this module, so a module-level import would be a cycle.
         from openhands_memory.condenser.config import CondenserContext, build_condenser
 
         if context is None:
@@ -207,6 +223,20 @@ class Condenser(ABC):
                 condenser_type=condenser.config_type,
             )
         return condenser
+
+    @classmethod
+    def build(cls, config: BaseModel, context: CondenserContext) -> Condenser:
+        """Build this strategy from a validated config of its `config_cls` (what the registry calls).
+
+        By default each config field but `type` is passed to the constructor as the keyword of the
+        same name, with the context's token counter; a strategy whose constructor differs overrides this.
+        """
+        return cls(**cls.config_arguments(config), token_counter=context.token_counter)  # type: ignore[call-arg]
+
+    @staticmethod
+    def config_arguments(config: BaseModel, *, exclude: tuple[str, ...] = ()) -> dict[str, Any]:
+        """The fields of `config` but `type` (and `exclude`), by name: the keyword arguments of its constructor."""
+        return {name: getattr(config, name) for name in type(config).model_fields if name != "type" and name not in exclude}
 
     def _begin(self) -> CondensationCall:
         """Start this call's record (dropping anything recorded outside a call, in this thread or task)."""

@@ -1,4 +1,4 @@
-"""Condenser configurations: one pydantic model per strategy, OpenHands' names, and how to build from them.
+"""The condenser registry and the config loader: which types `from_config` builds, and reading them from files.
 
 A config is a dict (or TOML table) with a `type` tag, as in OpenHands' `[condenser]` section::
 
@@ -9,13 +9,19 @@ A config is a dict (or TOML table) with a `type` tag, as in OpenHands' `[condens
         { type = "amortized", max_size = 120, keep_first = 4, max_tokens = 60000 },
     ]
 
+Each strategy declares its config model next to it (`impl/<strategy>.py`, `Condenser.config_cls`)
+and builds from it (`Condenser.build`); `impl.BUILTIN_CONDENSERS` lists the built-in ones. From that
+list this module derives everything else: the registered types, the discriminated union the
+built-in configs are validated through (`CondenserConfigAdapter`, pipeline members included), the
+builders, and the names errors suggest. Adding a strategy is one module under `impl/` and one line
+in that list.
+
 The built-in types, with OpenHands' fields and defaults (our additions: `max_tokens` wherever a
 size triggers; `max_events` / `max_tokens` for `conversation_window`; `summary_prompt` and
 `max_summary_share` for `llm` and `structured`; `on_model_error` for the model-backed types, and
-`max_event_length` for `llm_attention`), are validated through one discriminated union
-(`CondenserConfigAdapter`). Every model forbids unknown fields. Errors are `CondenserConfigError`s
-that name the type and the field, and suggest the closest name for a typo; nothing falls back to
-`noop` silently.
+`max_event_length` for `llm_attention`). Every model forbids unknown fields. Errors are
+`CondenserConfigError`s that name the type and the field, and suggest the closest name for a typo;
+nothing falls back to `noop` silently.
 
 `register_condenser(config_cls, factory)` adds a type (or, with `replace=True`, replaces one);
 `Condenser.from_config(config)` builds through the registry.
@@ -23,28 +29,28 @@ that name the type and the field, and suggest the closest name for a typo; nothi
 
 from __future__ import annotations
 
-import difflib
 import json
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Union
 
-from pydantic import (
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    TypeAdapter,
-    ValidationError,
-    ValidatorFunctionWrapHandler,
-    WrapValidator,
-    model_validator,
-)
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError, ValidatorFunctionWrapHandler, WrapValidator
 
-from openhands_memory.condenser.forgetting import check_sizes
+from openhands_memory.condenser._config_base import OnModelError, did_you_mean, llm_config_ref
+from openhands_memory.condenser.impl import BUILTIN_CONDENSERS
+from openhands_memory.condenser.impl.amortized_forgetting_condenser import AmortizedForgettingCondenserConfig
+from openhands_memory.condenser.impl.browser_output_condenser import BrowserOutputCondenserConfig
+from openhands_memory.condenser.impl.conversation_window_condenser import ConversationWindowCondenserConfig
+from openhands_memory.condenser.impl.llm_attention_condenser import LLMAttentionCondenserConfig
+from openhands_memory.condenser.impl.llm_summarizing_condenser import LLMSummarizingCondenserConfig
+from openhands_memory.condenser.impl.no_op_condenser import NoOpCondenserConfig
+from openhands_memory.condenser.impl.observation_masking_condenser import ObservationMaskingCondenserConfig
+from openhands_memory.condenser.impl.pipeline import PipelineCondenserConfig
+from openhands_memory.condenser.impl.recent_events_condenser import RecentEventsCondenserConfig
+from openhands_memory.condenser.impl.structured_summary_condenser import StructuredSummaryCondenserConfig
 from openhands_memory.errors import CondenserConfigError
 from openhands_memory.llm.config import LLMConfig
 
@@ -75,222 +81,6 @@ __all__ = [
     "registered_condenser_types",
 ]
 
-_CONFIG = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-
-
-def _llm_config_ref(value: Any) -> Any:
-    """An LLM config given as a name (kept, resolved when the condenser is built) or as a table."""
-    if isinstance(value, str):
-        if not value:
-            raise ValueError("an LLM config name cannot be empty")
-        return value
-    if isinstance(value, LLMConfig):
-        return value
-    if isinstance(value, Mapping):
-        try:
-            return LLMConfig.model_validate(dict(value))
-        except ValidationError as exc:
-            error = exc.errors(include_url=False)[0]
-            where = ".".join(str(part) for part in error["loc"])
-            if error["type"] == "extra_forbidden":
-                message = "unknown field." + _did_you_mean(where, list(LLMConfig.model_fields))
-            elif error["type"] == "missing":
-                message = "required field is missing"
-            else:
-                message = str(error["msg"])
-            raise ValueError(f"{where}: {message}" if where else message) from None
-    raise ValueError(f"expected an LLM config name or table, got {type(value).__name__}")
-
-
-LLMConfigRef = Annotated[LLMConfig | str, BeforeValidator(_llm_config_ref)]
-"""An `LLMConfig`, or the name of one (`llm_config = "condenser"` refers to an `[llm.condenser]` table)."""
-
-
-OnModelError = Literal["raise", "fallback", "skip"]
-"""What a model-backed condenser does when its model fails (after `LLM`'s own retries) or answers
-with nothing usable: `raise` the `LLMError` (nothing is condensed; the log stays as it was),
-`fallback` to condensing without the model (the summarizers forget the same events under a
-placeholder summary that says no summary could be made; `llm_attention` forgets like `amortized`),
-or `skip` this time (the view is returned unchanged, a pending request stays pending, and the
-next step asks the model again). `fallback` and `skip` apply to transient failures (those `LLM`
-retries, and a prompt too long even shrunk); a missing or refused API key and a rejected request
-are raised whatever this says."""
-
-
-class _SizeChecked(BaseModel):
-    """Shared check for configs with `keep_first` and `max_size` (OpenHands' rule)."""
-
-    @model_validator(mode="after")
-    def _check_sizes(self) -> Any:
-        check_sizes(self.keep_first, self.max_size)  # type: ignore[attr-defined]
-        return self
-
-
-class NoOpCondenserConfig(BaseModel):
-    """`noop`: show the view as it is."""
-
-    model_config = _CONFIG
-    type: Literal["noop"] = "noop"
-    """The condenser type."""
-
-
-class ObservationMaskingCondenserConfig(BaseModel):
-    """`observation_masking`: mask observations older than the attention window."""
-
-    model_config = _CONFIG
-    type: Literal["observation_masking"] = "observation_masking"
-    """The condenser type."""
-    attention_window: int = Field(default=100, ge=1)
-    """The number of most recent events whose observations are not masked."""
-
-
-class BrowserOutputCondenserConfig(BaseModel):
-    """`browser_output_masking`: mask all but the newest browser outputs."""
-
-    model_config = _CONFIG
-    type: Literal["browser_output_masking"] = "browser_output_masking"
-    """The condenser type."""
-    attention_window: int = Field(default=1, ge=1)
-    """The number of most recent browser outputs that are not masked."""
-
-
-class RecentEventsCondenserConfig(BaseModel):
-    """`recent`: show the first events and the most recent ones."""
-
-    model_config = _CONFIG
-    type: Literal["recent"] = "recent"
-    """The condenser type."""
-    keep_first: int = Field(default=1, ge=0)
-    """The number of initial events always shown (the best guess is that the first is the task)."""
-    max_events: int = Field(default=100, ge=1)
-    """The most events shown."""
-    max_tokens: int | None = Field(default=None, ge=1)
-    """The most prompt tokens shown (None: no token budget)."""
-
-
-class AmortizedForgettingCondenserConfig(_SizeChecked):
-    """`amortized`: forget the older half of the view when it outgrows its budget."""
-
-    model_config = _CONFIG
-    type: Literal["amortized"] = "amortized"
-    """The condenser type."""
-    max_size: int = Field(default=100, ge=2)
-    """Condense when the view has more events than this; about half are kept."""
-    keep_first: int = Field(default=1, ge=0)
-    """The number of initial events always kept; less than half of `max_size`."""
-    max_tokens: int | None = Field(default=None, ge=1)
-    """Condense when the view has more prompt tokens than this; about half are kept (None: never)."""
-
-
-class _ModelBackedConfig(_SizeChecked):
-    """What every model-backed condenser is configured with."""
-
-    model_config = _CONFIG
-    llm_config: LLMConfigRef
-    """The model it asks: an LLM config, or the name of one."""
-    keep_first: int = Field(default=1, ge=0)
-    """The number of initial events always kept; less than half of `max_size`."""
-    max_size: int = Field(default=100, ge=2)
-    """Condense when the view has more events than this; about half are kept."""
-    max_event_length: int = Field(default=10_000, ge=1)
-    """Cut each event's text to this many characters in the prompt."""
-    max_tokens: int | None = Field(default=None, ge=1)
-    """Condense when the view has more prompt tokens than this (None: never)."""
-    on_model_error: OnModelError = "raise"
-    """When the model fails or answers with nothing usable: `raise`, `fallback` (condense without
-    it) or `skip` (leave the view as it is this time); see `OnModelError`."""
-
-
-class _SummarizingConfig(_ModelBackedConfig):
-    summary_prompt: str | None = None
-    """Instructions that replace the default summarization prompt (None: OpenHands' prompt)."""
-    max_summary_share: float = Field(default=0.5, gt=0, lt=1)
-    """The largest share of the tokens a summary replaces (the forgotten events and the previous
-    summary) that it may take, so that condensing shrinks the prompt; a longer summary is cut to
-    fit (never below 128 tokens), and the condensation records it."""
-
-
-class LLMSummarizingCondenserConfig(_SummarizingConfig):
-    """`llm`: forget the older half and have a model summarize it."""
-
-    type: Literal["llm"] = "llm"
-    """The condenser type."""
-
-
-class LLMAttentionCondenserConfig(_ModelBackedConfig):
-    """`llm_attention`: have a model pick the events to keep."""
-
-    type: Literal["llm_attention"] = "llm_attention"
-    """The condenser type."""
-    max_event_length: int = Field(default=2_000, ge=1)
-    """Cut each event's text to this many characters in the ranking prompt."""
-
-
-class StructuredSummaryCondenserConfig(_SummarizingConfig):
-    """`structured`: like `llm`, with the summary as structured fields (a forced tool call)."""
-
-    type: Literal["structured"] = "structured"
-    """The condenser type."""
-
-
-class ConversationWindowCondenserConfig(BaseModel):
-    """`conversation_window`: on request, keep the essentials and the newer half."""
-
-    model_config = _CONFIG
-    type: Literal["conversation_window"] = "conversation_window"
-    """The condenser type."""
-    max_events: int | None = Field(default=None, ge=1)
-    """Also condense when the view has more events than this (None: only on request, as OpenHands)."""
-    max_tokens: int | None = Field(default=None, ge=1)
-    """Also condense when the view has more prompt tokens than this (None: only on request)."""
-
-
-def _pipeline_item(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-    """A pipeline member: a registered type of ours or a user's, with a clear error for an unknown one."""
-    if isinstance(value, BaseModel):
-        if _registration_for_model(value) is not None:
-            return value
-        return handler(value)
-    if isinstance(value, Mapping):
-        type_name = value.get("type")
-        registration = _REGISTRY.get(type_name) if isinstance(type_name, str) else None
-        if registration is None:
-            raise ValueError(_unknown_type_reason(type_name))
-        if not registration.builtin:
-            return registration.config_cls.model_validate(dict(value))
-    return handler(value)
-
-
-class PipelineCondenserConfig(BaseModel):
-    """`pipeline`: several condensers in order; the first condensation ends the pass."""
-
-    model_config = _CONFIG
-    type: Literal["pipeline"] = "pipeline"
-    """The condenser type."""
-    condensers: list[Annotated[CondenserConfig, WrapValidator(_pipeline_item)]] = Field(default_factory=list)
-    """The condensers, in the order they run."""
-
-
-CondenserConfig = Annotated[
-    NoOpCondenserConfig
-    | ObservationMaskingCondenserConfig
-    | BrowserOutputCondenserConfig
-    | RecentEventsCondenserConfig
-    | LLMSummarizingCondenserConfig
-    | AmortizedForgettingCondenserConfig
-    | LLMAttentionCondenserConfig
-    | StructuredSummaryCondenserConfig
-    | PipelineCondenserConfig
-    | ConversationWindowCondenserConfig,
-    Field(discriminator="type"),
-]
-"""Any built-in condenser config, told apart by `type`."""
-
-PipelineCondenserConfig.model_rebuild()
-
-CondenserConfigAdapter: TypeAdapter[Any] = TypeAdapter(CondenserConfig)
-"""Validates a dict as a built-in condenser config (one `validate_python` call)."""
-
 
 # -- the registry ---------------------------------------------------------------------------------
 
@@ -318,14 +108,22 @@ class CondenserContext:
             return ref
         if ref in self.llm_configs:
             try:
-                return _llm_config_ref(self.llm_configs[ref])  # type: ignore[no-any-return]
+                return llm_config_ref(self.llm_configs[ref])  # type: ignore[no-any-return]
             except ValueError as exc:
                 raise CondenserConfigError(f"LLM config {ref!r}: {exc}", condenser_type=condenser_type, field="llm_config") from None
         known = sorted(self.llm_configs)
-        hint = _did_you_mean(ref, known) or (
+        hint = did_you_mean(ref, known) or (
             f" Known names: {', '.join(known)}." if known else " No named LLM configs were given."
         )
         raise CondenserConfigError(f"unknown LLM config name {ref!r}.{hint}", condenser_type=condenser_type, field="llm_config")
+
+    def build(self, config: BaseModel | Mapping[str, Any]) -> Condenser:
+        """Build the condenser `config` describes with this context (a pipeline builds each member so).
+
+        Raises:
+            CondenserConfigError: see `build_condenser`.
+        """
+        return build_condenser(config, self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -380,18 +178,13 @@ def registered_condenser_types() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def _did_you_mean(name: str, known: list[str]) -> str:
-    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
-    return f" Did you mean {close[0]!r}?" if close else ""
-
-
 def _unknown_type_reason(type_name: Any) -> str:
     known = registered_condenser_types()
     if type_name is None:
         return f"A condenser config needs a 'type': one of {', '.join(known)}."
     if not isinstance(type_name, str):
         return f"A condenser 'type' must be a string, got {type_name!r}."
-    hint = _did_you_mean(type_name, known) or f" Known types: {', '.join(known)}."
+    hint = did_you_mean(type_name, known) or f" Known types: {', '.join(known)}."
     return f"Unknown condenser type {type_name!r}.{hint}"
 
 
@@ -412,7 +205,7 @@ def _describe(exc: ValidationError, type_name: str, path: str | PathLike[str] | 
         message = str(error["msg"]).removeprefix("Value error, ")
         if error["type"] == "extra_forbidden" and fields_of is not None:
             name = str(loc[-1])
-            message = "unknown field." + _did_you_mean(name, [f for f in fields_of.model_fields if f != "type"])
+            message = "unknown field." + did_you_mean(name, [f for f in fields_of.model_fields if f != "type"])
         elif error["type"] == "missing":
             message = "required field is missing"
         problems.append((where, message))
@@ -518,123 +311,108 @@ def _resolve_llm_names(data: Any, tables: dict[str, dict[str, Any]]) -> Any:
     return out
 
 
-# -- built-in factories ---------------------------------------------------------------------------
-
-def _noop(config: NoOpCondenserConfig, context: CondenserContext) -> Condenser:
-    from openhands_memory.condenser.impl.no_op_condenser import NoOpCondenser
-
-    return NoOpCondenser()
+# -- loading from files ---------------------------------------------------------------------------
 
 
-def _observation_masking(config: ObservationMaskingCondenserConfig, context: CondenserContext) -> Condenser:
-    from openhands_memory.condenser.impl.observation_masking_condenser import ObservationMaskingCondenser
+def load_condenser_config(path: str | PathLike[str]) -> BaseModel:
+    """Read a condenser config from a TOML file (its `[condenser]` table) or a JSON file.
 
-    return ObservationMaskingCondenser(config.attention_window, token_counter=context.token_counter)
+    A JSON file holds the config object itself, or an object with a `condenser` key. In TOML, an
+    `llm_config = "name"` is replaced by the `[llm.name]` table (over the plain `[llm]` keys),
+    as OpenHands does; a name with no table is kept for `CondenserContext.llm_configs`.
 
-
-def _browser_output(config: BrowserOutputCondenserConfig, context: CondenserContext) -> Condenser:
-    from openhands_memory.condenser.impl.browser_output_condenser import BrowserOutputCondenser
-
-    return BrowserOutputCondenser(config.attention_window, token_counter=context.token_counter)
-
-
-def _recent(config: RecentEventsCondenserConfig, context: CondenserContext) -> Condenser:
-    from openhands_memory.condenser.impl.recent_events_condenser import RecentEventsCondenser
-
-    return RecentEventsCondenser(
-        config.keep_first, config.max_events, max_tokens=config.max_tokens, token_counter=context.token_counter
-    )
-
-
-def _amortized(config: AmortizedForgettingCondenserConfig, context: CondenserContext) -> Condenser:
-    from openhands_memory.condenser.impl.amortized_forgetting_condenser import AmortizedForgettingCondenser
-
-    return AmortizedForgettingCondenser(
-        config.max_size, config.keep_first, max_tokens=config.max_tokens, token_counter=context.token_counter
-    )
-
-
-def _conversation_window(config: ConversationWindowCondenserConfig, context: CondenserContext) -> Condenser:
-    from openhands_memory.condenser.impl.conversation_window_condenser import ConversationWindowCondenser
-
-    return ConversationWindowCondenser(
-        max_events=config.max_events, max_tokens=config.max_tokens, token_counter=context.token_counter
-    )
-
-
-def _pipeline(config: PipelineCondenserConfig, context: CondenserContext) -> Condenser:
-    from openhands_memory.condenser.impl.pipeline import PipelineCondenser
-
-    return PipelineCondenser(*(build_condenser(member, context) for member in config.condensers))
-
-
-def _model_backed_arguments(
-    config: _ModelBackedConfig,
-    context: CondenserContext,
-    type_name: str,
-) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    """The arguments every model-backed condenser takes: its model, budgets and failure rule."""
-    from openhands_memory.condenser._model_backed import condenser_llm
-
-    llm = condenser_llm(context.resolve_llm_config(config.llm_config, condenser_type=type_name))
-    options: dict[str, Any] = {
-        "max_tokens": config.max_tokens,
-        "max_event_length": config.max_event_length,
-        "on_model_error": config.on_model_error,
-        "token_counter": context.token_counter,
-    }
-    return (llm, config.max_size, config.keep_first), options
+    Raises:
+        CondenserConfigError: no file at `path` (or a folder), the file cannot be parsed, has no
+            condenser config, or the config is not valid (the message starts with the file name).
+    """
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise CondenserConfigError("no such file", path=path) from None
+    except IsADirectoryError:
+        raise CondenserConfigError("is a folder, not a config file", path=path) from None
+    llm_tables: dict[str, dict[str, Any]] = {}
+    if path.suffix.lower() == ".toml":
+        try:
+            document = tomllib.loads(raw.decode("utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise CondenserConfigError(f"invalid TOML: {exc}", path=path) from None
+        if "condenser" not in document:
+            raise CondenserConfigError("no [condenser] table", path=path)
+        data = document["condenser"]
+        llm_section = document.get("llm")
+        if isinstance(llm_section, dict):
+            base = {k: v for k, v in llm_section.items() if not isinstance(v, dict)}
+            llm_tables = {k: {**base, **v} for k, v in llm_section.items() if isinstance(v, dict)}
+            if base:
+                llm_tables.setdefault("llm", base)
+    else:
+        try:
+            document = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise CondenserConfigError(f"invalid JSON: {exc}", path=path) from None
+        data = document.get("condenser", document) if isinstance(document, dict) else document
+    if llm_tables:
+        data = _resolve_llm_names(data, llm_tables)
+    return parse_condenser_config(data, path=path)
 
 
-def _llm_summarizing(config: LLMSummarizingCondenserConfig, context: CondenserContext) -> Condenser:
-    from openhands_memory.condenser.impl.llm_summarizing_condenser import LLMSummarizingCondenser
-
-    arguments, options = _model_backed_arguments(config, context, "llm")
-    return LLMSummarizingCondenser(
-        *arguments, summary_prompt=config.summary_prompt, max_summary_share=config.max_summary_share, **options
-    )
-
-
-def _structured(config: StructuredSummaryCondenserConfig, context: CondenserContext) -> Condenser:
-    from openhands_memory.condenser.impl.structured_summary_condenser import StructuredSummaryCondenser
-
-    arguments, options = _model_backed_arguments(config, context, "structured")
-    return StructuredSummaryCondenser(
-        *arguments, summary_prompt=config.summary_prompt, max_summary_share=config.max_summary_share, **options
-    )
+def _resolve_llm_names(data: Any, tables: dict[str, dict[str, Any]]) -> Any:
+    if not isinstance(data, dict):
+        return data
+    out = dict(data)
+    ref = out.get("llm_config")
+    if isinstance(ref, str) and ref in tables:
+        out["llm_config"] = tables[ref]
+    if isinstance(out.get("condensers"), list):
+        out["condensers"] = [_resolve_llm_names(item, tables) for item in out["condensers"]]
+    return out
 
 
-def _llm_attention(config: LLMAttentionCondenserConfig, context: CondenserContext) -> Condenser:
-    from openhands_memory.condenser.impl.llm_attention_condenser import LLMAttentionCondenser
+# -- the built-in types, from the one list --------------------------------------------------------
 
-    arguments, options = _model_backed_arguments(config, context, "llm_attention")
-    return LLMAttentionCondenser(*arguments, **options)
+def _builtin_config(condenser: type[Condenser]) -> tuple[str, type[BaseModel]]:
+    """A built-in strategy's type name and config model (checked: a strategy in the list must declare both)."""
+    config_cls = condenser.config_cls
+    if config_cls is None:
+        raise TypeError(f"{condenser.__name__} is listed in BUILTIN_CONDENSERS but declares no config_cls")
+    return _type_of(config_cls), config_cls
 
 
-_BUILTIN_TYPES: dict[str, type[BaseModel]] = {
-    "noop": NoOpCondenserConfig,
-    "observation_masking": ObservationMaskingCondenserConfig,
-    "browser_output_masking": BrowserOutputCondenserConfig,
-    "recent": RecentEventsCondenserConfig,
-    "amortized": AmortizedForgettingCondenserConfig,
-    "llm": LLMSummarizingCondenserConfig,
-    "llm_attention": LLMAttentionCondenserConfig,
-    "structured": StructuredSummaryCondenserConfig,
-    "conversation_window": ConversationWindowCondenserConfig,
-    "pipeline": PipelineCondenserConfig,
-}
+_BUILTIN_TYPES: dict[str, type[BaseModel]] = dict(_builtin_config(condenser) for condenser in BUILTIN_CONDENSERS)
+"""The built-in config models by type name, in `BUILTIN_CONDENSERS` order."""
 
-for _config_cls, _factory in (
-    (NoOpCondenserConfig, _noop),
-    (ObservationMaskingCondenserConfig, _observation_masking),
-    (BrowserOutputCondenserConfig, _browser_output),
-    (RecentEventsCondenserConfig, _recent),
-    (AmortizedForgettingCondenserConfig, _amortized),
-    (ConversationWindowCondenserConfig, _conversation_window),
-    (PipelineCondenserConfig, _pipeline),
-    (LLMSummarizingCondenserConfig, _llm_summarizing),
-    (LLMAttentionCondenserConfig, _llm_attention),
-    (StructuredSummaryCondenserConfig, _structured),
-):
-    register_condenser(_config_cls, _factory)  # type: ignore[arg-type]
-del _config_cls, _factory
+CondenserConfig = Annotated[Union[tuple(_BUILTIN_TYPES.values())], Field(discriminator="type")]  # type: ignore[valid-type]  # noqa: UP007
+"""Any built-in condenser config, told apart by `type`."""
+
+
+def _pipeline_item(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """A pipeline member: a registered type of ours or a user's, with a clear error for an unknown one."""
+    if isinstance(value, BaseModel):
+        if _registration_for_model(value) is not None:
+            return value
+        return handler(value)
+    if isinstance(value, Mapping):
+        type_name = value.get("type")
+        registration = _REGISTRY.get(type_name) if isinstance(type_name, str) else None
+        if registration is None:
+            raise ValueError(_unknown_type_reason(type_name))
+        if not registration.builtin:
+            return registration.config_cls.model_validate(dict(value))
+    return handler(value)
+
+
+PipelineMember = Annotated[CondenserConfig, WrapValidator(_pipeline_item)]
+"""A pipeline member: a built-in config through the union, a user's registered type through its own model."""
+
+# `PipelineCondenserConfig.condensers` names `PipelineMember`, which needs the union of every
+# strategy, pipeline included: it is resolved here, from this module's namespace.
+PipelineCondenserConfig.model_rebuild()
+
+CondenserConfigAdapter: TypeAdapter[Any] = TypeAdapter(CondenserConfig)
+"""Validates a dict as a built-in condenser config (one `validate_python` call)."""
+
+for _condenser in BUILTIN_CONDENSERS:
+    register_condenser(_builtin_config(_condenser)[1], _condenser.build)
+del _condenser

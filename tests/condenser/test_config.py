@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 import pytest
 from pydantic import BaseModel, ConfigDict
@@ -28,7 +28,9 @@ from openhands_memory.condenser import (
     registered_condenser_types,
 )
 from openhands_memory.condenser import config as config_module
-from openhands_memory.condenser.tokens import ApproximateTokenCounter
+from openhands_memory.condenser._model_backed import ModelBacked
+from openhands_memory.condenser.impl import BUILTIN_CONDENSERS
+from openhands_memory.condenser.tokens import ApproximateTokenCounter, TokenCounter
 from openhands_memory.errors import CondenserConfigError, OpenHandsMemoryError
 from openhands_memory.llm.config import LLMConfig
 from openhands_memory.view import View
@@ -69,6 +71,61 @@ def test_the_union_is_discriminated_by_type() -> None:
     config = CondenserConfigAdapter.validate_python({"type": "recent", "max_events": 7})
     assert isinstance(config, RecentEventsCondenserConfig) and config.max_events == 7
     assert sorted(registered_condenser_types()) == sorted(OPENHANDS_DEFAULTS)
+
+
+def test_the_types_the_union_and_the_builders_all_come_from_the_list_of_strategies() -> None:
+    assert registered_condenser_types() == sorted(strategy.config_type for strategy in BUILTIN_CONDENSERS)  # type: ignore[type-var]
+    union = get_args(get_args(config_module.CondenserConfig)[0])
+    assert union == tuple(strategy.config_cls for strategy in BUILTIN_CONDENSERS)
+    for strategy in BUILTIN_CONDENSERS:
+        config_cls = strategy.config_cls
+        assert config_cls is not None and config_cls.__module__ == strategy.__module__  # declared next to it
+        assert config_cls.model_fields["type"].default == strategy.config_type
+        assert config_module._REGISTRY[strategy.config_type].factory == strategy.build  # type: ignore[index]
+
+
+@pytest.mark.parametrize("strategy", [s for s in BUILTIN_CONDENSERS if issubclass(s, ModelBacked)], ids=lambda s: s.config_type)
+def test_a_model_backed_strategy_gets_every_field_of_its_config(strategy: type[ModelBacked]) -> None:
+    assert strategy.config_cls is not None
+    fields = {"keep_first": 3, "max_size": 40, "max_event_length": 777, "max_tokens": 5000, "on_model_error": "skip"}
+    fields.update({"summary_prompt": "Be brief.", "max_summary_share": 0.25} if "summary_prompt" in strategy.config_cls.model_fields else {})
+    counter = ApproximateTokenCounter()
+    built = Condenser.from_config({"type": strategy.config_type, "llm_config": "fast", **fields},
+                                  token_counter=counter, llm_configs={"fast": {"model": "gpt-4o-mini"}})  # fmt: skip
+    assert type(built) is strategy and built.token_counter is counter
+    assert {name: getattr(built, name) for name in fields} == fields
+    assert built.llm.config.model == "gpt-4o-mini" and built.llm.config.usage_id == "condenser"  # type: ignore[attr-defined]
+
+
+class KeepNewestConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["keep_newest"] = "keep_newest"
+    count: int = 3
+
+
+class KeepNewest(Condenser):
+    config_cls = KeepNewestConfig
+
+    def __init__(self, count: int = 3, *, token_counter: TokenCounter | None = None) -> None:
+        super().__init__(token_counter=token_counter)
+        self.count = count
+
+    def condense(self, view: View) -> View | Condensation:
+        return View(view.events[-self.count :])
+
+
+def test_a_strategy_that_declares_its_config_needs_no_factory_nor_a_second_type_name() -> None:
+    assert KeepNewest.config_type == "keep_newest"
+    register_condenser(KeepNewestConfig, KeepNewest.build)
+    try:
+        counter = ApproximateTokenCounter()
+        built = Condenser.from_config({"type": "pipeline", "condensers": [{"type": "keep_newest", "count": 2}]}, token_counter=counter)
+        assert isinstance(built, PipelineCondenser)
+        (member,) = built.condensers
+        assert isinstance(member, KeepNewest) and member.count == 2 and member.token_counter is counter
+        assert member.name == "keep_newest"
+    finally:
+        del config_module._REGISTRY["keep_newest"]
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,10 @@
-"""The condensation strategies, one module each (OpenHands' names)."""
+"""The condensation strategies, one module each (OpenHands' names), and the list of the built-in ones.
+
+A strategy is one module here: its config model (`type: Literal["name"]`) and its condenser, which
+names the model in `config_cls` and builds from it (`Condenser.build`). Listing it in
+`BUILTIN_CONDENSERS` is all that registers it: the registry (`condenser.config`) derives the
+types, the config union, the builders and the error messages from this list.
+"""
 
 from openhands_memory.condenser.impl.amortized_forgetting_condenser import AmortizedForgettingCondenser
 from openhands_memory.condenser.impl.browser_output_condenser import BrowserOutputCondenser
@@ -10,6 +16,20 @@ from openhands_memory.condenser.impl.observation_masking_condenser import Observ
 from openhands_memory.condenser.impl.pipeline import PipelineCondenser
 from openhands_memory.condenser.impl.recent_events_condenser import RecentEventsCondenser
 from openhands_memory.condenser.impl.structured_summary_condenser import StructuredSummaryCondenser
+
+BUILTIN_CONDENSERS = (
+    NoOpCondenser,
+    ObservationMaskingCondenser,
+    BrowserOutputCondenser,
+    RecentEventsCondenser,
+    LLMSummarizingCondenser,
+    AmortizedForgettingCondenser,
+    LLMAttentionCondenser,
+    StructuredSummaryCondenser,
+    PipelineCondenser,
+    ConversationWindowCondenser,
+)
+"""The built-in strategies, in the order of the config union; adding one to it registers it."""
 
 __all__ = [
     "AmortizedForgettingCondenser",

@@ -2,9 +2,28 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
+from pydantic import Field
+
+from openhands_memory.condenser._config_base import CONFIG, SizeChecked
 from openhands_memory.condenser.forgetting import ForgettingCondenser
 
-__all__ = ["AmortizedForgettingCondenser"]
+__all__ = ["AmortizedForgettingCondenser", "AmortizedForgettingCondenserConfig"]
+
+
+class AmortizedForgettingCondenserConfig(SizeChecked):
+    """`amortized`: forget the older half of the view when it outgrows its budget."""
+
+    model_config = CONFIG
+    type: Literal["amortized"] = "amortized"
+    """The condenser type."""
+    max_size: int = Field(default=100, ge=2)
+    """Condense when the view has more events than this; about half are kept."""
+    keep_first: int = Field(default=1, ge=0)
+    """The number of initial events always kept; less than half of `max_size`."""
+    max_tokens: int | None = Field(default=None, ge=1)
+    """Condense when the view has more prompt tokens than this; about half are kept (None: never)."""
 
 
 class AmortizedForgettingCondenser(ForgettingCondenser):
@@ -16,4 +35,4 @@ class AmortizedForgettingCondenser(ForgettingCondenser):
     results; the system prompt and the first user message are kept whatever `keep_first` is.
     """
 
-    config_type = "amortized"
+    config_cls = AmortizedForgettingCondenserConfig

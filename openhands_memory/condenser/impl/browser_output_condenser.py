@@ -2,13 +2,28 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from openhands_memory.condenser._config_base import CONFIG
 from openhands_memory.condenser._masking import MaskingCondenser
 from openhands_memory.condenser._views import IndexCollector, PrefixMapper
 from openhands_memory.condenser.tokens import TokenCounter
 from openhands_memory.events import BrowserOutputObservation, Event, Observation
 from openhands_memory.view import View
 
-__all__ = ["BrowserOutputCondenser"]
+__all__ = ["BrowserOutputCondenser", "BrowserOutputCondenserConfig"]
+
+
+class BrowserOutputCondenserConfig(BaseModel):
+    """`browser_output_masking`: mask all but the newest browser outputs."""
+
+    model_config = CONFIG
+    type: Literal["browser_output_masking"] = "browser_output_masking"
+    """The condenser type."""
+    attention_window: int = Field(default=1, ge=1)
+    """The number of most recent browser outputs that are not masked."""
 
 
 class BrowserOutputCondenser(MaskingCondenser):
@@ -19,7 +34,7 @@ class BrowserOutputCondenser(MaskingCondenser):
     `ObservationMaskingCondenser`, it stays a `BrowserOutputObservation` answering its tool call.
     """
 
-    config_type = "browser_output_masking"
+    config_cls = BrowserOutputCondenserConfig
 
     def __init__(self, attention_window: int = 1, *, token_counter: TokenCounter | None = None) -> None:
         """Keep the newest `attention_window` browser outputs (at least 1) whole."""

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
 from openhands_memory.condenser._boundaries import analyze, first_user_message_index
+from openhands_memory.condenser._config_base import CONFIG
 from openhands_memory.condenser.base import Condensation, CondensationReason, RollingCondenser
 from openhands_memory.condenser.forgetting import plan_forgetting
 from openhands_memory.condenser.tokens import TokenCounter
@@ -10,7 +15,19 @@ from openhands_memory.errors import NoCondensationAvailable
 from openhands_memory.events import MessageAction, RecallAction
 from openhands_memory.view import View
 
-__all__ = ["ConversationWindowCondenser"]
+__all__ = ["ConversationWindowCondenser", "ConversationWindowCondenserConfig"]
+
+
+class ConversationWindowCondenserConfig(BaseModel):
+    """`conversation_window`: on request, keep the essentials and the newer half."""
+
+    model_config = CONFIG
+    type: Literal["conversation_window"] = "conversation_window"
+    """The condenser type."""
+    max_events: int | None = Field(default=None, ge=1)
+    """Also condense when the view has more events than this (None: only on request, as OpenHands)."""
+    max_tokens: int | None = Field(default=None, ge=1)
+    """Also condense when the view has more prompt tokens than this (None: only on request)."""
 
 
 class ConversationWindowCondenser(RollingCondenser):
@@ -24,7 +41,7 @@ class ConversationWindowCondenser(RollingCondenser):
     kept half and can still split a batch.
     """
 
-    config_type = "conversation_window"
+    config_cls = ConversationWindowCondenserConfig
 
     def __init__(
         self,

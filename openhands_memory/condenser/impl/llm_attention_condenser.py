@@ -3,24 +3,28 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from openhands_memory.condenser._boundaries import ViewStructure, analyze
+from openhands_memory.condenser._config_base import ModelBackedConfig
 from openhands_memory.condenser._model_backed import ModelBacked, called_tool_arguments, event_block
 from openhands_memory.condenser._views import is_summary
 from openhands_memory.condenser.base import Condensation
-from openhands_memory.condenser.config import OnModelError
-from openhands_memory.condenser.forgetting import ForgettingCondenser, ForgettingPlan, plan_keeping
-from openhands_memory.condenser.tokens import TokenCounter
+from openhands_memory.condenser.forgetting import ForgettingPlan, plan_keeping
 from openhands_memory.errors import LLMError, LLMResponseError, NoCondensationAvailable
 from openhands_memory.events import Event
-from openhands_memory.llm.config import LLMConfig
-from openhands_memory.llm.llm import LLM, LLMResponse
+from openhands_memory.llm.llm import LLMResponse
 from openhands_memory.view import View
 
-__all__ = ["ATTENTION_PROMPT", "SELECT_EVENTS_TOOL_NAME", "ImportantEventSelection", "LLMAttentionCondenser"]
+__all__ = [
+    "ATTENTION_PROMPT",
+    "SELECT_EVENTS_TOOL_NAME",
+    "ImportantEventSelection",
+    "LLMAttentionCondenser",
+    "LLMAttentionCondenserConfig",
+]
 
 SELECT_EVENTS_TOOL_NAME = "select_important_events"
 """The function the model is made to call with the ids it keeps."""
@@ -65,7 +69,16 @@ class ImportantEventSelection(BaseModel):
         }
 
 
-class LLMAttentionCondenser(ModelBacked, ForgettingCondenser):
+class LLMAttentionCondenserConfig(ModelBackedConfig):
+    """`llm_attention`: have a model pick the events to keep."""
+
+    type: Literal["llm_attention"] = "llm_attention"
+    """The condenser type."""
+    max_event_length: int = Field(default=2_000, ge=1)
+    """Cut each event's text to this many characters in the ranking prompt."""
+
+
+class LLMAttentionCondenser(ModelBacked):
     """When the view has more than `max_size` events (or `max_tokens` tokens), or the agent asks,
     a model ranks the events and those it ranks highest are kept, with the head; no summary.
 
@@ -83,39 +96,8 @@ class LLMAttentionCondenser(ModelBacked, ForgettingCondenser):
     model is not asked.
     """
 
-    config_type = "llm_attention"
-
-    def __init__(
-        self,
-        llm: LLM | LLMConfig,
-        max_size: int = 100,
-        keep_first: int = 1,
-        *,
-        max_tokens: int | None = None,
-        max_event_length: int = 2_000,
-        on_model_error: OnModelError = "raise",
-        token_counter: TokenCounter | None = None,
-    ) -> None:
-        """Set the model and the budgets.
-
-        Args:
-            llm: the model that ranks events (an `LLMConfig` is wrapped by `condenser_llm`).
-            max_size: condense when the view has more events than this; keep about half.
-            keep_first: the first events of the view, kept for good.
-            max_tokens: condense when the view has more tokens than this; keep about half.
-            max_event_length: cut each event's text to this many characters in the prompt.
-            on_model_error: what a failed or unusable answer leads to (see `OnModelError`).
-            token_counter: counts tokens (default: `ApproximateTokenCounter`).
-
-        Raises:
-            ValueError: a size rule is broken (see `ForgettingCondenser`), `max_event_length` < 1,
-                or `on_model_error` is unknown.
-        """
-        super().__init__(max_size, keep_first, max_tokens=max_tokens, token_counter=token_counter)
-        if max_event_length < 1:
-            raise ValueError(f"max_event_length ({max_event_length}) must be at least 1")
-        self.max_event_length = max_event_length
-        self.init_model(llm, on_model_error)
+    config_cls = LLMAttentionCondenserConfig
+    default_max_event_length: ClassVar[int] = 2_000
 
     # -- the condensation
 

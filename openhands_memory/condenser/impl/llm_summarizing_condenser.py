@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Literal
 
+from openhands_memory.condenser._config_base import SummarizingConfig
 from openhands_memory.condenser._model_backed import ModelSummarizingCondenser
 
-__all__ = ["SUMMARY_PROMPT", "LLMSummarizingCondenser"]
+__all__ = ["SUMMARY_PROMPT", "LLMSummarizingCondenser", "LLMSummarizingCondenserConfig"]
 
 SUMMARY_PROMPT = """\
 You keep the running summary of an interactive agent's work, so that the agent can carry on once the \
@@ -61,6 +62,13 @@ CURRENT_STATE: Budget used: 620 of 1000 EUR"""
 """The default instructions: OpenHands' sections and priorities, in our own words."""
 
 
+class LLMSummarizingCondenserConfig(SummarizingConfig):
+    """`llm`: forget the older half and have a model summarize it."""
+
+    type: Literal["llm"] = "llm"
+    """The condenser type."""
+
+
 class LLMSummarizingCondenser(ModelSummarizingCondenser):
     """Forgets the older half of the view (past `max_size` events or `max_tokens` tokens, or when
     the agent asks) and puts a model's summary of it right after the kept head.
@@ -76,7 +84,7 @@ class LLMSummarizingCondenser(ModelSummarizingCondenser):
     back or skips as configured; every condensation records its model usage in `llm_metrics`.
     """
 
-    config_type = "llm"
+    config_cls = LLMSummarizingCondenserConfig
     default_prompt: ClassVar[str] = SUMMARY_PROMPT
     closing: ClassVar[str] = "Now summarize the events using the rules above."
 

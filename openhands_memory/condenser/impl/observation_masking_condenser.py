@@ -2,16 +2,31 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from openhands_memory.condenser._config_base import CONFIG
 from openhands_memory.condenser._masking import MaskingCondenser
 from openhands_memory.condenser._views import PrefixMapper
 from openhands_memory.condenser.tokens import TokenCounter
 from openhands_memory.events import Observation
 from openhands_memory.view import View
 
-__all__ = ["MASKED", "ObservationMaskingCondenser"]
+__all__ = ["MASKED", "ObservationMaskingCondenser", "ObservationMaskingCondenserConfig"]
 
 MASKED = "<MASKED>"
 """The text a masked observation shows (OpenHands' placeholder)."""
+
+
+class ObservationMaskingCondenserConfig(BaseModel):
+    """`observation_masking`: mask observations older than the attention window."""
+
+    model_config = CONFIG
+    type: Literal["observation_masking"] = "observation_masking"
+    """The condenser type."""
+    attention_window: int = Field(default=100, ge=1)
+    """The number of most recent events whose observations are not masked."""
 
 
 class ObservationMaskingCondenser(MaskingCondenser):
@@ -23,7 +38,7 @@ class ObservationMaskingCondenser(MaskingCondenser):
     call. Summaries and recall observations are left as they are.
     """
 
-    config_type = "observation_masking"
+    config_cls = ObservationMaskingCondenserConfig
 
     def __init__(self, attention_window: int = 100, *, token_counter: TokenCounter | None = None) -> None:
         """Mask observations before the last `attention_window` events (at least 1)."""

@@ -3,11 +3,30 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING, Literal
 
+from pydantic import BaseModel, Field
+
+from openhands_memory.condenser._config_base import CONFIG
 from openhands_memory.condenser.base import Condensation, Condenser
 from openhands_memory.view import View
 
-__all__ = ["PipelineCondenser"]
+if TYPE_CHECKING:
+    from openhands_memory.condenser.config import CondenserContext, PipelineMember
+
+__all__ = ["PipelineCondenser", "PipelineCondenserConfig"]
+
+
+class PipelineCondenserConfig(BaseModel):
+    """`pipeline`: several condensers in order; the first condensation ends the pass."""
+
+    model_config = CONFIG
+    type: Literal["pipeline"] = "pipeline"
+    """The condenser type."""
+    # A member is any registered config, this one included: the registry defines `PipelineMember`
+    # from its list of strategies (this module among them) and completes this model with it.
+    condensers: list[PipelineMember] = Field(default_factory=list)
+    """The condensers, in the order they run."""
 
 
 class PipelineCondenser(Condenser):
@@ -18,11 +37,16 @@ class PipelineCondenser(Condenser):
     numbers are about the view that member was given.
     """
 
-    config_type = "pipeline"
+    config_cls = PipelineCondenserConfig
 
     def __init__(self, *condensers: Condenser) -> None:
         super().__init__()
         self.condensers: list[Condenser] = list(condensers)
+
+    @classmethod
+    def build(cls, config: PipelineCondenserConfig, context: CondenserContext) -> PipelineCondenser:  # type: ignore[override]
+        """A pipeline of its members' condensers, each built through the registry with the same context."""
+        return cls(*(context.build(member) for member in config.condensers))
 
     @classmethod
     def of(cls, condensers: Iterable[Condenser]) -> PipelineCondenser:

@@ -6,8 +6,12 @@ import time
 from bisect import bisect_left
 from itertools import compress, islice
 from operator import is_not
+from typing import Literal
+
+from pydantic import BaseModel, Field
 
 from openhands_memory.condenser._boundaries import analyze, forget_id
+from openhands_memory.condenser._config_base import CONFIG
 from openhands_memory.condenser._views import (
     FirstIndexFinder,
     derive_view,
@@ -22,10 +26,24 @@ from openhands_memory.condenser.tokens import TokenCounter
 from openhands_memory.events import Action, Event, EventSource, MessageAction, Observation, SystemMessageAction
 from openhands_memory.view import View
 
-__all__ = ["RecentEventsCondenser"]
+__all__ = ["RecentEventsCondenser", "RecentEventsCondenserConfig"]
 
 _SLACK = 32
 """Events looked at beyond the head and the newest `max_events`, to find safe cuts."""
+
+
+class RecentEventsCondenserConfig(BaseModel):
+    """`recent`: show the first events and the most recent ones."""
+
+    model_config = CONFIG
+    type: Literal["recent"] = "recent"
+    """The condenser type."""
+    keep_first: int = Field(default=1, ge=0)
+    """The number of initial events always shown (the best guess is that the first is the task)."""
+    max_events: int = Field(default=100, ge=1)
+    """The most events shown."""
+    max_tokens: int | None = Field(default=None, ge=1)
+    """The most prompt tokens shown (None: no token budget)."""
 
 
 class RecentEventsCondenser(Condenser):
@@ -48,7 +66,7 @@ class RecentEventsCondenser(Condenser):
     standing summary past the head), the full plan is made.
     """
 
-    config_type = "recent"
+    config_cls = RecentEventsCondenserConfig
 
     def __init__(
         self,

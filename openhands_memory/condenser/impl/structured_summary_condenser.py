@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from openhands_memory.condenser._model_backed import (
-    DEFAULT_MAX_SUMMARY_SHARE,
-    ModelSummarizingCondenser,
-    called_tool_arguments,
-)
-from openhands_memory.condenser.config import OnModelError
-from openhands_memory.condenser.tokens import TokenCounter
+from openhands_memory.condenser._config_base import OnModelError, SummarizingConfig
+from openhands_memory.condenser._model_backed import ModelSummarizingCondenser, called_tool_arguments
 from openhands_memory.errors import CondenserConfigError, LLMResponseError
 from openhands_memory.llm.config import LLMConfig
 from openhands_memory.llm.llm import LLM, LLMResponse
 
-__all__ = ["STATE_SUMMARY_TOOL_NAME", "STRUCTURED_SUMMARY_PROMPT", "StateSummary", "StructuredSummaryCondenser"]
+__all__ = [
+    "STATE_SUMMARY_TOOL_NAME",
+    "STRUCTURED_SUMMARY_PROMPT",
+    "StateSummary",
+    "StructuredSummaryCondenser",
+    "StructuredSummaryCondenserConfig",
+]
 
 STATE_SUMMARY_TOOL_NAME = "create_state_summary"
 """The function the model is made to call (OpenHands' name)."""
@@ -160,6 +161,13 @@ class StateSummary(BaseModel):
         return self.to_text()
 
 
+class StructuredSummaryCondenserConfig(SummarizingConfig):
+    """`structured`: like `llm`, with the summary as structured fields (a forced tool call)."""
+
+    type: Literal["structured"] = "structured"
+    """The condenser type."""
+
+
 class StructuredSummaryCondenser(ModelSummarizingCondenser):
     """Like `llm`, but the model must call `create_state_summary` (a forced tool call), whose
     arguments become a `StateSummary`, written out as the summary's text.
@@ -171,41 +179,18 @@ class StructuredSummaryCondenser(ModelSummarizingCondenser):
     call but a JSON object as its text is read as the arguments (some providers answer so).
     """
 
-    config_type = "structured"
+    config_cls = StructuredSummaryCondenserConfig
     default_prompt: ClassVar[str] = STRUCTURED_SUMMARY_PROMPT
     closing: ClassVar[str] = f"Now call {STATE_SUMMARY_TOOL_NAME} with the new summary."
 
-    def __init__(
-        self,
-        llm: LLM | LLMConfig,
-        max_size: int = 100,
-        keep_first: int = 1,
-        *,
-        max_tokens: int | None = None,
-        max_event_length: int = 10_000,
-        summary_prompt: str | None = None,
-        on_model_error: OnModelError = "raise",
-        token_counter: TokenCounter | None = None,
-        max_summary_share: float = DEFAULT_MAX_SUMMARY_SHARE,
-    ) -> None:
-        """As `LLMSummarizingCondenser`.
+    def init_model(self, llm: LLM | LLMConfig, on_model_error: OnModelError) -> None:
+        """Set the model and the failure rule, refusing a model without native tool calling.
 
         Raises:
             CondenserConfigError: the model's config turns native tool calling off.
-            ValueError: a size rule is broken, `max_summary_share` is not between 0 and 1, or
-                `on_model_error` is unknown.
+            ValueError: `on_model_error` is unknown.
         """
-        super().__init__(
-            llm,
-            max_size,
-            keep_first,
-            max_tokens=max_tokens,
-            max_event_length=max_event_length,
-            summary_prompt=summary_prompt,
-            on_model_error=on_model_error,
-            token_counter=token_counter,
-            max_summary_share=max_summary_share,
-        )
+        super().init_model(llm, on_model_error)
         if self.llm.config.native_tool_calling is False:
             raise CondenserConfigError(
                 f"the structured summary is a forced tool call, but model {self.llm.config.model!r} is set up "
