@@ -33,6 +33,13 @@ ROOT_EVENT_NAMES = [
 EVENT_KIND_NAMES = sorted(cls.__name__ for cls in [*ACTION_CLASSES.values(), *OBSERVATION_CLASSES.values()])
 """Every event kind OpenHands writes has its class exported by `openhands_memory.events`."""
 
+STRATEGY_NAMES = [
+    "NoOpCondenser", "ObservationMaskingCondenser", "BrowserOutputCondenser", "RecentEventsCondenser",
+    "AmortizedForgettingCondenser", "ConversationWindowCondenser", "PipelineCondenser", "LLMSummarizingCondenser",
+    "StructuredSummaryCondenser", "LLMAttentionCondenser",
+]  # fmt: skip
+"""Every built-in strategy: its condenser class and its config class (`<name>Config`) are exported."""
+
 SURFACE: dict[str, list[str]] = {
     "openhands_memory": [
         "__version__",
@@ -60,6 +67,16 @@ SURFACE: dict[str, list[str]] = {
         "ModelRequestsDisallowedError", "import_litellm",
         "Message", "Content", "TextContent", "ImageContent", "Role", "ToolCall", "ToolCallFunction", "to_litellm_dicts",
         "TextToolCallConverter", "TextToolCallReply",
+    ],
+    "openhands_memory.condenser": [
+        "Condenser", "RollingCondenser", "ForgettingCondenser", "SummarizingCondenser", "Condensation",
+        "CondensationMetadata", "CondensationReason",
+        *(f"{name}{suffix}" for name in STRATEGY_NAMES for suffix in ("", "Config")), "StateSummary",
+        "CondenserConfig", "CondenserContext", "CondenserFactory", "OnModelError",
+        "load_condenser_config", "parse_condenser_config", "register_condenser", "registered_condenser_types",
+        "TokenCounter", "ApproximateTokenCounter", "LLMTokenCounter",
+        "REQUEST_CONDENSATION_TOOL_NAME", "condensation_request_tool", "condensation_request_from_tool_call",
+        "is_condensation_request_call",
     ],
     "openhands_memory.conversation_memory": ["ConversationMemory", "apply_prompt_caching"],
     "openhands_memory.replay": [

@@ -5,12 +5,10 @@ is appended to the stream before asking again. Strategies (`impl/`, OpenHands' n
 from configs (`Condenser.from_config({"type": "amortized", "max_size": 120})`, or a TOML
 `[condenser]` table via `load_condenser_config`). Everything here works offline except the
 model-backed strategies: `llm` and `structured` (on `SummarizingCondenser`) and `llm_attention`
-(on `ForgettingCondenser` and `plan_keeping`) call a model through litellm (offline with an
+(on `ForgettingCondenser`) call a model through litellm (offline with an
 `LLMConfig.mock_response`), and say with `on_model_error` what a failing model leads to.
 """
 
-from openhands_memory.condenser._boundaries import condensation_action, forgettable_ids
-from openhands_memory.condenser._views import apply_condensation
 from openhands_memory.condenser.base import (
     Condensation,
     CondensationMetadata,
@@ -22,7 +20,6 @@ from openhands_memory.condenser.config import (
     AmortizedForgettingCondenserConfig,
     BrowserOutputCondenserConfig,
     CondenserConfig,
-    CondenserConfigAdapter,
     CondenserContext,
     CondenserFactory,
     ConversationWindowCondenserConfig,
@@ -34,19 +31,12 @@ from openhands_memory.condenser.config import (
     PipelineCondenserConfig,
     RecentEventsCondenserConfig,
     StructuredSummaryCondenserConfig,
-    build_condenser,
     load_condenser_config,
     parse_condenser_config,
     register_condenser,
     registered_condenser_types,
 )
-from openhands_memory.condenser.forgetting import (
-    ForgettingCondenser,
-    ForgettingPlan,
-    SummarizingCondenser,
-    plan_forgetting,
-    plan_keeping,
-)
+from openhands_memory.condenser.forgetting import ForgettingCondenser, SummarizingCondenser
 from openhands_memory.condenser.impl import (
     AmortizedForgettingCondenser,
     BrowserOutputCondenser,
@@ -66,12 +56,7 @@ from openhands_memory.condenser.request import (
     condensation_request_tool,
     is_condensation_request_call,
 )
-from openhands_memory.condenser.tokens import (
-    ApproximateTokenCounter,
-    LLMTokenCounter,
-    TokenCounter,
-    default_token_counter,
-)
+from openhands_memory.condenser.tokens import ApproximateTokenCounter, LLMTokenCounter, TokenCounter
 
 __all__ = [
     "REQUEST_CONDENSATION_TOOL_NAME",
@@ -85,13 +70,11 @@ __all__ = [
     "CondensationReason",
     "Condenser",
     "CondenserConfig",
-    "CondenserConfigAdapter",
     "CondenserContext",
     "CondenserFactory",
     "ConversationWindowCondenser",
     "ConversationWindowCondenserConfig",
     "ForgettingCondenser",
-    "ForgettingPlan",
     "LLMAttentionCondenser",
     "LLMAttentionCondenserConfig",
     "LLMSummarizingCondenser",
@@ -112,18 +95,11 @@ __all__ = [
     "StructuredSummaryCondenserConfig",
     "SummarizingCondenser",
     "TokenCounter",
-    "apply_condensation",
-    "build_condenser",
-    "condensation_action",
     "condensation_request_from_tool_call",
     "condensation_request_tool",
-    "default_token_counter",
-    "forgettable_ids",
     "is_condensation_request_call",
     "load_condenser_config",
     "parse_condenser_config",
-    "plan_forgetting",
-    "plan_keeping",
     "register_condenser",
     "registered_condenser_types",
 ]

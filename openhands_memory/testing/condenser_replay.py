@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from openhands_memory.condenser import CondensationMetadata, Condenser, apply_condensation
+from openhands_memory.condenser import CondensationMetadata, Condenser
+from openhands_memory.condenser._views import apply_condensation
 from openhands_memory.errors import CondensationStalledError
 from openhands_memory.events import (
     Action,

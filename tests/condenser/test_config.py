@@ -14,7 +14,6 @@ from openhands_memory.condenser import (
     BrowserOutputCondenser,
     Condensation,
     Condenser,
-    CondenserConfigAdapter,
     CondenserContext,
     ConversationWindowCondenser,
     NoOpCondenser,
@@ -27,6 +26,7 @@ from openhands_memory.condenser import (
     register_condenser,
     registered_condenser_types,
 )
+from openhands_memory.condenser.config import CondenserConfigAdapter
 from openhands_memory.condenser import config as config_module
 from openhands_memory.condenser._model_backed import ModelBacked
 from openhands_memory.condenser.impl import BUILTIN_CONDENSERS
@@ -328,3 +328,16 @@ def test_bad_files_name_the_file(tmp_path: Path, name: str, content: str, messag
         load_condenser_config(path)
     with pytest.raises(CondenserConfigError, match=re.escape(f"{tmp_path / 'missing.toml'}: no such file")):
         load_condenser_config(tmp_path / "missing.toml")
+
+
+def test_every_strategy_names_its_config_type_and_is_exported_by_the_package() -> None:
+    import openhands_memory.condenser as condenser
+    import openhands_memory.condenser.impl as impl
+
+    for name in impl.__all__:
+        assert getattr(condenser, name) is getattr(impl, name), name
+    types = {getattr(impl, name).config_type for name in impl.__all__}
+    assert types == {
+        "amortized", "browser_output_masking", "conversation_window", "llm", "llm_attention", "noop",
+        "observation_masking", "pipeline", "recent", "structured",
+    }  # fmt: skip

@@ -4,14 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from openhands_memory.condenser import (
-    Condensation,
-    ForgettingCondenser,
-    ForgettingPlan,
-    SummarizingCondenser,
-    apply_condensation,
-    plan_forgetting,
-)
+from openhands_memory.condenser import Condensation, ForgettingCondenser, SummarizingCondenser
+from openhands_memory.condenser._views import apply_condensation
+from openhands_memory.condenser.forgetting import ForgettingPlan, plan_forgetting
 from openhands_memory.condenser.forgetting import check_sizes, plan_keeping
 from openhands_memory.events import AgentCondensationObservation, ErrorObservation
 

@@ -9,7 +9,8 @@ from collections.abc import Sequence
 
 import pytest
 
-from openhands_memory.condenser import ApproximateTokenCounter, LLMTokenCounter, TokenCounter, default_token_counter
+from openhands_memory.condenser import ApproximateTokenCounter, LLMTokenCounter, TokenCounter
+from openhands_memory.condenser.tokens import default_token_counter
 from openhands_memory.condenser import tokens as tokens_module
 from openhands_memory.conversation_memory import ConversationMemory
 from openhands_memory.events import (

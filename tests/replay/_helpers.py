@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 
-from openhands_memory.condenser import Condensation, RollingCondenser, condensation_action
+from openhands_memory.condenser import Condensation, RollingCondenser
+from openhands_memory.condenser._boundaries import condensation_action
 from openhands_memory.events import (
     Action,
     CmdOutputObservation,

@@ -11,13 +11,8 @@ from conftest import real_log_params, require_real_log
 from hypothesis import given
 from hypothesis import strategies as st
 
-from openhands_memory.condenser import (
-    AmortizedForgettingCondenser,
-    Condensation,
-    Condenser,
-    LLMAttentionCondenser,
-    apply_condensation,
-)
+from openhands_memory.condenser import AmortizedForgettingCondenser, Condensation, Condenser, LLMAttentionCondenser
+from openhands_memory.condenser._views import apply_condensation
 from openhands_memory.condenser.impl.llm_attention_condenser import SELECT_EVENTS_TOOL_NAME, ImportantEventSelection
 from openhands_memory.errors import LLMResponseError, LLMServiceUnavailableError
 from openhands_memory.events import AgentCondensationObservation
