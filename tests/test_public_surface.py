@@ -66,7 +66,7 @@ SURFACE: dict[str, list[str]] = {
         "LLM", "LLMConfig", "LLMResponse", "CompletionFn", "LLMMetrics", "TokenUsage", "Cost", "ResponseLatency",
         "ModelRequestsDisallowedError", "import_litellm",
         "Message", "Content", "TextContent", "ImageContent", "Role", "ToolCall", "ToolCallFunction", "to_litellm_dicts",
-        "TextToolCallConverter", "TextToolCallReply",
+        "TextToolCallConverter", "TextToolCallReply", "parse_text_tool_calls",
     ],
     "openhands_memory.condenser": [
         "Condenser", "RollingCondenser", "ForgettingCondenser", "SummarizingCondenser", "Condensation",

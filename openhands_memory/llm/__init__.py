@@ -18,7 +18,7 @@ from openhands_memory.llm.message import (
     to_litellm_dicts,
 )
 from openhands_memory.llm.metrics import Cost, LLMMetrics, ResponseLatency, TokenUsage
-from openhands_memory.llm.text_tool_calls import TextToolCallConverter, TextToolCallReply
+from openhands_memory.llm.text_tool_calls import TextToolCallConverter, TextToolCallReply, parse_text_tool_calls
 
 __all__ = [
     "CompletionFn",
@@ -40,5 +40,6 @@ __all__ = [
     "ToolCall",
     "ToolCallFunction",
     "import_litellm",
+    "parse_text_tool_calls",
     "to_litellm_dicts",
 ]
