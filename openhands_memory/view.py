@@ -27,7 +27,8 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Container, Iterable, Iterator, Sequence
-from itertools import compress
+from itertools import compress, islice
+from itertools import count as _counter
 from operator import attrgetter, not_
 from typing import overload
 
@@ -43,15 +44,33 @@ __all__ = ["View", "ViewBuilder"]
 
 _PLAIN, _CONDENSATION, _REQUEST = 0, 1, 2
 
+_new_lineage = _counter().__next__
+"""A lineage token never given before in this process (see `View.lineage`)."""
+
 
 class View(Sequence[Event]):
     """The events the model may see, in order, with summaries in place of what was forgotten.
 
     A view is an immutable snapshot: later appends to the stream or the builder never change it.
     Implementations of condensers must treat it as read-only.
+
+    Its events are the kept events (`kept_count` of them, read with `kept_slice` or `iter_kept`)
+    with the standing summary, if any, inserted at its index (`standing_summary`). Views that share
+    a `lineage` show prefixes of one append-only sequence of kept events, so a scanner that
+    remembers the lineage and how many kept events it has looked at needs to look only at the new
+    ones at the next step (see `lineage`).
     """
 
-    __slots__ = ("_kept", "_length", "_summary", "_events", "_forgotten_log", "_forgotten", "unhandled_condensation_request")
+    __slots__ = (
+        "_kept",
+        "_length",
+        "_lineage",
+        "_summary",
+        "_events",
+        "_forgotten_log",
+        "_forgotten",
+        "unhandled_condensation_request",
+    )
 
     unhandled_condensation_request: bool
     """A `CondensationRequestAction` came after the last `CondensationAction`."""
@@ -66,6 +85,7 @@ class View(Sequence[Event]):
         kept = list(events)
         self._kept = kept
         self._length = len(kept)
+        self._lineage = _new_lineage()
         self._summary: tuple[int, AgentCondensationObservation] | None = None
         self._events: list[Event] | None = kept
         self._forgotten: frozenset[int] | None = frozenset(forgotten_event_ids)
@@ -80,15 +100,18 @@ class View(Sequence[Event]):
         summary: tuple[int, AgentCondensationObservation] | None,
         unhandled: bool,
         forgotten_log: tuple[list[frozenset[int]], int],
+        lineage: int | None = None,
     ) -> View:
         """A view of `kept[:length]` (plus `summary`) that shares the builder's lists, in O(1).
 
         `forgotten_log` is the builder's list of what each condensation forgot and how much of it
-        this view has seen; the union is taken only if someone asks.
+        this view has seen; the union is taken only if someone asks. `lineage` is the builder's
+        token for `kept` (None: a new one, for a list no other view will grow).
         """
         view = cls.__new__(cls)
         view._kept = kept
         view._length = length
+        view._lineage = _new_lineage() if lineage is None else lineage
         view._summary = summary
         view._events = None
         view._forgotten = None
@@ -132,6 +155,49 @@ class View(Sequence[Event]):
             return None
         offset, summary = self._summary
         return min(offset, self._length), summary
+
+    @property
+    def lineage(self) -> int:
+        """An opaque token: views with the same lineage show prefixes of one sequence of kept events.
+
+        For two views `a` and `b` of one lineage with `a.kept_count <= b.kept_count`, the first
+        `a.kept_count` kept events of `b` are those of `a` (the same objects). The views of one
+        `ViewBuilder` share a lineage from one condensation to the next; a condensation, and every
+        other way of making a view (`View(...)`, `from_events`, `apply`, `with_events`), starts a
+        new one. A lineage is never reused within a process, so a scanner may cache what it learnt
+        from the kept events under `(lineage, kept_count)` and, at the next view of that lineage,
+        look only at `kept_slice(scanned, kept_count)`; any other lineage means starting over.
+        Compare lineages with `==`; nothing else about the value is promised.
+        """
+        return self._lineage
+
+    @property
+    def kept_count(self) -> int:
+        """How many kept events the view has: its length without the standing summary."""
+        return self._length
+
+    def kept_slice(self, start: int = 0, stop: int | None = None) -> list[Event]:
+        """The kept events `start` to `stop` (excluded) as a new list, like `kept_events()[start:stop]`.
+
+        It copies only that slice, so reading the new events of a long view costs what they do.
+        Bounds follow slicing rules (negative ones count from `kept_count`; out of range clips).
+        """
+        length = self._length
+        if start < 0 or stop is None or stop < 0 or stop > length:
+            start, stop, _ = slice(start, stop).indices(length)
+        return self._kept[start:stop]
+
+    def iter_kept(self, start: int = 0, stop: int | None = None) -> Iterator[Event]:
+        """An iterator over the kept events `start` to `stop` (excluded), in O(stop - start).
+
+        Bounds as in `kept_slice`. A prefix (`start` 0) is read in place, without a copy (for a
+        long one, cheaper than `kept_slice`); any other range is one slice copy.
+        """
+        length = self._length
+        if start < 0 or stop is None or stop < 0 or stop > length:
+            start, stop, _ = slice(start, stop).indices(length)
+        # islice would step over the first `start` events one by one: a slice skips them for free.
+        return islice(self._kept, stop) if start == 0 else iter(self._kept[start:stop])
 
     def kept_events(self) -> list[Event]:
         """The events without the standing summary, as a new list."""
@@ -227,6 +293,7 @@ class ViewBuilder:
 
     __slots__ = (
         "_kept",
+        "_lineage",
         "_summary",
         "_forgotten",
         "_forgotten_log",
@@ -241,6 +308,8 @@ class ViewBuilder:
 
     def __init__(self, events: Iterable[Event] = ()) -> None:
         self._kept: list[Event] = []
+        # Views share `_kept` and show a prefix of it: their common lineage, until `_apply` replaces the list.
+        self._lineage = _new_lineage()
         self._summary: tuple[int, AgentCondensationObservation] | None = None
         # Ids forgotten so far: listed ones, and of each range only the ids of appended events.
         self._forgotten: set[int] = set()
@@ -269,7 +338,12 @@ class ViewBuilder:
         view = self._view
         if view is None:
             view = View._snapshot(
-                self._kept, len(self._kept), self._summary, self._unhandled, (self._forgotten_log, len(self._forgotten_log))
+                self._kept,
+                len(self._kept),
+                self._summary,
+                self._unhandled,
+                (self._forgotten_log, len(self._forgotten_log)),
+                self._lineage,
             )
             self._view = view
         return view
@@ -342,6 +416,7 @@ class ViewBuilder:
         self._unhandled = False
         # A new list, never an edit in place: earlier views share the old one.
         self._kept, self._summary, dropped = _condense(self._kept, self._summary, condensation)
+        self._lineage = _new_lineage()
         self._forget(dropped)
         forgotten = condensation.forgotten
         if isinstance(forgotten, IdRange) and forgotten.width:

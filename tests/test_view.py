@@ -177,6 +177,103 @@ def test_builder_equals_from_events_after_every_append(events: list[Event], data
         assert view == View.from_events(events[:n])
 
 
+# --- the incremental face: lineage, kept_count, kept_slice, iter_kept ---------------------------
+
+
+def _summarized() -> View:
+    events = numbered(
+        MessageAction(content="task"),  # 0
+        CmdRunAction(command="a"),  # 1
+        CmdOutputObservation(content="a"),  # 2
+        CondensationAction(forgotten_event_ids=[1, 2], summary="ran a", summary_offset=1),  # 3
+        CmdRunAction(command="b"),  # 4
+        CmdOutputObservation(content="b"),  # 5
+    )
+    return View.from_events(events)
+
+
+def test_kept_events_are_the_view_without_its_standing_summary() -> None:
+    view = _summarized()
+    assert [e.id for e in view] == [0, None, 4, 5]
+    assert view.kept_count == 3 == len(view) - 1
+    assert [e.id for e in view.kept_slice()] == [0, 4, 5]
+    assert [e.id for e in view.kept_slice(1)] == [4, 5]
+    assert [e.id for e in view.kept_slice(1, 2)] == [4]
+    assert [e.id for e in view.kept_slice(-2, -1)] == [4]  # counted from kept_count, like slicing
+    assert view.kept_slice(2, 99) == view.kept_slice(2) and view.kept_slice(5, 9) == []
+    for start, stop in [(0, None), (0, 2), (1, 3), (2, 1), (-1, None), (0, 99)]:
+        assert list(view.iter_kept(start, stop)) == view.kept_slice(start, stop) == view.kept_events()[start:stop]
+
+
+def test_a_view_reads_only_its_own_prefix_of_the_builder_s_events() -> None:
+    builder = ViewBuilder(numbered(MessageAction(content="x"), CmdRunAction(command="a")))
+    early = builder.view
+    later_event = CmdRunAction(command="b")
+    later_event.id = 2
+    builder.append(later_event)
+    assert early.kept_count == 2 and builder.view.kept_count == 3
+    assert [e.id for e in early.kept_slice()] == [0, 1]
+    assert [e.id for e in early.kept_slice(0, 3)] == [0, 1]  # not the event appended after it
+    assert [e.id for e in early.iter_kept(1, 3)] == [1]
+
+
+def test_views_of_one_builder_share_a_lineage_until_the_next_condensation() -> None:
+    builder = ViewBuilder()
+    events = numbered(
+        MessageAction(content="task"),  # 0
+        CmdRunAction(command="a"),  # 1
+        CondensationRequestAction(),  # 2
+        CmdOutputObservation(content="a"),  # 3
+        CondensationAction(forgotten_event_ids=[1]),  # 4
+        CmdRunAction(command="b"),  # 5
+    )
+    lineages = []
+    for event in events:
+        builder.append(event)
+        lineages.append(builder.view.lineage)
+    before, after = lineages[:4], lineages[4:]
+    assert len(set(before)) == 1 and len(set(after)) == 1  # requests and plain events keep it
+    assert before[0] != after[0]  # the condensation made a new list of kept events: a stale cache must see it
+    assert ViewBuilder(events[:2]).view.lineage != before[0]  # another builder of the same events
+
+
+def test_every_other_way_of_making_a_view_starts_a_new_lineage() -> None:
+    events = numbered(MessageAction(content="x"), CmdRunAction(command="a"))
+    view = View.from_events(events)
+    kept = view.kept_events()
+    others = [
+        View(events),
+        View(events),
+        View.from_events(events),
+        view.with_events(kept, None),
+        view.with_events(kept, None),
+        view.apply(CondensationAction(forgotten_event_ids=[])),
+    ]
+    assert len({view.lineage, *(other.lineage for other in others)}) == len(others) + 1
+
+
+@settings(deadline=None)
+@given(event_streams(max_size=40))
+def test_views_of_one_lineage_show_prefixes_of_one_sequence_of_kept_events(events: list[Event]) -> None:
+    builder = ViewBuilder()
+    views: list[View] = []
+    for event in events:
+        builder.append(event)
+        views.append(builder.view)
+    for i, early in enumerate(views):
+        for late in views[i:]:
+            if late.lineage == early.lineage:
+                shared = late.kept_slice(0, early.kept_count)
+                assert len(shared) == early.kept_count
+                assert all(a is b for a, b in zip(shared, early.kept_slice(), strict=True))
+        # What a view shows is its kept events with the standing summary put in its slot.
+        shown = early.kept_events()
+        if early.standing_summary is not None:
+            at, summary = early.standing_summary
+            shown.insert(at, summary)
+        assert shown == early.events
+
+
 def test_real_log_with_two_condensation_ranges(real_logs_dir) -> None:
     events = agent_history(load_events(real_logs_dir / "v0_enyst-playground_issue10730_trajectory_297ev.json"))
     view = View.from_events(events)

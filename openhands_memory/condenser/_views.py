@@ -4,9 +4,10 @@ A `View` keeps OpenHands V0's standing summary apart from its other events (it m
 `summary_offset` when later condensations forget events, and only a newer summary replaces it),
 while a persisting summary (OpenHands SDK semantics) is an ordinary kept event that a condensation
 removes by listing its `cause`. Views a condenser derives keep that distinction through the public
-`View.standing_summary`, `View.kept_events`, `View.with_events` and `View.apply`. For speed, the
-incremental scanners here also read `View._kept` and `View._length` (views from one builder share
-`_kept` and show its prefix of `_length` events), so a step looks only at the events that are new.
+`View.standing_summary`, `View.kept_events`, `View.with_events` and `View.apply`. The incremental
+scanners here cache what they found under `View.lineage` (views from one builder share it and show
+prefixes of one sequence of kept events until the next condensation) and read only the kept events
+that are new (`View.kept_count`, `View.kept_slice`), so a step costs what it added.
 """
 
 from __future__ import annotations
@@ -62,41 +63,42 @@ def standing_summary_index(view: View) -> int | None:
 def slice_events(view: View, start: int, stop: int) -> list[Event]:
     """`view[start:stop]` (0 <= start <= stop <= len(view)) without building the whole event list."""
     summary = view.standing_summary
-    kept = view._kept
     if summary is None:
-        return kept[start:stop]
+        return view.kept_slice(start, stop)
     at = summary[0]
     if stop <= at:
-        return kept[start:stop]
+        return view.kept_slice(start, stop)
     if start > at:
-        return kept[start - 1 : stop - 1]
-    return [*kept[start:at], summary[1], *kept[at : stop - 1]]
+        return view.kept_slice(start - 1, stop - 1)
+    return [*view.kept_slice(start, at), summary[1], *view.kept_slice(at, stop - 1)]
 
 
 class FirstIndexFinder:
     """Finds the first event of a view that passes a test, scanning each stored event list once.
 
-    Views from one `ViewBuilder` share an append-only list until the next condensation, so step
-    after step only the new events are looked at; any other view is scanned from its start.
+    Views of one lineage (`View.lineage`: one builder between two condensations) share their kept
+    events, so step after step only the new events are looked at; a view of another lineage is
+    scanned from its start.
     """
 
-    __slots__ = ("_test", "_list", "_scanned", "_found")
+    __slots__ = ("_test", "_lineage", "_scanned", "_found")
 
     def __init__(self, test: Callable[[Event], bool]) -> None:
         self._test = test
-        self._list: list[Event] | None = None
+        self._lineage: int | None = None
         self._scanned = 0
         self._found: int | None = None
 
     def find(self, view: View) -> int | None:
         """The view index of the first event that passes the test, or None."""
-        kept, length = view._kept, view._length
-        if self._list is not kept or (self._found is None and self._scanned > length):
-            self._list, self._scanned, self._found = kept, 0, None
+        lineage, length = view.lineage, view.kept_count
+        if self._lineage != lineage or (self._found is None and self._scanned > length):
+            self._lineage, self._scanned, self._found = lineage, 0, None
         if self._found is None:
-            test = self._test
-            for index in range(self._scanned, length):
-                if test(kept[index]):
+            test, start = self._test, self._scanned
+            # Lazily: the first match often comes early in a view of another lineage.
+            for index, event in enumerate(view.iter_kept(start, length), start):
+                if test(event):
                     self._found = index
                     break
             else:
@@ -111,27 +113,28 @@ class FirstIndexFinder:
 class IndexCollector:
     """Collects the view indexes of the events that pass a test, scanning each stored event list once.
 
-    As `FirstIndexFinder`, step after step on views from one builder only new events are tested.
+    As `FirstIndexFinder`, step after step on views of one lineage only new events are tested.
     """
 
-    __slots__ = ("_test", "_list", "_scanned", "_found")
+    __slots__ = ("_test", "_lineage", "_scanned", "_found")
 
     def __init__(self, test: Callable[[Event], bool]) -> None:
         self._test = test
-        self._list: list[Event] | None = None
+        self._lineage: int | None = None
         self._scanned = 0
         self._found: list[int] = []
 
     def indexes(self, view: View) -> list[int]:
         """The view indexes of the passing events, in order (a new list)."""
-        kept, length = view._kept, view._length
-        if self._list is not kept or self._scanned > length:
-            self._list, self._scanned, self._found = kept, 0, []
-        test, found = self._test, self._found
-        for index in range(self._scanned, length):
-            if test(kept[index]):
-                found.append(index)
-        self._scanned = length
+        lineage, length = view.lineage, view.kept_count
+        if self._lineage != lineage or self._scanned > length:
+            self._lineage, self._scanned, self._found = lineage, 0, []
+        test, found, start = self._test, self._found, self._scanned
+        if start < length:
+            for index, event in enumerate(view.kept_slice(start, length), start):
+                if test(event):
+                    found.append(index)
+            self._scanned = length
         at = standing_summary_index(view)
         stop = bisect_left(found, length)
         if at is None:
@@ -144,14 +147,14 @@ class PrefixMapper:
     """Replaces every event before an index by `replace(event)`, reusing the last result's prefix.
 
     `replace` must give the same answer for the same event every time (memoize it). Step after
-    step on views from one builder, only the events that newly fell before the index are replaced;
+    step on views of one lineage, only the events that newly fell before the index are replaced;
     the rest costs list copies, done in C.
     """
 
-    __slots__ = ("_list", "_mapped")
+    __slots__ = ("_lineage", "_mapped")
 
     def __init__(self) -> None:
-        self._list: list[Event] | None = None
+        self._lineage: int | None = None
         self._mapped: list[Event] = []
 
     def map_before(self, view: View, end: int, replace: Callable[[Event], Event]) -> View:
@@ -160,15 +163,16 @@ class PrefixMapper:
             return view
         summary = view.standing_summary
         at = None if summary is None else summary[0]
-        kept_end = min(end if at is None or end <= at else end - 1, view._length)
-        kept = view._kept
+        length = view.kept_count
+        kept_end = min(end if at is None or end <= at else end - 1, length)
+        lineage = view.lineage
         mapped = self._mapped
-        if self._list is kept and len(mapped) <= kept_end:
-            mapped = mapped + list(map(replace, kept[len(mapped) : kept_end]))
+        if self._lineage == lineage and len(mapped) <= kept_end:
+            mapped = mapped + list(map(replace, view.kept_slice(len(mapped), kept_end)))
         else:
-            mapped = list(map(replace, kept[:kept_end]))
-        self._list, self._mapped = kept, mapped
-        return _derive(view, mapped + kept[kept_end : view._length], summary)
+            mapped = list(map(replace, view.iter_kept(0, kept_end)))
+        self._lineage, self._mapped = lineage, mapped
+        return _derive(view, mapped + view.kept_slice(kept_end, length), summary)
 
 
 def derive_view(view: View, events: list[Event], summary_index: int | None) -> View:
@@ -247,10 +251,10 @@ def replace_before(view: View, end: int, replace: Callable[[Event], Event]) -> V
     summary = view.standing_summary
     summary_at = None if summary is None else summary[0]
     kept_end = end if summary_at is None or end <= summary_at else end - 1
-    kept_end = min(kept_end, view._length)
-    kept = view._kept
-    new_kept = list(map(replace, kept[:kept_end]))
-    new_kept += kept[kept_end : view._length]
+    length = view.kept_count
+    kept_end = min(kept_end, length)
+    new_kept = list(map(replace, view.iter_kept(0, kept_end)))
+    new_kept += view.kept_slice(kept_end, length)
     return _derive(view, new_kept, summary)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from bisect import bisect_left
-from itertools import compress, islice
+from itertools import compress
 from operator import is_not
 from typing import Literal
 
@@ -200,24 +200,27 @@ class _Links:
     """For each stored event of a view, the events it is tied to (the ties `_boundaries.analyze`
     unites into units), kept up to date as the view grows.
 
-    By index among the stored events (`View._kept`: the standing summary, which has no ties, is not
+    By index among the stored events (`View.kept_slice`: the standing summary, which has no ties, is not
     one of them): `earliest_link[i]` is the earliest event that event `i` is tied to (`i` when none),
     `latest_link_to[i]` the latest event tied to event `i` (-1 when none).
 
-    Views from one `ViewBuilder` share their stored list until the next condensation, so step after
-    step only the new events are scanned; any other list is scanned from its start. The ties must
+    Views of one lineage (`View.lineage`: one builder between two condensations) share their stored
+    events, so step after step only the new events are scanned; any other view is scanned from its
+    start, unless it holds events with the same ties (`_has_same_ties`). The ties must
     stay exactly those of `analyze` (the fast path's property test compares both).
     """
 
     __slots__ = (
-        "_list", "_scanned", "_by_id", "_by_call", "_by_response", "earliest_link", "latest_link_to", "_unforgettable",
+        "_lineage", "_source", "_scanned", "_by_id", "_by_call", "_by_response", "earliest_link", "latest_link_to",
+        "_unforgettable",
     )  # fmt: skip
 
     def __init__(self) -> None:
         self._reset(None)
 
-    def _reset(self, events: list[Event] | None) -> None:
-        self._list = events
+    def _reset(self, view: View | None) -> None:
+        self._lineage = None if view is None else view.lineage
+        self._source = view  # a view whose first `_scanned` stored events are the ones scanned
         self._scanned = 0
         self._by_id: dict[int, int] = {}
         self._by_call: dict[str, int] = {}
@@ -228,19 +231,19 @@ class _Links:
 
     def update(self, view: View) -> None:
         """Scan the stored events of `view` not scanned yet."""
-        kept, length = view._kept, view._length
-        if self._list is not kept and self._has_same_ties(kept, length):
-            self._list = kept
-        elif self._list is not kept or self._scanned > length:
-            self._reset(kept)
+        lineage, length = view.lineage, view.kept_count
+        if self._lineage != lineage and self._has_same_ties(view):
+            self._lineage = lineage
+        elif self._lineage != lineage or self._scanned > length:
+            self._reset(view)
+        self._source = view
         start = self._scanned
         by_id, by_call, by_response = self._by_id, self._by_call, self._by_response
         earliest, latest, unforgettable = self.earliest_link, self.latest_link_to, self._unforgettable
         earliest.extend(range(start, length))
         latest.extend([-1] * (length - start))
         # One pass, inlined: it runs over the whole history whenever the stored list is new.
-        for index in range(start, length):
-            event = kept[index]
+        for index, event in enumerate(view.kept_slice(start, length), start):
             if event.id is None and forget_id(event) is None:
                 unforgettable.append(index)
             metadata = event.tool_call_metadata
@@ -267,22 +270,27 @@ class _Links:
                         earliest[index] = other
         self._scanned = length
 
-    def _has_same_ties(self, events: list[Event], length: int) -> bool:
-        """`events` (another list) holds, where the scanned list held other events, events with the same ties.
+    def _has_same_ties(self, view: View) -> bool:
+        """`view` (of another lineage) holds, where the scanned events were other events, events with the same ties.
 
         So a view-level strategy's copies (masked observations) keep the index: only the positions
         whose event is not the same object are compared, and finding them is one C-level pass.
         """
-        scanned, previous = self._scanned, self._list
-        if previous is None or length < scanned:
+        scanned, previous = self._scanned, self._source
+        if previous is None or view.kept_count < scanned:
             return False
-        replaced = compress(range(scanned), map(is_not, islice(events, scanned), islice(previous, scanned)))
-        return all(_ties_of(events[i]) == _ties_of(previous[i]) for i in replaced)
+        replaced = compress(range(scanned), map(is_not, view.iter_kept(0, scanned), previous.iter_kept(0, scanned)))
+        return all(_ties_of(_kept_at(view, i)) == _ties_of(_kept_at(previous, i)) for i in replaced)
 
     def unforgettable_between(self, start: int, stop: int) -> list[int]:
         """Stored indexes in `start..stop-1` of events no condensation can forget (no id to list)."""
         found = self._unforgettable
         return found[bisect_left(found, start) : bisect_left(found, stop)]
+
+
+def _kept_at(view: View, index: int) -> Event:
+    """The stored event at `index` of `view` (standing summary excluded)."""
+    return view.kept_slice(index, index + 1)[0]
 
 
 def _ties_of(event: Event) -> tuple[object, ...]:
