@@ -3,7 +3,8 @@
 A `History` holds the conversation's `EventStream` (everything, in order, ids assigned by the
 stream), a `ViewBuilder` fed with the agent's history (`is_agent_history`, as OpenHands'
 controller does: condensation summary offsets count only those events), a condenser, and a
-`ConversationMemory`. Each step:
+`ConversationMemory`. The history feeds its builder itself, from the events it adds and from the
+stream by id (see `History`), so the view never silently falls behind the log. Each step:
 
     result = history.step()
     if isinstance(result, Condensation):          # append it, then ask again
@@ -27,13 +28,19 @@ request that leaves the overflowing prompt no smaller or a prompt that still ove
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final, Self
 
 from openhands_memory.condenser import ApproximateTokenCounter, Condensation, Condenser, TokenCounter
 from openhands_memory.conversation_memory import ConversationMemory, apply_prompt_caching
-from openhands_memory.errors import CondensationStalledError, EventSize, LLMContextWindowExceededError
+from openhands_memory.errors import (
+    CondensationStalledError,
+    EventSize,
+    LLMContextWindowExceededError,
+    MalformedEventError,
+    StoreClosedError,
+)
 from openhands_memory.events import (
     CondensationAction,
     CondensationRequestAction,
@@ -195,8 +202,14 @@ class History:
     """A conversation's stream, the view of the agent's history, a condenser and the messages: one object per controller.
 
     The stream keeps every event; the view is built only from the agent's history
-    (`is_agent_history`), incrementally, by subscribing to the stream. Events added to the stream
-    by anyone (through `add_event` or `stream.add_event`) reach the view. Not thread-safe: one
+    (`is_agent_history`), incrementally, by the history itself (no stream subscriber, whose errors
+    the stream would only log): `add_event` feeds the event it appends (the instance given, as
+    subscribers get it), and every read of the view (`view`, `step`, `initial_user_action`, ...)
+    first catches up on the events others appended with `stream.add_event`, read back from the
+    stream by id (as stored: with secrets set, hidden in them). So the view always equals
+    `View.from_events(agent_history(stream events))`, and an event the view cannot take raises
+    `MalformedEventError` (naming its id) from the call that met it and from every later call
+    that needs the view: the history is then unusable, never silently stale. Not thread-safe: one
     controller drives one `History`.
     """
 
@@ -216,7 +229,7 @@ class History:
         """Follow `stream` (a new in-memory one by default), picking up the events it already holds.
 
         Args:
-            stream: the conversation's events; the history subscribes to it.
+            stream: the conversation's events; the history follows it.
             condenser: what the model sees of a long history; `default_condenser()` by default.
             memory: renders views as messages; by default `ConversationMemory(system_prompt)`.
             system_prompt: the system message used when the history has none (ignored with `memory`).
@@ -247,12 +260,21 @@ class History:
         self._guard = CondensationGuard(self.condenser.name, limit=max_condensations_per_step, token_counter=token_counter)
         self._initial_user_action: MessageAction | None = None
         self._last_view: View | None = None
-        history = agent_history(self.stream.get_events())
-        self._builder = ViewBuilder(history)
-        for event in history:
-            self._track(event)
-        self._subscriber = f"openhands_memory.history:{id(self):x}"
-        self.stream.subscribe(self._on_event, self._subscriber)
+        # Where the view broke (the event and what it raised), if it did: raised again at every read.
+        self._failure: tuple[Event, Exception] | None = None
+        latest = self.stream.get_latest_event_id()
+        history = agent_history(self.stream.get_events(end_id=latest))
+        try:
+            self._builder = ViewBuilder(history)
+        except Exception:
+            # Replay it one event at a time: the same failure, now with the event that caused it.
+            self._builder = ViewBuilder()
+            self._take(history)
+        else:
+            for event in history:
+                self._track(event)
+        self._seen = latest
+        """The id of the last stream event the view has taken or passed over (-1: none)."""
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, fsync: bool = False, **options: Any) -> History:
@@ -269,22 +291,56 @@ class History:
     # -- the stream -------------------------------------------------------------------------------
 
     def add_event(self, event: Event, source: EventSource | str) -> int:
-        """Append `event` to the stream (see `EventStream.add_event`); returns its id."""
-        return self.stream.add_event(event, source)
+        """Append `event` to the stream (see `EventStream.add_event`) and to the view; returns its id.
+
+        Events others appended to the stream before it reach the view first, in id order.
+
+        Raises:
+            MalformedEventError: the view cannot take `event` (it is stored all the same), or
+                could not take an earlier event (then nothing is appended).
+        """
+        self._catch_up()
+        event_id = self.stream.add_event(event, source)
+        if event_id > self._seen:  # else a subscriber's read of the view already took it from the stream
+            if event_id - 1 > self._seen:
+                self._take(self.stream.get_events(self._seen + 1, event_id - 1))
+            self._take((event,))
+        return event_id
 
     def request_condensation(self) -> CondensationRequestAction:
         """Append a `CondensationRequestAction` (source agent): the next step condenses."""
         request = CondensationRequestAction()
-        self.stream.add_event(request, EventSource.AGENT)
+        self.add_event(request, EventSource.AGENT)
         return request
 
-    def _on_event(self, event: Event) -> None:
-        if not is_agent_history(event):
-            return
-        self._builder.append(event)
-        self._track(event)
-        if not isinstance(event, CondensationAction):
-            self._guard.reset()
+    def _catch_up(self) -> None:
+        """Feed the view the events others appended to the stream since it last looked.
+
+        Raises:
+            MalformedEventError: the view cannot take one of them, or broke earlier.
+        """
+        if self._failure is not None:
+            raise _view_failure(*self._failure) from self._failure[1]
+        latest = self.stream.get_latest_event_id()
+        if latest > self._seen:
+            self._take(self.stream.get_events(self._seen + 1, latest))
+
+    def _take(self, events: Iterable[Event]) -> None:
+        """Feed the view `events`, the stream's next ones in id order (those outside the agent's history are passed over)."""
+        builder = self._builder
+        for event in events:
+            if is_agent_history(event):
+                try:
+                    builder.append(event)
+                except Exception as exc:
+                    # The builder may be half-updated: it is never used again.
+                    self._failure = (event, exc)
+                    raise _view_failure(event, exc) from exc
+                self._track(event)
+                if not isinstance(event, CondensationAction):
+                    self._guard.reset()
+            assert event.id is not None  # the stream gave it one
+            self._seen = event.id
 
     def _track(self, event: Event) -> None:
         if self._initial_user_action is None and isinstance(event, MessageAction) and event.source == EventSource.USER:
@@ -294,7 +350,12 @@ class History:
 
     @property
     def view(self) -> View:
-        """The view of the agent's history, the log's condensations applied (before the condenser looks at it)."""
+        """The view of the agent's history, the log's condensations applied (before the condenser looks at it).
+
+        Raises:
+            MalformedEventError: an event in the stream cannot be applied to the view.
+        """
+        self._catch_up()
         return self._builder.view
 
     @property
@@ -305,6 +366,7 @@ class History:
     @property
     def initial_user_action(self) -> MessageAction | None:
         """The user's first message, which the messages always include unless it was forgotten on purpose."""
+        self._catch_up()
         return self._initial_user_action
 
     def step(self) -> list[Message] | Condensation:
@@ -315,8 +377,9 @@ class History:
         Raises:
             CondensationStalledError: the condenser asked to condense again after a condensation
                 that left the prompt no smaller, or past `max_condensations_per_step` in one step.
+            MalformedEventError: an event in the stream cannot be applied to the view.
         """
-        view = self._builder.view
+        view = self.view
         outcome = self.condenser.condense(view)
         if isinstance(outcome, Condensation):
             self._guard.condensed(view)
@@ -340,7 +403,7 @@ class History:
             result = self.step()
             if not isinstance(result, Condensation):
                 return result
-            self.stream.add_event(result.action, EventSource.AGENT)
+            self.add_event(result.action, EventSource.AGENT)
 
     def completion(
         self, llm: LLM, *, tools: Sequence[Mapping[str, Any]] | None = None, **kwargs: Any
@@ -387,7 +450,7 @@ class History:
 
     def _shown(self) -> list[Event]:
         """The events of the view the model was last shown (the current view if none yet)."""
-        view = self._last_view if self._last_view is not None else self._builder.view
+        view = self._last_view if self._last_view is not None else self.view
         return view.events
 
     def _condense_after_overflow(self, llm: LLM, shown: list[Event], overflow: LLMContextWindowExceededError) -> list[Message]:
@@ -425,8 +488,21 @@ class History:
     # -- lifetime ---------------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Stop following the stream and close it."""
-        self.stream.close()
+        """Bring the view up to date with the stream, then close the stream (the view stays readable).
+
+        A view that broke earlier was reported then, so closing does not raise it again.
+
+        Raises:
+            MalformedEventError: the view cannot take an event of the stream not read yet (the
+                stream is closed all the same).
+        """
+        try:
+            if self._failure is None:
+                self._catch_up()
+        except StoreClosedError:
+            pass  # closed by someone else: nothing more can be read (reading the view will say so)
+        finally:
+            self.stream.close()
 
     def __enter__(self) -> Self:
         return self
@@ -437,4 +513,15 @@ class History:
         self.close()
 
     def __repr__(self) -> str:
-        return f"History({len(self.stream)} events, {len(self._builder.view)} in view, condenser={self.condenser.name!r})"
+        # No catch-up here: a repr never raises, so it shows the view as last brought up to date.
+        shown = "view broken" if self._failure is not None else f"{len(self._builder.view)} in view"
+        return f"History({len(self.stream)} events, {shown}, condenser={self.condenser.name!r})"
+
+
+def _view_failure(event: Event, exc: Exception) -> MalformedEventError:
+    """The error for an event of the stream the view could not take."""
+    return MalformedEventError(
+        f"the view cannot take this {event.kind} {event.kind_key} ({type(exc).__name__}: {exc}); "
+        "the history cannot go on: fix the log and reopen it",
+        event_id=event.id,
+    )

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO_ROOT
+from hypothesis import given
+from hypothesis import strategies as st
 
 import openhands_memory.history as history_module
 from openhands_memory.condenser import (
@@ -18,16 +20,17 @@ from openhands_memory.condenser import (
     LLMSummarizingCondenser,
     NoOpCondenser,
     RollingCondenser,
-    condensation_action,
 )
+from openhands_memory.condenser._boundaries import condensation_action
 from openhands_memory.condenser._model_backed import SHRINK_TRIES
-from openhands_memory.errors import CondensationStalledError, EventSize, LLMContextWindowExceededError
+from openhands_memory.errors import CondensationStalledError, EventSize, LLMContextWindowExceededError, MalformedEventError
 from openhands_memory.events import (
     AgentStateChangedObservation,
     CmdOutputObservation,
     CmdRunAction,
     CondensationAction,
     CondensationRequestAction,
+    Event,
     EventSource,
     MessageAction,
     NullObservation,
@@ -39,6 +42,7 @@ from openhands_memory.events import (
 from openhands_memory.history import CondensationGuard, History, default_condenser
 from openhands_memory.stream import EventStream
 from openhands_memory.testing.fake_llm import FakeLLM, litellm_error
+from openhands_memory.testing.strategies import event_streams
 from openhands_memory.view import View
 
 BUNDLED = REPO_ROOT / "fixtures" / "synthetic_session_300.jsonl"
@@ -377,3 +381,103 @@ def test_a_huge_summary_is_cut_so_the_context_shrinks_and_the_summarizer_is_not_
         history.next_messages()
     assert len(summarizer.calls) == 1
     assert condenser.token_counter(history.view) <= 3000
+
+
+# --- the view follows the log, and says so when it cannot ----------------------------------------
+
+
+def _malformed_condensation() -> CondensationAction:
+    """A condensation whose forgotten ids are not a list: built past validation, as a buggy tool could."""
+    return CondensationAction.model_construct(forgotten_event_ids=5)
+
+
+def _agent_view_of(stream: EventStream) -> View:
+    return View.from_events(agent_history(stream.get_events()))
+
+
+def test_an_event_the_view_cannot_take_is_raised_by_add_event_not_swallowed() -> None:
+    history = _start()
+    _turn(history, 1)
+    bad = _malformed_condensation()
+    message = "id 4: the view cannot take this condensation action (TypeError: 'int' object is not iterable)"
+    with pytest.raises(MalformedEventError, match=re.escape(message)) as raised:
+        history.add_event(bad, EventSource.AGENT)
+    assert raised.value.event_id == 4 and isinstance(raised.value.__cause__, TypeError)
+    assert bad.id == 4 and len(history.stream) == 5  # stored all the same: the log is the truth
+    # From then on every read of the view raises it again, and nothing more is appended.
+    reads = [
+        lambda: history.view,
+        history.step,
+        lambda: history.initial_user_action,
+        lambda: history.add_event(MessageAction(content="more"), EventSource.USER),
+    ]
+    for read in reads:
+        with pytest.raises(MalformedEventError, match=re.escape(message)):
+            read()
+    assert len(history.stream) == 5
+    assert "view broken" in repr(history)
+    history.close()  # reported already: closing does not raise it again
+
+
+def test_an_event_someone_else_appends_that_the_view_cannot_take_is_raised_at_the_next_step() -> None:
+    history = _start()
+    history.stream.add_event(_malformed_condensation(), EventSource.AGENT)  # the stream itself accepts it
+    with pytest.raises(MalformedEventError, match=re.escape("id 2: the view cannot take this condensation action")):
+        history.step()
+
+
+def test_a_log_holding_an_event_the_view_cannot_take_is_refused_naming_it() -> None:
+    events = [MessageAction(content="task"), CmdRunAction(command="ls"), _malformed_condensation()]
+    for number, event in enumerate(events):
+        event.id = number
+    with pytest.raises(MalformedEventError, match=re.escape("id 2: the view cannot take this condensation action")):
+        History(EventStream.from_events(events), condenser=NoOpCondenser())
+
+
+def test_events_others_append_reach_the_view_even_after_close() -> None:
+    history = _start()
+    history.stream.add_event(CmdRunAction(command="ls"), EventSource.AGENT)
+    history.close()
+    assert [e.id for e in history.view] == [0, 1, 2]
+
+
+def test_events_added_through_the_history_are_shown_as_given_even_with_secrets() -> None:
+    history = History(EventStream(secrets={"TOKEN": "s3cret-value"}), condenser=NoOpCondenser())
+    message = MessageAction(content="use s3cret-value")
+    history.add_event(message, EventSource.USER)
+    assert history.view[-1] is message  # as a subscriber gets it; the stored copy hides the secret
+    assert "s3cret-value" not in history.stream.get_event(0).content  # type: ignore[attr-defined]
+
+
+@st.composite
+def _appends(draw: st.DrawFn) -> list[tuple[Event, str]]:
+    """Events to append, each with who appends it: the history, someone else on the stream, or the
+    history with a subscriber that answers by appending one more event while it is delivered."""
+    events = draw(event_streams(max_size=25, id_gaps=False))
+    ways = draw(st.lists(st.sampled_from(["history", "stream", "echoed"]), min_size=len(events), max_size=len(events)))
+    for event in events:
+        event.id = None
+    return list(zip(events, ways, strict=True))
+
+
+@given(_appends())
+def test_the_view_always_equals_the_view_of_the_stream_s_agent_history(appends: list[tuple[Event, str]]) -> None:
+    history = History(condenser=NoOpCondenser())
+    echo_for: set[int] = set()
+
+    def echo(event: Event) -> None:
+        if id(event) in echo_for:
+            echo_for.discard(id(event))
+            history.add_event(MessageAction(content=f"echo of {event.id}"), EventSource.USER)
+
+    history.stream.subscribe(echo, "echo")
+    for event, way in appends:
+        source = event.source or EventSource.AGENT
+        if way == "stream":
+            history.stream.add_event(event, source)
+        else:
+            if way == "echoed":
+                echo_for.add(id(event))
+            history.add_event(event, source)
+        assert history.view == _agent_view_of(history.stream)
+    assert len(history.stream) == len(appends) + sum(way == "echoed" for _, way in appends)
