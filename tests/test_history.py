@@ -12,7 +12,6 @@ from conftest import REPO_ROOT
 from hypothesis import given
 from hypothesis import strategies as st
 
-import openhands_memory.history as history_module
 from openhands_memory.condenser import (
     ApproximateTokenCounter,
     Condensation,
@@ -217,16 +216,6 @@ def test_the_default_condenser_is_the_offline_pipeline() -> None:
     assert condenser.name == "pipeline"
     assert [c.name for c in condenser.condensers] == ["browser_output_masking", "observation_masking", "amortized"]  # type: ignore[attr-defined]
     assert History().condenser.name == "pipeline"
-
-
-def test_exports() -> None:
-    assert sorted(history_module.__all__) == [
-        "CondensationGuard",
-        "DEFAULT_CONDENSER_CONFIG",
-        "History",
-        "MAX_CONDENSATIONS_PER_STEP",
-        "default_condenser",
-    ]
 
 
 def test_stepping_a_history_loads_no_litellm() -> None:

@@ -62,6 +62,9 @@ SURFACE: dict[str, list[str]] = {
         "Subscriber", "RecoveryReport", "RecoveryWarning", "export_session_folder", "import_session_folder",
     ],
     "openhands_memory.view": ["View", "ViewBuilder"],
+    "openhands_memory.history": [
+        "History", "DEFAULT_CONDENSER_CONFIG", "default_condenser", "MAX_CONDENSATIONS_PER_STEP", "CondensationGuard",
+    ],
     "openhands_memory.llm": [
         "LLM", "LLMConfig", "LLMResponse", "CompletionFn", "LLMMetrics", "TokenUsage", "Cost", "ResponseLatency",
         "ModelRequestsDisallowedError", "import_litellm",

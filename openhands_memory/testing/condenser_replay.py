@@ -18,7 +18,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from openhands_memory.condenser import CondensationMetadata, Condenser
-from openhands_memory.condenser._views import apply_condensation
 from openhands_memory.errors import CondensationStalledError
 from openhands_memory.events import (
     Action,
@@ -127,7 +126,7 @@ def check_condensation(
         event = events[index]
         assert event.id is None or event.id not in listed, f"{where}: forgot protected event {event.id} (#{index})"
 
-    after = apply_condensation(view, action)
+    after = view.apply(action)
     kept_keys = {_key(e) for e in after}
     kept_indexes = {i for i, e in enumerate(events) if _key(e) in kept_keys}
     _check_pairs_kept(events, kept_indexes, where)
@@ -208,7 +207,7 @@ def replay_with_condenser(
                 listed.update(e.id for e in item.view if action.forgets(e.id))  # type: ignore[misc]
                 listed.update(action.forgotten_event_ids or ())
                 if check:
-                    assert item.view_after == apply_condensation(item.view, action.model_copy(update={"id": item.action.id})), (
+                    assert item.view_after == item.view.apply(action.model_copy(update={"id": item.action.id})), (
                         f"{where}: the view after the condensation is not the one predicted"
                     )
                 continue
