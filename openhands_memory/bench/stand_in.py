@@ -3,7 +3,8 @@
 The model-backed strategies (`llm`, `structured`, `llm_attention`) call a model to condense.
 Offline, the benchmark gives them `stand_in_completion` instead (named `STAND_IN_NAME` in every
 report): no network, no API key, the same answer for the same prompt. Its summaries are short
-placeholders ("USER_CONTEXT: the task / COMPLETED: N events"), so a pipeline that summarizes is
+placeholders ("USER_CONTEXT: the task / COMPLETED: N events (events A-B)", citing the span of ids it
+was given, as a real summary is asked to), so a pipeline that summarizes is
 measured for its context sizes, its cache friendliness and its calls, not for what a real summary
 would keep. `use_model(condenser, "gpt-4o-mini")` makes them call a real model instead.
 """
@@ -26,13 +27,22 @@ STAND_IN_NAME = "stand-in summarizer"
 _EVENT_ID = re.compile(r"<EVENT id=(\d+)>")
 
 
+def _completed(prompt: str) -> str:
+    """`N events`, then the span of their ids as a summary cites them: `(event 7)`, `(events 3-50)`."""
+    ids = [int(i) for i in _EVENT_ID.findall(prompt)]
+    if not ids:
+        return "0 events"
+    low, high = min(ids), max(ids)
+    return f"{len(ids)} events ({f'event {low}' if low == high else f'events {low}-{high}'})"
+
+
 def stand_in_completion(**kwargs: Any) -> dict[str, Any]:
     """A deterministic stand-in for the model of the model-backed strategies (no network, no litellm).
 
     Called like `litellm.completion`; answers with a litellm-shaped response dict. It summarizes
     by counting the events in the prompt, writes the structured summary from that count, and
-    ranks (`llm_attention`) by keeping every other event it is asked about, newest first. It
-    reports a quarter of the prompt's characters as prompt tokens and 20 completion tokens.
+    ranks (`llm_attention`) by keeping every other event it is asked about, newest first. Its
+    summaries cite the span of event ids they cover. It reports a quarter of the prompt's characters as prompt tokens and 20 completion tokens.
     """
     prompt = kwargs["messages"][0]["content"]
     tools = kwargs.get("tools") or []
@@ -41,8 +51,7 @@ def stand_in_completion(**kwargs: Any) -> dict[str, Any]:
         candidates = [int(i) for i in _EVENT_ID.findall(prompt.rsplit("</ALWAYS KEPT>", 1)[-1])]
         arguments = json.dumps({"ids": candidates[::-2]})
     elif name == "create_state_summary":
-        count = len(_EVENT_ID.findall(prompt))
-        arguments = json.dumps({"user_context": "the task", "completed_tasks": f"{count} events", "pending_tasks": "the rest"})
+        arguments = json.dumps({"user_context": "the task", "completed_tasks": _completed(prompt), "pending_tasks": "the rest"})
     else:
         arguments = None
     if arguments is not None:
@@ -51,7 +60,7 @@ def stand_in_completion(**kwargs: Any) -> dict[str, Any]:
             "tool_calls": [{"id": "call_0", "type": "function", "function": {"name": name, "arguments": arguments}}],
         }  # fmt: skip
     else:
-        message = {"role": "assistant", "content": f"USER_CONTEXT: the task\nCOMPLETED: {len(_EVENT_ID.findall(prompt))} events"}
+        message = {"role": "assistant", "content": f"USER_CONTEXT: the task\nCOMPLETED: {_completed(prompt)}"}
     usage = {"prompt_tokens": len(prompt) // 4, "completion_tokens": 20}
     return {"id": "stand-in", "model": "stand-in", "choices": [{"index": 0, "message": message, "finish_reason": "stop"}], "usage": usage}
 

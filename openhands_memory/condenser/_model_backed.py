@@ -12,8 +12,8 @@
   which `RollingCondenser.condense` turns into the unchanged view). Fallback and skip apply to
   transient failures only: a missing key or a rejected request is always raised.
 - **Summarizers.** `ModelSummarizingCondenser` is `SummarizingCondenser` with all of the above: the
-  prompt (instructions, the previous summary, the forgotten events), the condensation, the fallback
-  placeholder. `llm` and `structured` differ only in how they ask (`request_summary`).
+  prompt (instructions, the previous summary, the forgotten events, the request to cite their ids),
+  the condensation, the fallback placeholder. `llm` and `structured` differ only in how they ask (`request_summary`).
 - **Summaries that shrink the prompt.** A summary may take at most `max_summary_share` of the tokens
   of what it replaces (the forgotten events and the summary before it), or `MIN_SUMMARY_TOKENS`
   when that is more; a longer one is cut to fit, or left out when not even a cut one fits, and the
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from openhands_memory.condenser.config import CondenserContext
 
 __all__ = [
+    "CITE_EVENT_IDS",
     "DEFAULT_MAX_SUMMARY_SHARE",
     "MIN_EVENT_LENGTH",
     "MIN_SUMMARY_TOKENS",
@@ -74,6 +75,13 @@ this much, and only when it replaces fewer than `MIN_SUMMARY_TOKENS / max_summar
 
 _MIN_SUMMARY_CHARS = 40
 """A summary cut shorter than this many characters says nothing: it is left out instead."""
+
+CITE_EVENT_IDS = """\
+Cite the events: each one above is tagged with its id (<EVENT id=...>). End each line of the summary \
+that comes from events with their ids in parentheses, a range for a run of them, e.g. "edited src/x.py \
+(events 120-131)" or "the test run failed (event 87)". Keep the ids the previous summary cites. The \
+agent can reload a cited event by its id to read all of it."""
+"""What every summarization prompt asks after the events (whatever the instructions): summaries that point back."""
 
 T = TypeVar("T")
 
@@ -321,13 +329,17 @@ class ModelSummarizingCondenser(ModelBacked, SummarizingCondenser):
     The prompt is one user message: the instructions (`summary_prompt`, or the strategy's
     `default_prompt`), the previous summary (the standing one and any summary being forgotten,
     cut to `max_event_length`), every forgotten event in `<EVENT id=N>` tags (cut to
-    `max_event_length`, less after a context-window overflow), and the strategy's `closing` line.
+    `max_event_length`, less after a context-window overflow), `citation` (cite the events' ids,
+    so that the agent can reload what a summary line stands for), and the strategy's `closing` line.
     """
 
     default_prompt: ClassVar[str] = ""
     """The instructions used when no `summary_prompt` is given."""
     closing: ClassVar[str] = ""
     """The prompt's last line."""
+    citation: ClassVar[str] = CITE_EVENT_IDS
+    """What the prompt asks about event ids, after the events (kept with a custom `summary_prompt`: the
+    ids are what lets the agent find a summarized event again)."""
 
     def __init__(
         self,
@@ -371,6 +383,7 @@ class ModelSummarizingCondenser(ModelBacked, SummarizingCondenser):
             self.instructions.rstrip(),
             f"<PREVIOUS SUMMARY>\n{self.truncate(previous)}\n</PREVIOUS SUMMARY>",
             "\n".join(event_block(e, limit) for e in plan.forgotten_events if not is_summary(e)),
+            self.citation,
             self.closing,
         ]
         return "\n\n".join(part for part in parts if part)

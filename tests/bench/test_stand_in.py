@@ -15,10 +15,10 @@ def ask(prompt: str, tool: str | None = None) -> dict:
     return stand_in_completion(model="m", messages=[{"role": "user", "content": prompt}], tools=tools)
 
 
-def test_the_stand_in_summarizes_by_counting_the_events_in_the_prompt() -> None:
+def test_the_stand_in_summarizes_by_counting_the_events_in_the_prompt_and_citing_their_ids() -> None:
     prompt = "summarize <EVENT id=3>a</EVENT> <EVENT id=4>b</EVENT>"  # 52 characters
     reply = ask(prompt)
-    assert reply["choices"][0]["message"]["content"] == "USER_CONTEXT: the task\nCOMPLETED: 2 events"
+    assert reply["choices"][0]["message"]["content"] == "USER_CONTEXT: the task\nCOMPLETED: 2 events (events 3-4)"
     assert reply["usage"] == {"prompt_tokens": 13, "completion_tokens": 20}
     assert ask(prompt) == reply
 
@@ -31,7 +31,9 @@ def test_the_stand_in_ranks_by_keeping_every_other_event_newest_first() -> None:
 
 def test_the_stand_in_fills_the_structured_summary() -> None:
     call = ask("<EVENT id=1>", "create_state_summary")["choices"][0]["message"]["tool_calls"][0]
-    assert json.loads(call["function"]["arguments"])["completed_tasks"] == "1 events"
+    assert json.loads(call["function"]["arguments"])["completed_tasks"] == "1 events (event 1)"
+    call = ask("nothing to cite", "create_state_summary")["choices"][0]["message"]["tool_calls"][0]
+    assert json.loads(call["function"]["arguments"])["completed_tasks"] == "0 events"
 
 
 def pipeline() -> Condenser:

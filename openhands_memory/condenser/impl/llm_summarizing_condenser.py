@@ -46,11 +46,11 @@ Examples:
 
 A task on code:
 USER_CONTEXT: Make the CSV reader accept newlines inside quoted fields
-COMPLETED: Rewrote split_rows() in reader.py; the unit tests pass
+COMPLETED: Rewrote split_rows() in reader.py; the unit tests pass (events 41-58)
 PENDING: Add a changelog entry, open a pull request
-CODE_STATE: split_rows(text: str) -> list[list[str]] in reader.py
-TESTS: test_quoted_newline passes (it failed with IndexError before)
-CHANGES: split_rows() tracks whether it is inside quotes instead of calling str.splitlines()
+CODE_STATE: split_rows(text: str) -> list[list[str]] in reader.py (event 52)
+TESTS: test_quoted_newline passes (event 58; it failed with IndexError in event 44)
+CHANGES: split_rows() tracks whether it is inside quotes instead of calling str.splitlines() (events 50-53)
 DEPS: unchanged
 VERSION_CONTROL_STATUS: Branch: fix-quoted-newlines, 2 commits, no pull request yet
 
@@ -59,7 +59,8 @@ USER_CONTEXT: Plan five days in Lisbon on a mid-range budget
 COMPLETED: Days 1-3 planned (Alfama, Belém, Sintra)
 PENDING: Days 4-5, a list of restaurants
 CURRENT_STATE: Budget used: 620 of 1000 EUR"""
-"""The default instructions: OpenHands' sections and priorities, in our own words."""
+"""The default instructions: OpenHands' sections and priorities, in our own words; the code example
+cites event ids as `CITE_EVENT_IDS` asks."""
 
 
 class LLMSummarizingCondenserConfig(SummarizingConfig):
