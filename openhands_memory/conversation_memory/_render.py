@@ -28,6 +28,7 @@ from openhands_memory.events import (
     BrowseURLAction,
     CmdOutputObservation,
     CmdRunAction,
+    ContextReloadAction,
     ErrorObservation,
     Event,
     FileEditAction,
@@ -43,6 +44,7 @@ from openhands_memory.events import (
     NullObservation,
     Observation,
     RecallObservation,
+    SearchHistoryAction,
     SystemMessageAction,
     TaskTrackingAction,
     UnknownAction,
@@ -75,6 +77,8 @@ _TOOL_ACTIONS: tuple[type[Action], ...] = (
     MCPAction,
     TaskTrackingAction,
     CmdRunAction,
+    ContextReloadAction,
+    SearchHistoryAction,
     UnknownAction,
 )
 # Observations no model sees (the controller filters them out of the history anyway).

@@ -557,6 +557,36 @@ class CondensationRequestAction(Action):
         return "Requesting a condensation of the conversation history."
 
 
+class ContextReloadAction(Action):
+    """The agent asks for the original content of one event of the log (the `context_reload` memory tool).
+
+    Not an OpenHands kind: this library's memory tools add it; OpenHands loads it as an unknown action.
+    """
+
+    action: Literal["context_reload"] = "context_reload"
+    event_id: int
+    """The id of the event to reload."""
+
+    def default_message(self) -> str:
+        return f"Reloading event {self.event_id}"
+
+
+class SearchHistoryAction(Action):
+    """The agent searches the whole log, forgotten events included (the `search_history` memory tool).
+
+    Not an OpenHands kind: this library's memory tools add it; OpenHands loads it as an unknown action.
+    """
+
+    action: Literal["search_history"] = "search_history"
+    query: str
+    """The words to look for."""
+    limit: int = 5
+    """How many matches to return at most."""
+
+    def default_message(self) -> str:
+        return f"Searching the history for: {self.query}"
+
+
 class UnknownAction(Action):
     """An action kind we do not know (a fork's own, say): its `args` are kept and written back unchanged."""
 
@@ -588,6 +618,8 @@ ACTION_CLASSES: dict[str, type[Action]] = {
         LoopRecoveryAction,
         CondensationAction,
         CondensationRequestAction,
+        ContextReloadAction,
+        SearchHistoryAction,
     )
 }
 """Action kind -> class; kinds not here load as `UnknownAction`."""

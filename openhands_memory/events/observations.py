@@ -286,6 +286,20 @@ class LoopDetectionObservation(Observation):
         return ""
 
 
+class ContextReloadObservation(Observation):
+    """The original content of a reloaded event, or why it could not be reloaded (the `context_reload` result)."""
+
+    observation: Literal["context_reload"] = "context_reload"
+    reloaded_event_id: int | None = None
+    """The id of the event whose content this is; None when nothing was reloaded."""
+
+
+class SearchHistoryObservation(Observation):
+    """The best matches of a history search, one line each, or why the search failed (the `search_history` result)."""
+
+    observation: Literal["search_history"] = "search_history"
+
+
 class UnknownObservation(Observation):
     """An observation kind we do not know (a fork's own, say): its `extras` are kept and written back unchanged."""
 
@@ -315,6 +329,8 @@ OBSERVATION_CLASSES: dict[str, type[Observation]] = {
         FileDownloadObservation,
         TaskTrackingObservation,
         LoopDetectionObservation,
+        ContextReloadObservation,
+        SearchHistoryObservation,
     )
 }
 """Observation kind -> class; kinds not here load as `UnknownObservation`."""

@@ -216,3 +216,37 @@ def test_new_event_round_trips_through_its_dict(event: Event) -> None:
     again = event_from_dict(data)
     assert again == event
     assert event_to_dict(again) == data
+
+
+# -- the memory tools' kinds (not OpenHands': this library's context_reload / search_history) --------
+
+
+def test_memory_tool_events_are_written_in_openhands_shape_and_read_back_exactly() -> None:
+    from openhands_memory.events import (
+        ContextReloadAction,
+        ContextReloadObservation,
+        SearchHistoryAction,
+        SearchHistoryObservation,
+    )
+
+    metadata = ToolCallMetadata(function_name="context_reload", tool_call_id="call_9", total_calls_in_response=1)
+    reload = ContextReloadAction(event_id=12, id=40, timestamp="2025-01-01T00:00:00", source=EventSource.AGENT, tool_call_metadata=metadata)
+    reloaded = ContextReloadObservation(content="[event 12: run observation, forgotten; ...]\nout", reloaded_event_id=12, id=41, cause=40, source=EventSource.ENVIRONMENT, tool_call_metadata=metadata)
+    search = SearchHistoryAction(query="pytest failed", id=42, source=EventSource.AGENT)
+    found = SearchHistoryObservation(content="No event matches \"x\".", id=43, cause=42, source=EventSource.ENVIRONMENT)
+    metadata_json = {"function_name": "context_reload", "tool_call_id": "call_9", "model_response": None, "total_calls_in_response": 1}
+    expected = [
+        {"id": 40, "timestamp": "2025-01-01T00:00:00", "source": "agent", "message": "Reloading event 12", "action": "context_reload", "tool_call_metadata": metadata_json, "args": {"event_id": 12}},
+        {"id": 41, "source": "environment", "message": reloaded.content, "cause": 40, "observation": "context_reload", "tool_call_metadata": metadata_json, "content": reloaded.content, "extras": {"reloaded_event_id": 12}},
+        {"id": 42, "source": "agent", "message": "Searching the history for: pytest failed", "action": "search_history", "args": {"query": "pytest failed", "limit": 5}},
+        {"id": 43, "source": "environment", "message": "No event matches \"x\".", "cause": 42, "observation": "search_history", "content": "No event matches \"x\".", "extras": {}},
+    ]  # fmt: skip
+    events = [reload, reloaded, search, found]
+    assert [event_to_dict(e) for e in events] == expected
+    assert [list(event_to_dict(e)) for e in events] == [list(d) for d in expected]  # key order as OpenHands writes it
+    loaded = [event_from_dict(d) for d in expected]
+    assert loaded == events and [type(e) for e in loaded] == [type(e) for e in events]
+    assert [event_to_dict(e) for e in loaded] == expected
+    assert ACTION_CLASSES["context_reload"] is ContextReloadAction and ACTION_CLASSES["search_history"] is SearchHistoryAction
+    assert OBSERVATION_CLASSES["context_reload"] is ContextReloadObservation
+    assert OBSERVATION_CLASSES["search_history"] is SearchHistoryObservation
