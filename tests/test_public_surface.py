@@ -36,7 +36,7 @@ EVENT_KIND_NAMES = sorted(cls.__name__ for cls in [*ACTION_CLASSES.values(), *OB
 STRATEGY_NAMES = [
     "NoOpCondenser", "ObservationMaskingCondenser", "BrowserOutputCondenser", "RecentEventsCondenser",
     "AmortizedForgettingCondenser", "ConversationWindowCondenser", "PipelineCondenser", "LLMSummarizingCondenser",
-    "StructuredSummaryCondenser", "LLMAttentionCondenser",
+    "StructuredSummaryCondenser", "LLMAttentionCondenser", "LargeOutputOffloadCondenser",
 ]  # fmt: skip
 """Every built-in strategy: its condenser class and its config class (`<name>Config`) are exported."""
 

@@ -41,6 +41,7 @@ from openhands_memory.condenser.impl import (
     AmortizedForgettingCondenser,
     BrowserOutputCondenser,
     ConversationWindowCondenser,
+    LargeOutputOffloadCondenser,
     LLMAttentionCondenser,
     LLMSummarizingCondenser,
     NoOpCondenser,
@@ -49,6 +50,7 @@ from openhands_memory.condenser.impl import (
     RecentEventsCondenser,
     StructuredSummaryCondenser,
 )
+from openhands_memory.condenser.impl.large_output_offload_condenser import LargeOutputOffloadCondenserConfig
 from openhands_memory.condenser.impl.structured_summary_condenser import StateSummary
 from openhands_memory.condenser.request import (
     REQUEST_CONDENSATION_TOOL_NAME,
@@ -75,6 +77,8 @@ __all__ = [
     "ConversationWindowCondenser",
     "ConversationWindowCondenserConfig",
     "ForgettingCondenser",
+    "LargeOutputOffloadCondenser",
+    "LargeOutputOffloadCondenserConfig",
     "LLMAttentionCondenser",
     "LLMAttentionCondenserConfig",
     "LLMSummarizingCondenser",

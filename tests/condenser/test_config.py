@@ -48,6 +48,8 @@ OPENHANDS_DEFAULTS: dict[str, dict[str, Any]] = {
     "conversation_window": {},
     "pipeline": {"condensers": []},
 }
+OUR_TYPES = {"large_output_offload"}
+"""Built-in types OpenHands does not have."""
 OUR_ADDITIONS = {
     "max_tokens", "max_events", "summary_prompt", "llm_config", "on_model_error", "max_event_length", "max_summary_share",
 }  # fmt: skip
@@ -70,7 +72,7 @@ def test_every_openhands_type_has_openhands_fields_and_defaults(type_name: str) 
 def test_the_union_is_discriminated_by_type() -> None:
     config = CondenserConfigAdapter.validate_python({"type": "recent", "max_events": 7})
     assert isinstance(config, RecentEventsCondenserConfig) and config.max_events == 7
-    assert sorted(registered_condenser_types()) == sorted(OPENHANDS_DEFAULTS)
+    assert sorted(registered_condenser_types()) == sorted([*OPENHANDS_DEFAULTS, *OUR_TYPES])
 
 
 def test_the_types_the_union_and_the_builders_all_come_from_the_list_of_strategies() -> None:
@@ -166,7 +168,7 @@ def test_fields_reach_the_condenser_and_a_pipeline_shares_one_token_counter() ->
     [
         ({"type": "recnt"}, "Unknown condenser type 'recnt'. Did you mean 'recent'?"),
         ({"type": "xyz"}, "Unknown condenser type 'xyz'. Known types: amortized, browser_output_masking, conversation_window, "
-                          "llm, llm_attention, noop, observation_masking, pipeline, recent, structured."),
+                          "large_output_offload, llm, llm_attention, noop, observation_masking, pipeline, recent, structured."),
         ({}, "A condenser config needs a 'type': one of amortized, browser_output_masking, "),
         ({"type": 3}, "A condenser 'type' must be a string, got 3."),
         ({"type": "recent", "max_events": 0}, "condenser 'recent': max_events: Input should be greater than or equal to 1"),
@@ -338,6 +340,6 @@ def test_every_strategy_names_its_config_type_and_is_exported_by_the_package() -
         assert getattr(condenser, name) is getattr(impl, name), name
     types = {getattr(impl, name).config_type for name in impl.__all__}
     assert types == {
-        "amortized", "browser_output_masking", "conversation_window", "llm", "llm_attention", "noop",
-        "observation_masking", "pipeline", "recent", "structured",
+        "amortized", "browser_output_masking", "conversation_window", "large_output_offload", "llm", "llm_attention",
+        "noop", "observation_masking", "pipeline", "recent", "structured",
     }  # fmt: skip

@@ -27,6 +27,11 @@ def offline_configs() -> st.SearchStrategy[dict[str, Any]]:
         st.builds(lambda w: {"type": "observation_masking", "attention_window": w}, st.integers(1, 8)),
         st.builds(lambda w: {"type": "browser_output_masking", "attention_window": w}, st.integers(1, 3)),
         st.builds(
+            lambda t, p, protect, k: {"type": "large_output_offload", "large_payload_threshold": t,
+                                      "preview_chars": min(p, t - 1), "protect_last_keep": protect, "last_keep": k},
+            st.integers(1, 40), st.integers(0, 10), st.booleans(), st.integers(0, 8),
+        ),
+        st.builds(
             lambda k, m, t: {"type": "recent", "keep_first": k, "max_events": m, "max_tokens": t},
             st.integers(0, 5), st.integers(1, 20), st.none() | st.integers(1, 3000),
         ),

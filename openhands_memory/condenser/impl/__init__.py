@@ -9,6 +9,7 @@ types, the config union, the builders and the error messages from this list.
 from openhands_memory.condenser.impl.amortized_forgetting_condenser import AmortizedForgettingCondenser
 from openhands_memory.condenser.impl.browser_output_condenser import BrowserOutputCondenser
 from openhands_memory.condenser.impl.conversation_window_condenser import ConversationWindowCondenser
+from openhands_memory.condenser.impl.large_output_offload_condenser import LargeOutputOffloadCondenser
 from openhands_memory.condenser.impl.llm_attention_condenser import LLMAttentionCondenser
 from openhands_memory.condenser.impl.llm_summarizing_condenser import LLMSummarizingCondenser
 from openhands_memory.condenser.impl.no_op_condenser import NoOpCondenser
@@ -28,6 +29,7 @@ BUILTIN_CONDENSERS = (
     StructuredSummaryCondenser,
     PipelineCondenser,
     ConversationWindowCondenser,
+    LargeOutputOffloadCondenser,
 )
 """The built-in strategies, in the order of the config union; adding one to it registers it."""
 
@@ -36,6 +38,7 @@ __all__ = [
     "BrowserOutputCondenser",
     "ConversationWindowCondenser",
     "LLMAttentionCondenser",
+    "LargeOutputOffloadCondenser",
     "LLMSummarizingCondenser",
     "NoOpCondenser",
     "ObservationMaskingCondenser",
