@@ -4,6 +4,7 @@
     openhands-memory inspect LOG [--top N] [--json]
     openhands-memory view LOG [--at STEP] [--messages] [--pipeline CONFIG] [--recorded] [--json]
     openhands-memory convert SRC DST [--force]
+    openhands-memory search LOG QUERY... [--limit N] [--json]
     openhands-memory bench LOG... --pipeline A.toml [--pipeline B.toml ...] [--model M] [--jobs N] [--out DIR] [--force]
 
 Results go to stdout, notes and the progress bar (only on a terminal) to stderr. Every expected
@@ -141,6 +142,20 @@ def _build_parser() -> argparse.ArgumentParser:
         "--force", action="store_true", help="replace an existing DST (a folder's events/ as a whole); never SRC"
     )
 
+    search = commands.add_parser(
+        "search",
+        help="full-text search of a log's events, forgotten ones included (BM25)",
+        description=(
+            "Search every event of LOG (forgotten or not) for the words of QUERY, best first (SQLite FTS5, "
+            "BM25). The index is kept beside a file LOG in LOG.search.sqlite (owner-only) and brought up to "
+            "date, or rebuilt, from the log on every run; LOG itself is only read."
+        ),
+    )
+    search.add_argument("log", type=Path, metavar="LOG", help="the log to search (only read)")
+    search.add_argument("query", nargs="+", metavar="QUERY", help="plain words (no search syntax: every word is text)")
+    search.add_argument("--limit", type=int, default=10, metavar="N", help="how many events to list (default: 10)")
+    search.add_argument("--json", action="store_true", help="print a JSON list of {id, kind, score, snippet}")
+
     from openhands_memory.bench.cli import add_bench_parser
 
     add_bench_parser(commands)
@@ -168,6 +183,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _inspect(args)
         if args.command == "view":
             return _view(args)
+        if args.command == "search":
+            return _search(args)
         return _convert(args)
     except OpenHandsMemoryError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -396,6 +413,35 @@ def _convert(args: argparse.Namespace) -> int:
     events = load_events(args.source)
     layout = write_log(events, args.destination, inputs=[args.source], overwrite=args.force)
     print(f"wrote {len(events)} events to {args.destination} ({layout})", file=sys.stderr)
+    return 0
+
+
+# -- search -----------------------------------------------------------------------------------------
+
+
+def _search(args: argparse.Namespace) -> int:
+    from openhands_memory.events import load_events
+    from openhands_memory.recall import SearchIndex
+
+    if args.limit < 1:
+        print("error: --limit must be >= 1", file=sys.stderr)
+        return _USAGE_ERROR
+    events = load_events(args.log)
+    # A file log keeps its index beside it; a session folder's is rebuilt in memory each time.
+    with SearchIndex.for_log(args.log) if args.log.is_file() else SearchIndex.in_memory() as index:
+        if index.fallback_reason is not None:
+            print(f"note: no search index beside {args.log} ({index.fallback_reason}); using one in memory", file=sys.stderr)
+        index.sync(events)
+        hits = index.search(" ".join(args.query), limit=args.limit)
+    if args.json:
+        _print_json([{"id": h.event_id, "kind": h.kind, "score": round(h.score, 4), "snippet": h.snippet} for h in hits])
+        return 0
+    if not hits:
+        print("no matching event", file=sys.stderr)
+        return 0
+    print(f"{'id':>6}  {'kind':<20} {'score':>7}  snippet")
+    for hit in hits:
+        print(f"{hit.event_id:>6}  {hit.kind[:20]:<20} {hit.score:>7.2f}  {hit.snippet}")
     return 0
 
 
