@@ -4,13 +4,15 @@
 worker processes, or on Ray) and measures each run: prompt tokens summed over the steps, peak and
 mean context, steps over a context limit, how much of each prompt a provider's prefix cache could
 have served, condensations and what they forgot, summarizer calls with their tokens and cost,
-condenser time, and how many checkable facts of the forgotten events the final view still holds.
+condenser time, how many checkable facts of the forgotten events the final view still holds, and
+how many a search of the whole log finds again (`openhands_memory.recall.SearchIndex`).
 `format_table` and `write_results` show and save the results; `openhands-memory bench` does it all
 from the command line.
 
 Modules: `runner` (tasks and executors), `metrics` (per-step accumulation, totals), `retention`
-(facts and the presence check), `tokenizer` (prompts as token sequences), `stand_in` (the offline
-stand-in for the model), `report` (table, JSON, CSV, plot), `cli` (the subcommand).
+(facts, the presence check, the search for them), `tokenizer` (prompts as token sequences),
+`stand_in` (the offline stand-in for the model), `report` (table, JSON, CSV, plot), `cli` (the
+subcommand).
 """
 
 from openhands_memory.bench.metrics import RunMetrics

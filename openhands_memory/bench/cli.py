@@ -33,7 +33,7 @@ def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
 
     bench = subparsers.add_parser(
         "bench",
-        help="benchmark condenser pipelines over many logs: tokens, cache friendliness, condensations, retention",
+        help="benchmark condenser pipelines over many logs: tokens, cache friendliness, condensations, retention, recovery",
         description=(
             "Replay every LOG through every pipeline (the logs' own condensations are dropped) and report, per "
             "pipeline and per log: prompt tokens summed over the steps, peak and mean context, steps over the "

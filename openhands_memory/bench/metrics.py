@@ -16,6 +16,9 @@ Per run (one log through one pipeline):
   calls, prompt and completion tokens, and cost in USD (the config's prices, else litellm's cost
   map; `summarizer_cost_known` is False when some call had no price).
 - **condenser time**: wall time spent inside the pipeline's `condense`, every step included.
+- **recall**: the replayed log indexed once for search (`recall_indexed_events`,
+  `recall_index_seconds`) and the forgotten facts searched for (`recall_searches`,
+  `recall_search_seconds`); what the facts found are is in `openhands_memory.bench.retention`.
 
 `PromptMeter` tokenizes the prompts step after step: a message is tokenized the first time it is
 seen (messages are immutable and reused from step to step), and the cached prefix is found by
@@ -229,6 +232,11 @@ _SUMMED = (
     "facts",
     "facts_forgotten",
     "facts_retained",
+    "facts_recoverable",
+    "recall_indexed_events",
+    "recall_index_seconds",
+    "recall_searches",
+    "recall_search_seconds",
 )
 
 
@@ -236,11 +244,15 @@ def summarize_runs(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """One pipeline's totals over its runs (runs with an `error` left out and counted).
 
     Counts, tokens, cost and time are summed; `peak_context_tokens` is the largest of any run;
-    `mean_context_tokens` is over every step of every run; `cache_share` and `retention` are
-    ratios of the sums (None when the denominator is 0).
+    `mean_context_tokens` is over every step of every run; `cache_share`, `retention` and
+    `recoverability` are ratios of the sums (None when the denominator is 0, and `recoverability`
+    also when some run did not search).
     """
     ok = [run for run in runs if not run.get("error")]
     totals: dict[str, Any] = {name: sum(run.get(name) or 0 for run in ok) for name in _SUMMED}
+    searched = all(run.get("facts_recoverable") is not None for run in ok)
+    if not searched:
+        totals["facts_recoverable"] = None  # a sum over some runs only would read as a count over all
     steps, tokens = totals["steps"], totals["total_prompt_tokens"]
     totals.update(
         logs=len(ok),
@@ -249,6 +261,9 @@ def summarize_runs(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         mean_context_tokens=tokens / steps if steps else 0.0,
         cache_share=totals["cached_prefix_tokens"] / tokens if tokens else None,
         retention=totals["facts_retained"] / totals["facts_forgotten"] if totals["facts_forgotten"] else None,
+        recoverability=(
+            totals["facts_recoverable"] / totals["facts_forgotten"] if searched and totals["facts_forgotten"] else None
+        ),
         summarizer_cost_known=all(run.get("summarizer_cost_known", True) for run in ok),
     )
     return totals

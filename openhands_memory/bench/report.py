@@ -80,6 +80,10 @@ CSV_COLUMNS = (
     "facts_forgotten",
     "facts_retained",
     "retention",
+    "facts_recoverable",
+    "recoverability",
+    "recall_index_seconds",
+    "recall_search_seconds",
     "error",
 )
 """The columns of `results.csv`, in order."""
@@ -91,11 +95,11 @@ def _share(value: float | None) -> str:
     return _NONE if value is None else f"{100 * value:.1f}%"
 
 
-def _retained(row: Mapping[str, Any]) -> str:
+def _of_forgotten(row: Mapping[str, Any], count: str, share: str) -> str:
     forgotten = row.get("facts_forgotten") or 0
-    if not forgotten:
+    if not forgotten or row.get(count) is None:
         return _NONE
-    return f"{row['facts_retained']}/{forgotten} ({_share(row['retention'])})"
+    return f"{row[count]}/{forgotten} ({_share(row.get(share))})"
 
 
 def _cost(row: Mapping[str, Any]) -> str:
@@ -121,7 +125,8 @@ def _row_cells(row: Mapping[str, Any]) -> list[str]:
         f"{summarizer_tokens:,}" if summarizer_tokens else _NONE,
         _cost(row),
         f"{row['condenser_seconds']:.2f}",
-        _retained(row),
+        _of_forgotten(row, "facts_retained", "retention"),
+        _of_forgotten(row, "facts_recoverable", "recoverability"),
     ]
 
 
@@ -142,6 +147,7 @@ def _headers(context_limit: int) -> list[str]:
         "cost",
         "cond. s",
         "facts retained",
+        "facts recoverable",
     ]
 
 
@@ -151,7 +157,7 @@ def format_table(results: BenchResults, *, markdown: bool = False) -> str:
     Columns: steps; prompt tokens summed over the steps; peak and mean context tokens; steps over
     the context limit; the share of prompt tokens a prefix cache could have served; condensations,
     events they forgot; summarizer calls, their tokens and cost; seconds spent in the condenser;
-    forgotten facts still in the final view.
+    forgotten facts still in the final view, and those a search of the log finds again.
     """
     headers = _headers(results.options.context_limit)
     rows = [_row_cells(row) for row in results.totals()]

@@ -21,13 +21,18 @@ by a condensation, left out of the view the pipeline returned (`recent`), or sho
 text part of every message the model would be sent (the summary included), and the name and
 argument values (JSON decoded) of every tool call, whitespace collapsed as for facts. The match is
 exact and case-sensitive. `retention` = retained / forgotten facts (None when nothing was forgotten).
+
+**Recovery**: a forgotten fact is recoverable when a search of the whole replayed log with the
+fact's text as query (what the agent's `search_history` tool runs) returns, in its first
+`RECALL_LIMIT` results, one of the forgotten events the fact comes from. Retained and recoverable
+are counted independently: a fact can be both. `recoverability` = recoverable / forgotten facts.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -49,10 +54,13 @@ from openhands_memory.llm.message import Message, TextContent
 __all__ = [
     "FACT_KINDS",
     "FACT_TEXT_CHARS",
+    "RECALL_LIMIT",
     "Fact",
     "FactKind",
     "RetentionResult",
+    "SearchFn",
     "extract_facts",
+    "fact_sources",
     "facts_of",
     "forgotten_events",
     "measure_retention",
@@ -68,6 +76,12 @@ FactKind = Literal["file", "failed_command", "test", "instruction"]
 
 FACT_KINDS: tuple[FactKind, ...] = ("file", "failed_command", "test", "instruction")
 """Every kind of fact, in the order reports list them."""
+
+RECALL_LIMIT = 5
+"""A fact is recoverable when one of its events is among this many search results (`search_history`'s default)."""
+
+SearchFn = Callable[[str], Sequence[int]]
+"""A search of the whole log: the ids of the events that best match a plain-text query, best first."""
 
 # A pytest node id: a path ending in .py, one or more ::names, an optional [parameter].
 _TEST_ID = re.compile(r"(?<![\w/.-])(?:[\w.-]+/)*[\w.-]+\.py(?:::[A-Za-z_]\w*)+(?:\[[^\]\s]*\])?")
@@ -121,6 +135,17 @@ def facts_of(event: Event) -> Iterator[Fact]:
 def extract_facts(events: Iterable[Event]) -> list[Fact]:
     """The distinct facts of `events`, in order of first appearance."""
     return list(dict.fromkeys(fact for event in events for fact in facts_of(event)))
+
+
+def fact_sources(events: Iterable[Event]) -> dict[Fact, set[int]]:
+    """The distinct facts of `events`, in order of first appearance, each with the ids of the events it comes from."""
+    sources: dict[Fact, set[int]] = {}
+    for event in events:
+        for fact in facts_of(event):
+            ids = sources.setdefault(fact, set())
+            if event.id is not None:
+                ids.add(event.id)
+    return sources
 
 
 def _is_candidate(event: Event) -> bool:
@@ -182,39 +207,64 @@ class RetentionResult:
     """The facts of the forgotten events."""
     retained: tuple[Fact, ...]
     """The forgotten facts whose text is in the final view."""
+    recoverable: tuple[Fact, ...] | None = None
+    """The forgotten facts a search of the log finds one of their events for; None when no search was given."""
 
     @property
     def retention(self) -> float | None:
         """Retained / forgotten facts; None when nothing was forgotten."""
         return len(self.retained) / len(self.forgotten) if self.forgotten else None
 
+    @property
+    def recoverability(self) -> float | None:
+        """Recoverable / forgotten facts; None when nothing was forgotten or no search was given."""
+        if self.recoverable is None or not self.forgotten:
+            return None
+        return len(self.recoverable) / len(self.forgotten)
+
     def to_dict(self) -> dict[str, Any]:
-        """Counts (overall and by kind) and up to ten forgotten facts that were lost, JSON-ready."""
+        """Counts (overall and by kind) and up to ten forgotten facts that were lost, JSON-ready.
+
+        `facts_recoverable` and `recoverability` are None (and the counts by kind leave `recoverable`
+        out) when no search was given.
+        """
         retained = set(self.retained)
-        by_kind = {
-            kind: {
+        recoverable = self.recoverable
+        by_kind: dict[str, dict[str, int]] = {}
+        for kind in FACT_KINDS:
+            counts = {
                 "facts": sum(1 for f in self.facts if f.kind == kind),
                 "forgotten": sum(1 for f in self.forgotten if f.kind == kind),
                 "retained": sum(1 for f in self.retained if f.kind == kind),
             }
-            for kind in FACT_KINDS
-        }
+            if recoverable is not None:
+                counts["recoverable"] = sum(1 for f in recoverable if f.kind == kind)
+            by_kind[kind] = counts
         lost = [f.to_dict() for f in self.forgotten if f not in retained]
         return {
             "facts": len(self.facts),
             "facts_forgotten": len(self.forgotten),
             "facts_retained": len(self.retained),
             "retention": self.retention,
+            "facts_recoverable": len(recoverable) if recoverable is not None else None,
+            "recoverability": self.recoverability,
             "facts_by_kind": by_kind,
             "lost_facts": lost[:_LOST_SAMPLE],
             "lost_facts_total": len(lost),
         }
 
 
-def measure_retention(history: Sequence[Event], shown: Sequence[Event], messages: Iterable[Message]) -> RetentionResult:
-    """The facts of `history`, those forgotten in the final view `shown`, and those still in its `messages`."""
+def measure_retention(
+    history: Sequence[Event], shown: Sequence[Event], messages: Iterable[Message], *, search: SearchFn | None = None
+) -> RetentionResult:
+    """The facts of `history`, those forgotten in the final view `shown`, those still in its `messages`,
+    and, with `search` (a search of the whole log), those it finds an event of (see Recovery in the module docstring)."""
     facts = extract_facts(event for event in history if _is_candidate(event))
-    forgotten = extract_facts(forgotten_events(history, shown))
+    sources = fact_sources(forgotten_events(history, shown))
+    forgotten = list(sources)
     text = view_text(messages)
     retained = [fact for fact in forgotten if fact.text in text]
-    return RetentionResult(tuple(facts), tuple(forgotten), tuple(retained))
+    recoverable = None
+    if search is not None:
+        recoverable = tuple(fact for fact in forgotten if sources[fact].intersection(search(fact.text)[:RECALL_LIMIT]))
+    return RetentionResult(tuple(facts), tuple(forgotten), tuple(retained), recoverable)

@@ -9,7 +9,10 @@ sent (`ConversationMemory`) and measures them (`PromptMeter`, a `TokenCounter`; 
 `openhands_memory.bench.metrics`), counting the tool calls the message layer had to leave out
 (`tool_call_repairs`: a pipeline whose views need any splits actions from their observations).
 After the last event the pipeline is asked once more, and the view it returns is the final view
-whose text the retention check reads (`openhands_memory.bench.retention`).
+whose text the retention check reads (`openhands_memory.bench.retention`). The whole replayed log
+(the log's events and the pipeline's condensations) is then indexed once, in memory
+(`openhands_memory.recall.SearchIndex`), and each forgotten fact searched for, to tell which are
+recoverable; `recall_index_seconds` and `recall_search_seconds` are what that cost.
 
 Executors: `jobs=1` runs the tasks here, one after the other; `jobs=N` in N worker processes
 (`ProcessPoolExecutor`, spawned: tasks and results are plain, picklable data); `executor="ray"`
@@ -36,7 +39,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from openhands_memory.bench.metrics import PromptMeter, RunMetrics, summarize_runs
-from openhands_memory.bench.retention import measure_retention
+from openhands_memory.bench.retention import RECALL_LIMIT, measure_retention
 from openhands_memory.bench.stand_in import STAND_IN_NAME, model_backed_members, stand_in_completion, use_model, use_stand_in
 from openhands_memory.bench.tokenizer import APPROXIMATE, Tokenizer, tokenizer_for
 from openhands_memory.condenser import Condensation, Condenser, load_condenser_config, parse_condenser_config
@@ -51,6 +54,7 @@ from openhands_memory.events import (
 from openhands_memory.llm import CompletionFn
 from openhands_memory.llm.llm import DEFAULT_CONTEXT_WINDOW
 from openhands_memory.llm.message import Message
+from openhands_memory.recall import SearchIndex
 from openhands_memory.replay import AgentStep, Replayer
 from openhands_memory.replay.driver import CondensationMade
 from openhands_memory.replay.replayer import describe_config
@@ -75,7 +79,7 @@ Executor = Literal["process", "ray"]
 ProgressCallback = Callable[[int, int], None]
 """Called with (tasks done, tasks in all) after each task."""
 
-_TIMING_KEYS = frozenset({"seconds", "condenser_seconds"})
+_TIMING_KEYS = frozenset({"seconds", "condenser_seconds", "recall_index_seconds", "recall_search_seconds"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,7 +244,13 @@ def run_events(
         metrics.add_condensation(item.condensation.metadata or item.action.condenser_metadata)
     history = replayer.history
     log_ids = {e.id for e in history if not isinstance(e, CondensationAction | CondensationRequestAction)}
-    retention = measure_retention(history, shown, memory.process_events(shown, replayer.initial_user_action))
+    recall = _Recall(history)
+    try:
+        retention = measure_retention(
+            history, shown, memory.process_events(shown, replayer.initial_user_action), search=recall.search
+        )
+    finally:
+        recall.close()
     return {
         "log": source,
         "pipeline": pipeline.name,
@@ -252,8 +262,35 @@ def run_events(
         "summarizer": options.summarizer if members else None,
         "condenser_seconds": timed.seconds,
         **retention.to_dict(),
+        "recall_indexed_events": recall.indexed,
+        "recall_index_seconds": recall.index_seconds,
+        "recall_searches": recall.searches,
+        "recall_search_seconds": recall.search_seconds,
         "seconds": time.perf_counter() - started,
     }
+
+
+class _Recall:
+    """The whole replayed log indexed once, in memory, as `search_history` would search it; timed."""
+
+    def __init__(self, history: Sequence[Event]) -> None:
+        started = time.perf_counter()
+        self.index = SearchIndex.in_memory()
+        self.indexed = self.index.sync(history)
+        self.index_seconds = time.perf_counter() - started
+        self.searches = 0
+        self.search_seconds = 0.0
+
+    def search(self, query: str) -> list[int]:
+        started = time.perf_counter()
+        try:
+            return [hit.event_id for hit in self.index.search(query, limit=RECALL_LIMIT)]
+        finally:
+            self.searches += 1
+            self.search_seconds += time.perf_counter() - started
+
+    def close(self) -> None:
+        self.index.close()
 
 
 _loaded: tuple[str, list[Event]] | None = None

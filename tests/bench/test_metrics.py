@@ -177,3 +177,19 @@ def test_summarize_runs_of_nothing_forgotten_has_no_retention() -> None:
     totals = summarize_runs([run(steps=1, total_prompt_tokens=10, peak_context_tokens=10)])
     assert totals["retention"] is None
     assert summarize_runs([])["cache_share"] is None
+
+
+def test_summarize_runs_counts_recoverable_facts_and_the_cost_of_the_search() -> None:
+    totals = summarize_runs(
+        [
+            run(facts_forgotten=4, facts_retained=1, facts_recoverable=3, recall_index_seconds=0.5, recall_searches=4),
+            run(facts_forgotten=2, facts_recoverable=0, recall_index_seconds=0.25, recall_searches=2),
+        ]
+    )
+    assert (totals["facts_recoverable"], totals["recoverability"]) == (3, 0.5)
+    assert (totals["recall_index_seconds"], totals["recall_searches"]) == (0.75, 6)
+
+
+def test_summarize_runs_with_a_run_that_did_not_search_has_no_recoverable_count() -> None:
+    totals = summarize_runs([run(facts_forgotten=4, facts_recoverable=3), run(facts_forgotten=2)])
+    assert (totals["facts_recoverable"], totals["recoverability"]) == (None, None)

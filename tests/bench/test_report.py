@@ -48,13 +48,13 @@ def test_the_table_shows_the_totals_of_each_pipeline(results: BenchResults) -> N
     lines = format_table(results).splitlines()
     assert lines[0].split() == [
         "pipeline", "steps", "prompt", "tokens", "peak", "mean", ">10", "cached", "cond.", "forgot", "calls",
-        "summ.", "tokens", "cost", "cond.", "s", "facts", "retained",
+        "summ.", "tokens", "cost", "cond.", "s", "facts", "retained", "facts", "recoverable",
     ]  # fmt: skip
     assert set(lines[1]) == {"-", " "}
     total = noop["total_prompt_tokens"]
     assert lines[2].split() == [
         "noop", "8", f"{total:,}", f"{noop['peak_context_tokens']:,}", f"{round(total / 8):,}", "6",
-        f"{100 * noop['cached_prefix_tokens'] / total:.1f}%", "0", "0", "-", "-", "-", "0.50", "-",
+        f"{100 * noop['cached_prefix_tokens'] / total:.1f}%", "0", "0", "-", "-", "-", "0.50", "-", "-",
     ]  # fmt: skip
     # summarize (more than 6 events): on the chat log, once after the last event (7 events: 4 go,
     # with the user's "Go on" and "Thanks", which the summary does not name); on the condensing log
@@ -62,13 +62,15 @@ def test_the_table_shows_the_totals_of_each_pipeline(results: BenchResults) -> N
     # Each call: 100 + 10 tokens, $0.00012.
     cells = lines[3].split()
     assert cells[0] == "summarize"
-    assert cells[7:] == ["3", "10", "3", "330", "$0.0004", "0.50", "1/3", "(33.3%)"]
+    # Every forgotten fact is found again by a search of the log ("Go on", "Thanks", `pytest -x`).
+    assert cells[7:] == ["3", "10", "3", "330", "$0.0004", "0.50", "1/3", "(33.3%)", "3/3", "(100.0%)"]
 
 
 def test_the_markdown_table_has_a_header_a_rule_and_a_row_per_pipeline(results: BenchResults) -> None:
     lines = format_table(results, markdown=True).splitlines()
     assert lines[0].startswith("| pipeline | steps | prompt tokens | peak |")
-    assert lines[1] == "|---" + "|---:" * 13 + "|"
+    assert lines[1] == "|---" + "|---:" * 14 + "|"
+    assert lines[0].endswith("| facts retained | facts recoverable |")
     assert [line.split("|")[1].strip() for line in lines[2:]] == ["noop", "summarize"]
 
 
@@ -94,6 +96,9 @@ def test_results_json_holds_settings_pipelines_and_every_run_with_its_steps(resu
     ]  # fmt: skip
     assert data["runs"][0]["per_step"] == {"tokens": [9, 14, 19], "cached": [0, 9, 14]}
     assert data["runs"][0]["total_prompt_tokens"] == 42
+    totals = data["pipelines"][1]["totals"]
+    assert (totals["facts_retained"], totals["facts_recoverable"], totals["recoverability"]) == (1, 3, 1.0)
+    assert data["runs"][1]["facts_by_kind"]["instruction"]["recoverable"] == 2
 
 
 def test_results_csv_has_a_row_per_pipeline_then_a_row_per_run(results: BenchResults, tmp_path: Path) -> None:
@@ -111,6 +116,10 @@ def test_results_csv_has_a_row_per_pipeline_then_a_row_per_run(results: BenchRes
     assert chat["cache_share"] == str(round(23 / 42, 6))
     assert chat["retention"] == "" and chat["error"] == ""
     assert rows[1]["summarizer_calls"] == "3" and rows[1]["retention"] == str(round(1 / 3, 6))
+    assert (rows[1]["facts_recoverable"], rows[1]["recoverability"]) == ("3", "1.0")
+    assert (rows[3]["facts_recoverable"], rows[3]["recoverability"]) == ("2", "1.0")
+    assert chat["facts_recoverable"] == "0" and chat["recoverability"] == ""
+    assert float(rows[0]["recall_index_seconds"]) > 0
     assert rows[0]["logs"] == "2" and rows[0]["condenser_seconds"] == "0.5"
 
 

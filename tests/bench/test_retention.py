@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from openhands_memory.bench.retention import (
     FACT_TEXT_CHARS,
+    RECALL_LIMIT,
     Fact,
     extract_facts,
     facts_of,
@@ -121,3 +122,35 @@ def test_a_forgotten_fact_is_retained_when_its_text_is_in_the_final_view() -> No
 def test_nothing_forgotten_has_no_retention() -> None:
     log = Log().header().run("pytest", exit_code=1)
     assert measure_retention(log.events, log.events, []).retention is None
+
+
+def test_a_forgotten_fact_is_recoverable_when_a_search_for_it_returns_its_event_and_not_otherwise() -> None:
+    log = Log().header().run("pytest -x", exit_code=1).run("make lint", exit_code=2)  # outputs: ids 3 and 5
+    answers = {"pytest -x": [7, 3, 1], "make lint": [4, 1]}  # make lint: its call (4) is found, not its output
+    asked: list[str] = []
+
+    def search(query: str) -> list[int]:
+        asked.append(query)
+        return answers[query]
+
+    result = measure_retention(log.events, log.events[:2], [], search=search)
+    assert asked == ["pytest -x", "make lint"]
+    assert result.retained == ()
+    assert result.recoverable == (Fact("failed_command", "pytest -x", "exit code 1"),)
+    assert result.recoverability == 0.5
+    data = result.to_dict()
+    assert (data["facts_recoverable"], data["recoverability"]) == (1, 0.5)
+    assert data["facts_by_kind"]["failed_command"] == {"facts": 2, "forgotten": 2, "retained": 0, "recoverable": 1}
+
+
+def test_only_the_first_results_of_a_search_count() -> None:
+    log = Log().header().run("pytest -x", exit_code=1)
+    late = measure_retention(log.events, log.events[:2], [], search=lambda query: [10, 11, 12, 13, 14, 3])
+    assert RECALL_LIMIT == 5 and late.recoverable == () and late.recoverability == 0.0
+
+
+def test_without_a_search_recoverability_is_not_measured() -> None:
+    log = Log().header().run("pytest -x", exit_code=1)
+    result = measure_retention(log.events, log.events[:2], [])
+    assert result.recoverable is None and result.recoverability is None
+    assert result.to_dict()["facts_recoverable"] is None

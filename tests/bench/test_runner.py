@@ -119,6 +119,31 @@ def test_a_forgotten_failing_command_is_retained_only_through_the_summary() -> N
     assert (placeholder["facts_forgotten"], placeholder["facts_retained"]) == (1, 0)
 
 
+def test_a_forgotten_fact_is_recoverable_when_a_search_of_the_replayed_log_finds_its_event() -> None:
+    # amortized forgets the failed `pytest -x` and its output, and the summary-less view keeps no trace
+    # of it; the in-memory index of the whole replayed log finds the output again.
+    run = measure(condensing_log(), {"type": "amortized", "max_size": 6, "keep_first": 2})
+    assert (run["facts_forgotten"], run["facts_retained"], run["facts_recoverable"]) == (1, 0, 1)
+    assert run["recoverability"] == 1.0
+    assert run["facts_by_kind"]["failed_command"]["recoverable"] == 1
+    assert run["recall_indexed_events"] == 13  # 11 events of the log and the 2 condensations
+    assert run["recall_searches"] == 1
+    assert 0.0 < run["recall_index_seconds"] < run["seconds"] and 0.0 < run["recall_search_seconds"] < run["seconds"]
+    assert "recall_index_seconds" not in without_timings(run)
+
+
+def test_a_fact_whose_event_the_search_misses_is_not_recoverable() -> None:
+    # The failed command's words are everywhere else too: six later outputs repeat them more often,
+    # so the one that failed is not among the first five results (and the kept ones still show its
+    # text: retained and recoverable are counted apart).
+    log = condensing_log()
+    for i in range(6):
+        log.run(f"echo {i}", "pytest -x pytest -x pytest -x")
+    run = measure(log, {"type": "amortized", "max_size": 6, "keep_first": 2})
+    assert run["facts_by_kind"]["failed_command"] == {"facts": 1, "forgotten": 1, "retained": 1, "recoverable": 0}
+    assert (run["facts_recoverable"], run["recoverability"]) == (0, 0.0)
+
+
 def test_condenser_time_is_the_time_spent_in_the_pipeline() -> None:
     run = measure(condensing_log(), LLM)
     assert 0.0 < run["condenser_seconds"] <= run["seconds"]
