@@ -5,14 +5,18 @@
     python examples/agent_loop.py --log run.jsonl       # keep the events, then:
     openhands-memory replay run.jsonl --recorded         # ... look at every step the agent took
 
-The agent gets a task and four tools: `execute_bash`, `read_file`, `finish`, and OpenHands'
-`request_condensation`. Each turn, `History.completion` condenses the history when the condenser
-says so, sends the messages, and, if the prompt does not fit the model's context window, asks for
-a condensation and tries again. The controller below only turns the reply into actions, runs them
-and appends their results: the history does the rest.
+The agent gets a task and six tools: `execute_bash`, `read_file`, `finish`, OpenHands'
+`request_condensation`, and the history's memory tools, `search_history` and `context_reload`
+(`History.memory_tools()`), which find and show again events the condenser made it forget. Each
+turn, `History.completion` condenses the history when the condenser says so, sends the messages,
+and, if the prompt does not fit the model's context window, asks for a condensation and tries
+again. The controller below only turns the reply into actions, runs them and appends their
+results (the memory tools' calls go to `History.run_memory_tool`, which appends both): the
+history does the rest.
 
 Offline, a scripted model (`FakeLLM`) plays the agent. Its third call fails with litellm's
-`ContextWindowExceededError`, so the recovery is part of every run. With `--model` (or the
+`ContextWindowExceededError`, so the recovery is part of every run; after it, the agent searches
+its history for the test's failure, which the condensation forgot, and reloads it. With `--model` (or the
 environment variable `AGENT_LOOP_MODEL`) a real model is asked instead; without its API key, the
 example stops before any request with one line saying what to set (exit code 1).
 """
@@ -53,6 +57,7 @@ from openhands_memory.events import (
 from openhands_memory.errors import OpenHandsMemoryError
 from openhands_memory.history import History
 from openhands_memory.llm import LLM, LLMConfig, LLMResponse, ToolCall
+from openhands_memory.recall.memory_tools import tool_call_metadata
 from openhands_memory.stream import EventStream
 
 SYSTEM_PROMPT = (
@@ -137,6 +142,9 @@ def scripted_model() -> LLM:
             FakeReply.tool_call("execute_bash", {"command": "python test_calc.py"}, text="Let me run the test first."),
             FakeReply.tool_call("read_file", {"path": "calc.py"}),
             litellm_error("ContextWindowExceededError", "prompt is too long for the context window"),
+            # The condensation forgot the test's output (event 3): find it again, then read it whole.
+            FakeReply.tool_call("search_history", {"query": "AssertionError test_calc"}, text="What did the test say?"),
+            FakeReply.tool_call("context_reload", {"event_id": 3}),
             FakeReply(
                 text="Both files, side by side.",
                 tool_calls=(
@@ -184,12 +192,7 @@ def to_action(call: ToolCall, response: LLMResponse, *, thought: str = "") -> Ac
         return condensation_request_from_tool_call(
             call, model_response=response.raw, total_calls_in_response=len(response.tool_calls)
         )
-    metadata = ToolCallMetadata(
-        function_name=call.function.name,
-        tool_call_id=call.id,
-        model_response=response.raw,
-        total_calls_in_response=len(response.tool_calls),
-    )
+    metadata: ToolCallMetadata = tool_call_metadata(call, response)
     arguments = json.loads(call.function.arguments)  # LLM checked that it is a JSON object
     name = call.function.name
     if name == "execute_bash" and isinstance(arguments.get("command"), str):
@@ -203,14 +206,20 @@ def to_action(call: ToolCall, response: LLMResponse, *, thought: str = "") -> Ac
 
 def run_agent(history: History, llm: LLM, workspace: Path, *, max_steps: int = 20) -> str | None:
     """Run the agent until it finishes (returns its message), speaks without a tool call, or runs out of steps."""
+    tools = [*TOOLS, *history.memory_tools()]
     for step in range(1, max_steps + 1):
-        response = history.completion(llm, tools=TOOLS)
+        response = history.completion(llm, tools=tools)
         if not response.tool_calls:
             history.add_event(MessageAction(content=response.text), EventSource.AGENT)
             print(f"step {step}: the agent says: {response.text}")
             return None
         for index, call in enumerate(response.tool_calls):
             print(f"step {step}: {call.function.name}({call.function.arguments})")
+            if history.is_memory_tool(call.function.name):
+                # The history runs its own tools: it appends the call and its result, and returns the result.
+                result = history.run_memory_tool(call, response=response)
+                print(f"        -> {(result.content.splitlines() or [''])[0][:100]}")
+                continue
             action = to_action(call, response, thought=response.text if index == 0 else "")
             if action is None:
                 # As OpenHands does: the call is not recorded, an error tells the model what went wrong.
@@ -261,7 +270,8 @@ def run(args: argparse.Namespace) -> int:
         workspace = make_workspace(args.workspace or Path(scratch))
         stream = EventStream.open(args.log) if args.log else EventStream()
         with History(stream, condenser=Condenser.from_config(CONDENSER_CONFIG)) as history:
-            history.add_event(SystemMessageAction(content=SYSTEM_PROMPT, tools=TOOLS), EventSource.AGENT)
+            tools = [*TOOLS, *history.memory_tools()]
+            history.add_event(SystemMessageAction(content=SYSTEM_PROMPT, tools=tools), EventSource.AGENT)
             history.add_event(MessageAction(content=TASK), EventSource.USER)
             answer = run_agent(history, llm, workspace, max_steps=args.max_steps)
             condensations = sum(1 for e in history.stream.get_events() if isinstance(e, CondensationAction))

@@ -16,6 +16,11 @@ stream by id (see `History`), so the view never silently falls behind the log. E
 recovers from a context-window-exceeded error by appending a `CondensationRequestAction` and
 condensing, as OpenHands' controller does.
 
+What a condensation forgets stays in the log, and the model can get it back: `memory_tools()` are
+the schemas of `search_history` and `context_reload`, and `run_memory_tool(call)` runs one call
+against the whole log, with a full-text index (`openhands_memory.recall.SearchIndex`) the history
+keeps beside a JSONL log (in memory otherwise), current on every append.
+
 Progress is measured on the prompt: its tokens by the token counter (the condenser's unless one is
 given), or its events when there is no counter. Condensing that makes no progress raises
 `CondensationStalledError`, naming the largest events still in view, instead of looping: a
@@ -27,8 +32,11 @@ request that leaves the overflowing prompt no smaller or a prompt that still ove
 
 from __future__ import annotations
 
+import json
+import logging
 import os
-from collections.abc import Iterable, Mapping, Sequence
+import sqlite3
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final, Self
 
@@ -36,25 +44,46 @@ from openhands_memory.condenser import ApproximateTokenCounter, Condensation, Co
 from openhands_memory.conversation_memory import ConversationMemory, apply_prompt_caching
 from openhands_memory.errors import (
     CondensationStalledError,
+    EventNotFoundError,
     EventSize,
     LLMContextWindowExceededError,
     MalformedEventError,
+    OpenHandsMemoryError,
     StoreClosedError,
 )
 from openhands_memory.events import (
     CondensationAction,
     CondensationRequestAction,
+    ContextReloadAction,
+    ContextReloadObservation,
+    ErrorObservation,
     Event,
     EventSource,
     MessageAction,
+    Observation,
+    SearchHistoryAction,
+    SearchHistoryObservation,
     agent_history,
     is_agent_history,
 )
-from openhands_memory.stream import EventStream
+from openhands_memory.recall import SearchIndex
+from openhands_memory.recall.memory_tools import (
+    MEMORY_TOOL_NAMES,
+    describe,
+    memory_tool_schemas,
+    parse_memory_call,
+    read_tool_call,
+    reload_text,
+    search_arguments_problem,
+    tool_call_metadata,
+)
+from openhands_memory.stream import EventStream, JsonlEventStore
 from openhands_memory.view import View, ViewBuilder
 
 if TYPE_CHECKING:
-    from openhands_memory.llm import LLM, LLMResponse, Message
+    from openhands_memory.llm import LLM, LLMResponse, Message, ToolCall
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "DEFAULT_CONDENSER_CONFIG",
@@ -275,6 +304,11 @@ class History:
                 self._track(event)
         self._seen = latest
         """The id of the last stream event the view has taken or passed over (-1: none)."""
+        self._index: SearchIndex | None = None
+        self._index_failure: str | None = None
+        self._indexed = -1
+        """The id of the last stream event the search index has been given (-1: none)."""
+        self._open_index()
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, fsync: bool = False, **options: Any) -> History:
@@ -287,6 +321,63 @@ class History:
             CorruptRecordError: a line is not an event.
         """
         return cls(EventStream.open(path, fsync=fsync), **options)
+
+    # -- the search index -------------------------------------------------------------------------
+
+    def _open_index(self) -> None:
+        """Open the search index of the stream (beside a JSONL log, else in memory) and catch it up with the log.
+
+        The index is a projection of the log: when it cannot be opened or fed, the error is logged
+        and `search_history` says search is unavailable; the history itself goes on.
+        """
+        store = self.stream.store
+        try:
+            index = SearchIndex.for_log(store.path) if isinstance(store, JsonlEventStore) else SearchIndex.in_memory()
+        except (OSError, sqlite3.Error, OpenHandsMemoryError) as exc:
+            self._index_broke(exc)
+            return
+        self._index = index
+        try:
+            index.sync(list(self.stream.get_events()))
+        except (OSError, sqlite3.Error, OpenHandsMemoryError) as exc:
+            self._index_broke(exc)
+            return
+        last = index.last_indexed_id
+        self._indexed = last if last is not None else -1
+
+    def _index_catch_up(self) -> None:
+        """Give the search index the events appended since it last looked (as stored: secrets hidden)."""
+        index = self._index
+        if index is None:
+            return
+        latest = self.stream.get_latest_event_id()
+        last = index.last_indexed_id
+        last = -1 if last is None else last
+        if latest <= last and last == self._indexed:
+            return
+        try:
+            if last < self._indexed:
+                # The index recovered from a failure by starting again empty: refill it from the log.
+                index.sync(list(self.stream.get_events()))
+            else:
+                for event in self.stream.get_events(last + 1, latest):
+                    index.add(event)
+        except (OSError, sqlite3.Error, OpenHandsMemoryError) as exc:
+            self._index_broke(exc)
+            return
+        last = index.last_indexed_id
+        self._indexed = -1 if last is None else last
+
+    def _index_broke(self, exc: BaseException) -> None:
+        """Stop using the search index after `exc`: log it, and keep the reason for `search_history` to tell."""
+        self._index_failure = f"{type(exc).__name__}: {exc}"
+        logger.error("the search index of %r failed, search_history is unavailable: %s", self.stream, self._index_failure)
+        index, self._index = self._index, None
+        if index is not None:
+            try:
+                index.close()
+            except (OSError, sqlite3.Error, OpenHandsMemoryError):
+                logger.exception("closing the failed search index")
 
     # -- the stream -------------------------------------------------------------------------------
 
@@ -305,6 +396,7 @@ class History:
             if event_id - 1 > self._seen:
                 self._take(self.stream.get_events(self._seen + 1, event_id - 1))
             self._take((event,))
+        self._index_catch_up()
         return event_id
 
     def request_condensation(self) -> CondensationRequestAction:
@@ -324,6 +416,8 @@ class History:
         latest = self.stream.get_latest_event_id()
         if latest > self._seen:
             self._take(self.stream.get_events(self._seen + 1, latest))
+        if latest > self._indexed:
+            self._index_catch_up()
 
     def _take(self, events: Iterable[Event]) -> None:
         """Feed the view `events`, the stream's next ones in id order (those outside the agent's history are passed over)."""
@@ -485,10 +579,159 @@ class History:
             ) from overflow
         return messages
 
+    # -- memory tools -----------------------------------------------------------------------------
+
+    def memory_tools(self) -> list[dict[str, Any]]:
+        """The litellm tool schemas of the memory tools, `context_reload` and `search_history`, to offer the model.
+
+        Route the calls of these tools (`is_memory_tool`) to `run_memory_tool`.
+        """
+        return memory_tool_schemas()
+
+    @staticmethod
+    def is_memory_tool(name: str) -> bool:
+        """Whether `name` is the name of a memory tool (`context_reload`, `search_history`)."""
+        return name in MEMORY_TOOL_NAMES
+
+    def run_memory_tool(self, tool_call: ToolCall | Mapping[str, Any], *, response: Any = None) -> Observation:
+        """Run one memory tool call of the model: append its action and its result to the stream; return the result.
+
+        `tool_call` is a litellm tool-call dict (`{"id", "type", "function": {"name", "arguments"}}`)
+        or a `ToolCall`; `response` is the `LLMResponse` (or litellm's response dict) it came from,
+        recorded in the action's `tool_call_metadata` as for any tool. The action (source agent)
+        and its observation (source environment, `cause` the action's id, the same metadata) are
+        rendered as an ordinary tool call and its result.
+
+        `context_reload` answers with a `ContextReloadObservation`: a first line naming the event,
+        its kind, and whether it is still in view, then its original content exactly as logged (see
+        `openhands_memory.recall.memory_tools.reload_text` for what that is for an action).
+        `search_history` answers with a `SearchHistoryObservation`: the best matches of the whole
+        log, forgotten events included (the memory tools' own events left out), one line each:
+        id, kind, `in view` / `in view, shortened` / `forgotten`, and a snippet.
+
+        Wrong values (an unknown id, an empty query, a limit out of range) get a result of the
+        tool that says what is wrong. A call that cannot make an action (an unknown tool, arguments
+        that are not JSON or of the wrong type) is not recorded, as OpenHands does: an
+        `ErrorObservation` saying what is wrong is appended instead (no tool call, so the model reads
+        it as a message). Neither raises.
+
+        Raises:
+            MalformedEventError: the view broke on an event of the stream (see `view`).
+            StoreClosedError: the history was closed.
+        """
+        call = read_tool_call(tool_call)
+        if isinstance(call, str):
+            return self._invalid_call(f"Invalid tool call: {call}.")
+        action = parse_memory_call(call)
+        if isinstance(action, str):
+            return self._invalid_call(f"{call.name}({call.arguments}) is not a valid tool call: {action}.")
+        metadata = tool_call_metadata(call, response)
+        action.tool_call_metadata = metadata
+        self.add_event(action, EventSource.AGENT)
+        if isinstance(action, ContextReloadAction):
+            observation: Observation = self._reload(action)
+        else:
+            assert isinstance(action, SearchHistoryAction)
+            observation = self._search(action)
+        observation.cause = action.id
+        observation.tool_call_metadata = metadata
+        self.add_event(observation, EventSource.ENVIRONMENT)
+        return observation
+
+    def _invalid_call(self, text: str) -> ErrorObservation:
+        error = ErrorObservation(content=text)
+        self.add_event(error, EventSource.ENVIRONMENT)
+        return error
+
+    def _reload(self, action: ContextReloadAction) -> ContextReloadObservation:
+        event_id = action.event_id
+        try:
+            event = self.stream.get_event(event_id)
+        except EventNotFoundError:
+            latest = self.stream.get_latest_event_id()
+            return ContextReloadObservation(
+                content=f"There is no event {event_id} in the history: event ids go from 0 to {latest}. "
+                "Use search_history to find the id of what you are looking for."
+            )
+        if event.hidden:
+            return ContextReloadObservation(content=f"Event {event_id} is hidden: it is never shown to the agent.")
+        status = self._visibility()(event_id)
+        note = "still in your view" if status == "in view" else status
+        header = f"[event {event_id}: {describe(event)}, {note}; its content as logged follows]"
+        return ContextReloadObservation(content=f"{header}\n{reload_text(event)}", reloaded_event_id=event_id)
+
+    def _search(self, action: SearchHistoryAction) -> SearchHistoryObservation:
+        problem = search_arguments_problem(action)
+        if problem is not None:
+            return SearchHistoryObservation(content=f"No search was made: {problem}.")
+        index = self._index
+        if index is None:
+            return SearchHistoryObservation(content=f"Search is unavailable: the search index failed ({self._index_failure}).")
+        query, limit = action.query, action.limit
+        self._index_catch_up()
+        index = self._index
+        if index is None:
+            return SearchHistoryObservation(content=f"Search is unavailable: the search index failed ({self._index_failure}).")
+        hits = []
+        wanted = limit
+        while True:
+            # The memory tools' own events quote other events: leave them out, and ask for more if need be.
+            rebuilds = index.rebuilds
+            found = index.search(query, limit=wanted)
+            if index.rebuilds != rebuilds:  # it failed and started again empty: refill it, ask once more
+                self._index_catch_up()
+                found = index.search(query, limit=wanted)
+            hits = [hit for hit in found if hit.kind not in MEMORY_TOOL_NAMES]
+            if len(hits) >= limit or len(found) < wanted:
+                break
+            wanted *= 4
+        shown = []
+        for hit in hits:
+            try:
+                event = self.stream.get_event(hit.event_id)
+            except EventNotFoundError:
+                continue  # cannot happen with an index of this log; never name an event that is not there
+            if not event.hidden:
+                shown.append((hit, event))
+            if len(shown) == limit:
+                break
+        quoted = json.dumps(query, ensure_ascii=False)
+        if not shown:
+            return SearchHistoryObservation(content=f"No event matches {quoted}.")
+        status = self._visibility()
+        count = f"{len(shown)} event{'s' if len(shown) != 1 else ''} match{'es' if len(shown) == 1 else ''}"
+        lines = [f"{count} {quoted}, best first (call context_reload with an event_id to see one in full):"]
+        for hit, event in shown:
+            lines.append(f"- event {hit.event_id} ({describe(event)}, {status(hit.event_id)}): {hit.snippet}")
+        return SearchHistoryObservation(content="\n".join(lines))
+
+    def _visibility(self) -> Callable[[int], str]:
+        """A function telling, for an event id, whether the model sees it: `in view`, `in view, shortened` or `forgotten`.
+
+        The model sees the view it was last shown (a condenser may have shortened events in it:
+        masked or offloaded copies), and every event of the log's view that came after it.
+        """
+        current = {event.id: event for event in self.view if event.id is not None}
+        shown = self._last_view
+        if shown is None:
+            return lambda event_id: "in view" if event_id in current else "forgotten"
+        shown_events = {event.id: event for event in shown if event.id is not None}
+        newest = max(shown_events, default=-1)
+
+        def status(event_id: int) -> str:
+            if event_id not in current:
+                return "forgotten"  # by the log's condensations, the last shown view's included
+            event = shown_events.get(event_id)
+            if event is not None:
+                return "in view" if event is current[event_id] else "in view, shortened"
+            return "in view" if event_id > newest else "forgotten"
+
+        return status
+
     # -- lifetime ---------------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Bring the view up to date with the stream, then close the stream (the view stays readable).
+        """Bring the view up to date with the stream, then close the stream and the search index (the view stays readable).
 
         A view that broke earlier was reported then, so closing does not raise it again.
 
@@ -502,7 +745,12 @@ class History:
         except StoreClosedError:
             pass  # closed by someone else: nothing more can be read (reading the view will say so)
         finally:
-            self.stream.close()
+            try:
+                self.stream.close()
+            finally:
+                index, self._index = self._index, None
+                if index is not None:
+                    index.close()
 
     def __enter__(self) -> Self:
         return self

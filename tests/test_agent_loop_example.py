@@ -1,4 +1,4 @@
-"""`examples/agent_loop.py` runs offline, recovers from a context-window overflow, and leaves a log to replay;
+"""`examples/agent_loop.py` runs offline, recovers from a context-window overflow, recalls what it forgot, and leaves a log to replay;
 with a real model and no key it stops at once, in one line."""
 
 from __future__ import annotations
@@ -14,7 +14,15 @@ import pytest
 from conftest import REPO_ROOT
 
 from openhands_memory.cli import main
-from openhands_memory.events import CondensationAction, CondensationRequestAction, agent_history, load_events
+from openhands_memory.events import (
+    CmdOutputObservation,
+    CondensationAction,
+    CondensationRequestAction,
+    ContextReloadObservation,
+    SearchHistoryObservation,
+    agent_history,
+    load_events,
+)
 from openhands_memory.view import View
 
 EXAMPLE = REPO_ROOT / "examples" / "agent_loop.py"
@@ -45,10 +53,23 @@ def test_the_example_agent_loop_runs_offline_and_its_log_replays(tmp_path: Path,
     condensation = events[request + 1]
     assert isinstance(condensation, CondensationAction) and condensation.condenser_metadata["reason"] == "request"  # type: ignore[index]
     assert len(View.from_events(agent_history(events))) < len(events)
+    # After the condensation, the agent found the forgotten test output again and reloaded it whole.
+    search = kinds.index("SearchHistoryAction")
+    assert search > request + 1 and kinds[search : search + 4] == [
+        "SearchHistoryAction", "SearchHistoryObservation", "ContextReloadAction", "ContextReloadObservation",
+    ]  # fmt: skip
+    failure = next(e for e in events if isinstance(e, CmdOutputObservation))
+    assert failure.id in condensation.forgotten
+    found, reloaded = events[search + 1], events[search + 3]
+    assert isinstance(found, SearchHistoryObservation) and isinstance(reloaded, ContextReloadObservation)
+    assert found.content.splitlines()[1].startswith(f"- event {failure.id} (run observation, forgotten): ")
+    assert reloaded.reloaded_event_id == failure.id and reloaded.content.split("\n", 1)[1] == failure.content
+    assert reloaded.tool_call_metadata is not None and reloaded.tool_call_metadata.function_name == "context_reload"
+    assert (tmp_path / "run.jsonl.search.sqlite").is_file()
     # The log replays with its own condensation.
     assert main(["replay", str(log), "--recorded", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["condensations"] == 1 and report["steps"] == 4
+    assert report["condensations"] == 1 and report["steps"] == 6  # two of them the memory tools
 
 
 def test_the_example_with_a_real_model_and_no_key_fails_at_once_in_one_line(tmp_path: Path) -> None:

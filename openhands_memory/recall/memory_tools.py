@@ -1,0 +1,260 @@
+"""The agent's memory tools, `context_reload` and `search_history`: their schemas, calls, arguments and result text.
+
+Only what depends on the events is here; `History.run_memory_tool` runs the tools against its
+stream, its view and its search index.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from openhands_memory.events import (
+    Action,
+    AgentFinishAction,
+    AgentThinkAction,
+    BrowseInteractiveAction,
+    BrowseURLAction,
+    CmdRunAction,
+    ContextReloadAction,
+    Event,
+    FileReadAction,
+    FileWriteAction,
+    IPythonRunCellAction,
+    MessageAction,
+    Observation,
+    SearchHistoryAction,
+    SystemMessageAction,
+    ToolCallMetadata,
+    event_to_dict,
+)
+
+CONTEXT_RELOAD: Final = "context_reload"
+"""The name of the tool that shows an event of the log as it was logged."""
+SEARCH_HISTORY: Final = "search_history"
+"""The name of the tool that searches the whole log."""
+MEMORY_TOOL_NAMES: Final = frozenset({CONTEXT_RELOAD, SEARCH_HISTORY})
+"""The names of the memory tools."""
+DEFAULT_SEARCH_LIMIT: Final = 5
+"""How many matches `search_history` returns when the model does not say."""
+MAX_SEARCH_LIMIT: Final = 50
+"""The most matches one `search_history` call may ask for."""
+
+# The one field that says what an action did, by kind; other kinds are shown by all their arguments.
+_MAIN_FIELD: Final[dict[type[Action], str]] = {
+    MessageAction: "content",
+    SystemMessageAction: "content",
+    CmdRunAction: "command",
+    IPythonRunCellAction: "code",
+    FileWriteAction: "content",
+    FileReadAction: "path",
+    BrowseURLAction: "url",
+    BrowseInteractiveAction: "browser_actions",
+    AgentThinkAction: "thought",
+    AgentFinishAction: "final_thought",
+    SearchHistoryAction: "query",
+}
+
+
+def memory_tool_schemas() -> list[dict[str, Any]]:
+    """The litellm (OpenAI function-calling) schemas of `context_reload` and `search_history`, fresh copies."""
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": CONTEXT_RELOAD,
+                "description": (
+                    "Show the original content of one event of this conversation, exactly as it was logged: "
+                    "a command's full output, a file as it was read, a message. Use it for an event that was "
+                    "forgotten, summarized or shortened (a preview that says characters were offloaded gives "
+                    "its event_id), or to find an id with search_history first."
+                ),
+                "parameters": {
+                    "type": "object",
+                    "properties": {
+                        "event_id": {"type": "integer", "description": "The id of the event to show."},
+                    },
+                    "required": ["event_id"],
+                },
+            },
+        },
+        {
+            "type": "function",
+            "function": {
+                "name": SEARCH_HISTORY,
+                "description": (
+                    "Search the whole history of this conversation, forgotten events included, by words they "
+                    "contain (a file name, an error message, a test id, a command). Returns the best matches "
+                    "first, each with its event_id, its kind, whether it is still in your view, and a snippet; "
+                    "call context_reload with an event_id to see one in full."
+                ),
+                "parameters": {
+                    "type": "object",
+                    "properties": {
+                        "query": {"type": "string", "description": "The words to look for."},
+                        "limit": {
+                            "type": "integer",
+                            "description": f"How many matches to return, 1 to {MAX_SEARCH_LIMIT}.",
+                            "default": DEFAULT_SEARCH_LIMIT,
+                            "minimum": 1,
+                            "maximum": MAX_SEARCH_LIMIT,
+                        },
+                    },
+                    "required": ["query"],
+                },
+            },
+        },
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryToolCall:
+    """A tool call read from a litellm tool-call dict or a `ToolCall`: its id, tool name and arguments text."""
+
+    id: str
+    """The call's id, which its result carries back."""
+    name: str
+    """The tool called."""
+    arguments: str
+    """The arguments, as the JSON text the model wrote."""
+
+
+def read_tool_call(tool_call: Any) -> MemoryToolCall | str:
+    """The call in `tool_call` (a litellm tool-call dict, this library's `ToolCall`, or litellm's object), or why it is not one."""
+    if isinstance(tool_call, Mapping):
+        call_id, function = tool_call.get("id"), tool_call.get("function")
+    else:
+        call_id, function = getattr(tool_call, "id", None), getattr(tool_call, "function", None)
+    if isinstance(function, Mapping):
+        name, arguments = function.get("name"), function.get("arguments")
+    else:
+        name, arguments = getattr(function, "name", None), getattr(function, "arguments", None)
+    if not isinstance(call_id, str) or not call_id:
+        return "the tool call has no id"
+    if not isinstance(name, str) or not name:
+        return f"the tool call {call_id!r} names no function"
+    if arguments is None:
+        arguments = "{}"
+    elif not isinstance(arguments, str):
+        # Some providers hand the arguments over already parsed.
+        try:
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        except (TypeError, ValueError):
+            return f"the arguments of the tool call {call_id!r} are not JSON"
+    return MemoryToolCall(call_id, name, arguments)
+
+
+def tool_call_metadata(call: Any, response: Any = None) -> ToolCallMetadata:
+    """The `ToolCallMetadata` of one tool call of a model response, as OpenHands records it on the action.
+
+    `call` is a `ToolCall`, a litellm tool-call dict or a `MemoryToolCall`; `response` is the
+    `LLMResponse` it came from, litellm's response as a dict, or None (no response recorded: the
+    call is taken to be the only one of its response).
+    """
+    read = call if isinstance(call, MemoryToolCall) else read_tool_call(call)
+    if isinstance(read, str):
+        raise ValueError(read)
+    model_response, total = _response_facts(response)
+    return ToolCallMetadata(
+        function_name=read.name,
+        tool_call_id=read.id,
+        model_response=model_response,
+        total_calls_in_response=total,
+    )
+
+
+def _response_facts(response: Any) -> tuple[dict[str, Any] | None, int]:
+    """(the response as litellm's JSON, how many tool calls it made) for an `LLMResponse` or a response dict."""
+    if response is None:
+        return None, 1
+    if isinstance(response, Mapping):
+        raw: Any = dict(response)
+        calls = None
+    else:
+        raw = getattr(response, "raw", None)
+        calls = getattr(response, "tool_calls", None)
+        if raw is None and callable(getattr(response, "model_dump", None)):
+            raw = response.model_dump()  # litellm's ModelResponse
+    if not isinstance(raw, dict):
+        raw = None
+    if calls is None and raw is not None:
+        choices = raw.get("choices")
+        message = choices[0].get("message") if isinstance(choices, list) and choices and isinstance(choices[0], dict) else None
+        calls = message.get("tool_calls") if isinstance(message, dict) else None
+    total = len(calls) if isinstance(calls, list | tuple) and calls else 1
+    return raw, total
+
+
+def parse_memory_call(call: MemoryToolCall) -> Action | str:
+    """The action a memory tool call asks for, or what is wrong with the call (for the model to read).
+
+    Arguments that have the right types make an action even when their values are wrong (an
+    unknown id, an empty query, a limit out of range): its result says what is wrong.
+    """
+    if call.name not in MEMORY_TOOL_NAMES:
+        known = " and ".join(sorted(MEMORY_TOOL_NAMES))
+        return f"there is no memory tool named {call.name!r} (the memory tools are {known})"
+    try:
+        arguments = json.loads(call.arguments)
+    except ValueError as exc:
+        return f"the arguments are not valid JSON ({exc})"
+    if not isinstance(arguments, dict):
+        return f"the arguments must be a JSON object, got {type(arguments).__name__}"
+    if call.name == CONTEXT_RELOAD:
+        event_id = arguments.get("event_id")
+        if "event_id" not in arguments:
+            return "context_reload needs an event_id (an integer)"
+        if not _is_int(event_id):
+            return f"event_id must be an integer, got {json.dumps(event_id)}"
+        return ContextReloadAction(event_id=event_id)
+    query = arguments.get("query")
+    if not isinstance(query, str):
+        return "search_history needs a query (a string)" if query is None else f"query must be a string, got {json.dumps(query)}"
+    limit = arguments.get("limit", DEFAULT_SEARCH_LIMIT)
+    if limit is None:
+        limit = DEFAULT_SEARCH_LIMIT
+    if not _is_int(limit):
+        return f"limit must be an integer from 1 to {MAX_SEARCH_LIMIT}, got {json.dumps(limit)}"
+    return SearchHistoryAction(query=query, limit=limit)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def search_arguments_problem(action: SearchHistoryAction) -> str | None:
+    """What is wrong with a search's query or limit, or None."""
+    if not action.query.strip():
+        return "search_history needs a non-empty query: the words to look for"
+    if not 1 <= action.limit <= MAX_SEARCH_LIMIT:
+        return f"limit must be from 1 to {MAX_SEARCH_LIMIT}, got {action.limit}"
+    return None
+
+
+def reload_text(event: Event) -> str:
+    """The original content of an event, exactly as logged.
+
+    The rule: an observation's `content`; for an action, the one field that says what it did
+    (a message's or a written file's `content`, a command, a cell's `code`, a read's `path`, a
+    URL, browser actions, a thought, a finish's `final_thought`, a search's `query`) when it is
+    not empty, else all its arguments as JSON (edits, MCP calls, condensations, unknown kinds...).
+    """
+    if isinstance(event, Observation):
+        return event.content
+    assert isinstance(event, Action)
+    for cls in type(event).__mro__:
+        field = _MAIN_FIELD.get(cls)  # type: ignore[call-overload]
+        if field is not None:
+            text = getattr(event, field, "")
+            if isinstance(text, str) and text:
+                return text
+            break
+    args = event_to_dict(event).get("args", {})
+    return json.dumps(args, ensure_ascii=False, default=str)
+
+
+def describe(event: Event) -> str:
+    """How a result names an event's kind: `run observation`, `message action`, ..."""
+    return f"{event.kind} {event.kind_key}"

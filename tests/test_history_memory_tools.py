@@ -1,0 +1,354 @@
+"""`History.memory_tools` and `History.run_memory_tool`: context_reload and search_history over the whole log (issue 11, item 2)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from openhands_memory.condenser import Condenser
+from openhands_memory.events import (
+    CmdOutputObservation,
+    CmdRunAction,
+    CondensationAction,
+    ContextReloadAction,
+    ContextReloadObservation,
+    ErrorObservation,
+    Event,
+    EventSource,
+    FileEditAction,
+    MessageAction,
+    SearchHistoryAction,
+    SearchHistoryObservation,
+    SystemMessageAction,
+    ToolCallMetadata,
+    dump_events,
+    load_events,
+)
+from openhands_memory.history import History
+from openhands_memory.llm import ToolCall, ToolCallFunction
+from openhands_memory.recall import event_text
+from openhands_memory.stream import EventStream
+
+REAL_LOG = "v0_enyst-playground_issue10730_trajectory_297ev.json"
+"""A real OpenHands session whose own condensations forget events 9-74 and 75-160."""
+FORGOTTEN_OUTPUT = 14
+"""A 14,533-character command output of that log, forgotten by its first condensation."""
+
+
+def call(name: str, arguments: Any, call_id: str = "call_1") -> dict[str, Any]:
+    """A litellm tool-call dict; `arguments` is dumped to JSON unless it is already text."""
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": text}}
+
+
+def noop_history(stream: EventStream | None = None) -> History:
+    return History(stream, condenser=Condenser.from_config({"type": "noop"}))
+
+
+def tool_pair(history: History, name: str, content: str, *, call_id: str) -> tuple[CmdRunAction, CmdOutputObservation]:
+    """Append a command and its output as one tool call of the model."""
+    metadata = ToolCallMetadata(function_name=name, tool_call_id=call_id)
+    action = CmdRunAction(command=f"run {call_id}", tool_call_metadata=metadata)
+    history.add_event(action, EventSource.AGENT)
+    observation = CmdOutputObservation(content=content, command=action.command, cause=action.id, tool_call_metadata=metadata)
+    history.add_event(observation, EventSource.ENVIRONMENT)
+    return action, observation
+
+
+def small_history() -> History:
+    """A system prompt, a task, three command outputs (ids 3, 5, 7); the first two forgotten by a condensation (id 8)."""
+    history = noop_history()
+    history.add_event(SystemMessageAction(content="You are an agent."), EventSource.AGENT)
+    history.add_event(MessageAction(content="Fix the failing test."), EventSource.USER)
+    tool_pair(history, "execute_bash", "collected 12 items\nFAILED tests/test_quokka.py::test_marsupial - KeyError", call_id="c1")
+    tool_pair(history, "execute_bash", "diff --git a/src/app.py b/src/app.py\n+    return total", call_id="c2")
+    tool_pair(history, "execute_bash", "1 failed, 11 passed", call_id="c3")
+    history.add_event(CondensationAction(forgotten_event_ids=[2, 3, 4, 5]), EventSource.AGENT)
+    return history
+
+
+@pytest.fixture
+def real_events(real_logs_dir: Path) -> tuple[list[Event], list[dict[str, Any]]]:
+    path = real_logs_dir / REAL_LOG
+    return load_events(path), json.loads(path.read_bytes())
+
+
+# -- context_reload --------------------------------------------------------------------------------
+
+
+def test_reload_returns_the_byte_exact_content_of_a_forgotten_observation_of_a_real_log(
+    real_events: tuple[list[Event], list[dict[str, Any]]],
+) -> None:
+    events, records = real_events
+    original = next(r for r in records if r.get("id") == FORGOTTEN_OUTPUT)["content"]
+    with noop_history(EventStream.from_events(events)) as history:
+        assert FORGOTTEN_OUTPUT not in [e.id for e in history.view]  # the log's own condensation forgot it
+        latest = history.stream.get_latest_event_id()
+        result = history.run_memory_tool(call("context_reload", {"event_id": FORGOTTEN_OUTPUT}))
+        assert isinstance(result, ContextReloadObservation) and result.reloaded_event_id == FORGOTTEN_OUTPUT
+        header, body = result.content.split("\n", 1)
+        assert header == f"[event {FORGOTTEN_OUTPUT}: run observation, forgotten; its content as logged follows]"
+        assert body == original and body.encode() == original.encode() and len(body) == 14_533
+        # The call and its result are in the log, as a tool call and its answer.
+        action, observation = history.stream.get_events(latest + 1)
+        assert isinstance(action, ContextReloadAction) and action.event_id == FORGOTTEN_OUTPUT
+        assert action.source == EventSource.AGENT and observation is result
+        assert result.source == EventSource.ENVIRONMENT and result.cause == action.id
+        assert action.tool_call_metadata == result.tool_call_metadata
+        assert action.tool_call_metadata is not None and action.tool_call_metadata.tool_call_id == "call_1"
+        assert action.tool_call_metadata.function_name == "context_reload"
+
+
+def test_reload_in_a_jsonl_history_survives_reopening_and_the_search_index_with_it(
+    real_events: tuple[list[Event], list[dict[str, Any]]], tmp_path: Path
+) -> None:
+    events, records = real_events
+    original = next(r for r in records if r.get("id") == FORGOTTEN_OUTPUT)["content"]
+    log = tmp_path / "session.jsonl"
+    dump_events(events, log)
+    with History.open(log, condenser=Condenser.from_config({"type": "noop"})) as history:
+        first = history.run_memory_tool(call("context_reload", {"event_id": FORGOTTEN_OUTPUT}))
+        found = history.run_memory_tool(call("search_history", {"query": "_has_token_expired", "limit": 3}, "call_2"))
+    assert (tmp_path / "session.jsonl.search.sqlite").is_file()  # the index's sidecar, beside the log
+    assert not (tmp_path / "session.jsonl.search.sqlite-wal").exists()  # closed with the history
+    reloaded = load_events(log)
+    assert reloaded[-4:] == history_tail(first, found, reloaded)
+    with History.open(log, condenser=Condenser.from_config({"type": "noop"})) as again:
+        assert again.stream.get_event(first.id).content.split("\n", 1)[1] == original  # type: ignore[arg-type,union-attr]
+        second = again.run_memory_tool(call("search_history", {"query": "_has_token_expired", "limit": 3}, "call_3"))
+        assert second.content == found.content  # the same index, reopened, answers the same
+        assert isinstance(second, SearchHistoryObservation)
+
+
+def history_tail(first: Event, found: Event, reloaded: list[Event]) -> list[Event]:
+    """The four events the two tool calls appended, as they read back from the file."""
+    kinds = [type(e) for e in reloaded[-4:]]
+    assert kinds == [ContextReloadAction, ContextReloadObservation, SearchHistoryAction, SearchHistoryObservation]
+    assert reloaded[-3].content == first.content and reloaded[-1].content == found.content  # type: ignore[attr-defined]
+    return reloaded[-4:]
+
+
+def test_reload_of_an_event_still_in_view_says_so_and_an_action_shows_what_it_did() -> None:
+    history = small_history()
+    in_view = history.run_memory_tool(call("context_reload", {"event_id": 7}))
+    assert in_view.content == "[event 7: run observation, still in your view; its content as logged follows]\n1 failed, 11 passed"
+    command = history.run_memory_tool(call("context_reload", {"event_id": 2}))
+    assert command.content == "[event 2: run action, forgotten; its content as logged follows]\nrun c1"
+    task = history.run_memory_tool(call("context_reload", {"event_id": 1}))
+    assert task.content.endswith("still in your view; its content as logged follows]\nFix the failing test.")
+    # An action with no one field that says it all is shown by its arguments.
+    history.add_event(FileEditAction(path="a.py", command="str_replace", old_str="x", new_str="y"), EventSource.AGENT)
+    edit_id = history.stream.get_latest_event_id()
+    edit = history.run_memory_tool(call("context_reload", {"event_id": edit_id}))
+    assert json.loads(edit.content.split("\n", 1)[1])["new_str"] == "y"
+
+
+def test_reload_says_when_the_model_was_shown_a_shortened_copy() -> None:
+    history = History(condenser=Condenser.from_config({"type": "observation_masking", "attention_window": 2}))
+    history.add_event(MessageAction(content="task"), EventSource.USER)
+    tool_pair(history, "execute_bash", "a long output that the masking hides", call_id="c1")
+    tool_pair(history, "execute_bash", "recent", call_id="c2")
+    tool_pair(history, "execute_bash", "more recent", call_id="c3")
+    history.next_messages()
+    result = history.run_memory_tool(call("context_reload", {"event_id": 2}))
+    assert result.content.startswith("[event 2: run observation, in view, shortened;")
+    assert result.content.endswith("\na long output that the masking hides")
+
+
+# -- search_history --------------------------------------------------------------------------------
+
+
+def test_search_ranks_the_event_with_a_unique_token_first_forgotten_ones_included() -> None:
+    history = small_history()
+    result = history.run_memory_tool(call("search_history", {"query": "quokka marsupial"}))
+    assert isinstance(result, SearchHistoryObservation)
+    lines = result.content.splitlines()
+    assert lines[0] == '1 event matches "quokka marsupial", best first (call context_reload with an event_id to see one in full):'
+    assert re.fullmatch(r"- event 3 \(run observation, forgotten\): .*test_quokka.*", lines[1])
+    # The search itself is in the log now, and never found by a later search.
+    again = history.run_memory_tool(call("search_history", {"query": "quokka", "limit": 10}, "call_2"))
+    assert [line.split(" (")[0] for line in again.content.splitlines()[1:]] == ["- event 3"]
+    in_view = history.run_memory_tool(call("search_history", {"query": "passed"}, "call_3"))
+    assert in_view.content.splitlines()[1] == "- event 7 (run observation, in view): 1 failed, 11 passed run c3"
+
+
+def test_search_of_a_real_log_ranks_a_forgotten_event_with_a_unique_word_first(
+    real_events: tuple[list[Event], list[dict[str, Any]]],
+) -> None:
+    events, _ = real_events
+    # Words of 10+ letters found in one event only, in an event the log's condensations forgot.
+    counts: Counter[str] = Counter()
+    words_of: dict[int, set[str]] = {}
+    for event in events:
+        words = {w.lower() for w in re.findall(r"[A-Za-z]{10,}", event_text(event))}
+        words_of[event.id] = words  # type: ignore[index]
+        counts.update(words)
+    with noop_history(EventStream.from_events(events)) as history:
+        in_view = {e.id for e in history.view}
+        forgotten = [i for i in sorted(words_of) if 9 <= i <= 160 and i not in in_view]
+        checked = 0
+        for event_id in forgotten:
+            unique = sorted(w for w in words_of[event_id] if counts[w] == 1)
+            if not unique:
+                continue
+            result = history.run_memory_tool(call("search_history", {"query": unique[0], "limit": 3}, f"c{event_id}"))
+            first = result.content.splitlines()[1]
+            assert first.startswith(f"- event {event_id} (") and ", forgotten): " in first, (unique[0], result.content)
+            checked += 1
+            if checked == 5:
+                break
+        assert checked == 5
+
+
+def test_search_finds_nothing_and_says_so() -> None:
+    result = small_history().run_memory_tool(call("search_history", {"query": "nonexistentword"}))
+    assert result.content == 'No event matches "nonexistentword".'
+
+
+def test_search_limit_caps_the_matches() -> None:
+    history = noop_history()
+    history.add_event(MessageAction(content="start"), EventSource.USER)
+    for number in range(8):
+        tool_pair(history, "execute_bash", f"wombat sighting {number}", call_id=f"c{number}")
+    result = history.run_memory_tool(call("search_history", {"query": "wombat", "limit": 3}))
+    assert result.content.startswith('3 events match "wombat"') and len(result.content.splitlines()) == 4
+    default = history.run_memory_tool(call("search_history", {"query": "wombat"}, "call_2"))
+    assert len(default.content.splitlines()) == 1 + 5
+
+
+# -- bad calls -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("tool_call", "kind", "text"),
+    [
+        (call("context_reload", {"event_id": 99}), ContextReloadObservation,
+         "There is no event 99 in the history: event ids go from 0 to 9. Use search_history to find the id of what you are looking for."),
+        (call("context_reload", {"event_id": -1}), ContextReloadObservation, "There is no event -1 in the history"),
+        (call("search_history", {"query": "  "}), SearchHistoryObservation,
+         "No search was made: search_history needs a non-empty query: the words to look for."),
+        (call("search_history", {"query": "x", "limit": 0}), SearchHistoryObservation,
+         "No search was made: limit must be from 1 to 50, got 0."),
+        (call("search_history", {"query": "x", "limit": 51}), SearchHistoryObservation,
+         "No search was made: limit must be from 1 to 50, got 51."),
+        (call("context_reload", {"event_id": "7"}), ErrorObservation,
+         'context_reload({"event_id": "7"}) is not a valid tool call: event_id must be an integer, got "7".'),
+        (call("context_reload", {"event_id": 7.5}), ErrorObservation, "event_id must be an integer, got 7.5"),
+        (call("context_reload", {"event_id": True}), ErrorObservation, "event_id must be an integer, got true"),
+        (call("context_reload", {}), ErrorObservation, "context_reload needs an event_id (an integer)"),
+        (call("context_reload", '{"event_id": 7'), ErrorObservation, "is not a valid tool call: the arguments are not valid JSON ("),
+        (call("context_reload", "[7]"), ErrorObservation, "the arguments must be a JSON object, got list"),
+        (call("search_history", {"limit": 3}), ErrorObservation, "search_history needs a query (a string)"),
+        (call("search_history", {"query": ["a"]}), ErrorObservation, 'query must be a string, got ["a"]'),
+        (call("search_history", {"query": "x", "limit": "3"}), ErrorObservation, 'limit must be an integer from 1 to 50, got "3"'),
+        (call("recall_everything", {}), ErrorObservation,
+         "recall_everything({}) is not a valid tool call: there is no memory tool named 'recall_everything' "
+         "(the memory tools are context_reload and search_history)."),
+        ({"type": "function", "function": {"name": "context_reload"}}, ErrorObservation, "Invalid tool call: the tool call has no id."),
+        ({"id": "c9", "function": {"arguments": "{}"}}, ErrorObservation, "Invalid tool call: the tool call 'c9' names no function."),
+        ("context_reload", ErrorObservation, "Invalid tool call: the tool call has no id."),
+    ],
+)  # fmt: skip
+def test_a_bad_call_gets_a_result_that_says_what_is_wrong(tool_call: Any, kind: type, text: str) -> None:
+    history = small_history()
+    before = len(history.stream)
+    result = history.run_memory_tool(tool_call)
+    assert type(result) is kind and text in result.content
+    appended = list(history.stream.get_events(before))
+    if kind is ErrorObservation:
+        # No action can be made of it: not recorded as a call (as OpenHands does), the error is a message the model reads.
+        assert appended == [result] and result.tool_call_metadata is None and result.cause is None
+        messages = history.next_messages()
+        assert messages[-1].role == "user" and text in str(messages[-1].content)
+    else:
+        assert [type(e) for e in appended] == [ContextReloadAction if kind is ContextReloadObservation else SearchHistoryAction, kind]
+        assert result.cause == appended[0].id
+
+
+# -- the schemas, the call forms, the rendering ----------------------------------------------------
+
+
+def test_memory_tools_are_two_litellm_function_schemas() -> None:
+    tools = noop_history().memory_tools()
+    assert [t["type"] for t in tools] == ["function", "function"]
+    reload, search = (t["function"] for t in tools)
+    assert reload["name"] == "context_reload" and reload["parameters"]["required"] == ["event_id"]
+    assert reload["parameters"]["properties"]["event_id"]["type"] == "integer"
+    assert search["name"] == "search_history" and search["parameters"]["required"] == ["query"]
+    assert search["parameters"]["properties"]["limit"] == {
+        "type": "integer", "description": "How many matches to return, 1 to 50.", "default": 5, "minimum": 1, "maximum": 50,
+    }  # fmt: skip
+    assert all(len(t["function"]["description"]) > 80 for t in tools)
+    tools[0]["function"]["name"] = "changed"
+    assert noop_history().memory_tools()[0]["function"]["name"] == "context_reload"  # a fresh copy each time
+    assert History.is_memory_tool("search_history") and not History.is_memory_tool("execute_bash")
+
+
+def test_a_tool_call_object_and_its_response_are_recorded_in_the_metadata() -> None:
+    history = small_history()
+    calls = (
+        ToolCall(id="call_a", function=ToolCallFunction(name="search_history", arguments='{"query": "quokka"}')),
+        ToolCall(id="call_b", function=ToolCallFunction(name="context_reload", arguments='{"event_id": 3}')),
+    )
+    response = {"id": "resp_1", "choices": [{"message": {"role": "assistant", "content": "Looking back.", "tool_calls": [c.to_litellm_dict() for c in calls]}}]}
+    for tool_call in calls:
+        history.run_memory_tool(tool_call, response=response)
+    actions = [e for e in history.stream.get_events() if isinstance(e, SearchHistoryAction | ContextReloadAction)]
+    metadata = [a.tool_call_metadata for a in actions]
+    assert [(m.tool_call_id, m.function_name, m.total_calls_in_response, m.response_id) for m in metadata if m] == [
+        ("call_a", "search_history", 2, "resp_1"),
+        ("call_b", "context_reload", 2, "resp_1"),
+    ]
+    # Parallel calls of one response render as one assistant message with both calls, then both results.
+    messages = history.next_messages()
+    assert [m.role for m in messages[-3:]] == ["assistant", "tool", "tool"]
+    assert [c.id for c in messages[-3].tool_calls or ()] == ["call_a", "call_b"]
+    assert [m.tool_call_id for m in messages[-2:]] == ["call_a", "call_b"]
+
+
+def test_the_new_events_render_as_a_matched_tool_call_and_its_result() -> None:
+    history = small_history()
+    history.run_memory_tool(call("context_reload", {"event_id": 3}, "call_r"))
+    history.run_memory_tool(call("search_history", {"query": "app.py"}, "call_s"))
+    messages = history.next_messages()
+    tail = messages[-4:]
+    assert [m.role for m in tail] == ["assistant", "tool", "assistant", "tool"]
+    assert tail[0].tool_calls is not None and tail[0].tool_calls[0].function.name == "context_reload"
+    assert json.loads(tail[0].tool_calls[0].function.arguments) == {"event_id": 3}
+    assert tail[1].tool_call_id == "call_r" and tail[1].name == "context_reload"
+    assert "FAILED tests/test_quokka.py::test_marsupial" in str(tail[1].content)
+    assert tail[2].tool_calls is not None and tail[2].tool_calls[0].id == "call_s"
+    assert json.loads(tail[2].tool_calls[0].function.arguments) == {"query": "app.py", "limit": 5}
+    assert tail[3].tool_call_id == "call_s" and "- event 5 (run observation, forgotten)" in str(tail[3].content)
+
+
+def test_a_history_over_a_stream_others_append_to_searches_their_events_too() -> None:
+    stream = EventStream()
+    history = noop_history(stream)
+    stream.add_event(MessageAction(content="the platypus report"), EventSource.USER)  # not through the history
+    result = history.run_memory_tool(call("search_history", {"query": "platypus"}))
+    assert result.content.splitlines()[1].startswith("- event 0 (message action, in view): ")
+
+
+def test_reload_returns_the_byte_exact_content_of_an_offloaded_observation_of_a_real_log(
+    real_events: tuple[list[Event], list[dict[str, Any]]],
+) -> None:
+    events, records = real_events
+    content_of = {r["id"]: r["content"] for r in records if "observation" in r}
+    offload = Condenser.from_config({"type": "large_output_offload", "last_keep": 20})
+    with History(EventStream.from_events(events), condenser=offload) as history:
+        history.next_messages()
+        assert history.last_view is not None
+        offloaded = [e for e in history.last_view if e.id in content_of and e.content != content_of[e.id]]  # type: ignore[attr-defined]
+        assert offloaded
+        target = offloaded[0]
+        assert f"call context_reload with event_id={target.id}" in target.content  # type: ignore[attr-defined]
+        result = history.run_memory_tool(call("context_reload", {"event_id": target.id}))
+        header, body = result.content.split("\n", 1)
+        assert header == f"[event {target.id}: {target.kind} observation, in view, shortened; its content as logged follows]"
+        assert body == content_of[target.id] and len(body) > 5_120  # type: ignore[index]
