@@ -15,7 +15,9 @@ index is derived from the log and rebuildable from it, never trusted over it:
 
 Queries are plain text: each whitespace-separated chunk and each word in it is quoted, so FTS5
 syntax in it (`AND`, `*`, `:`, quotes, parentheses, `-`) is searched for as text and never an
-error; the terms are OR-ed and BM25 ranks the events that match more of them, and rarer ones, first.
+error. The events holding every chunk as written are the answer when there are any (ranked by
+BM25); otherwise the events holding any chunk or word, BM25 ranking those that match more of them,
+and rarer ones, first.
 """
 
 from __future__ import annotations
@@ -137,25 +139,29 @@ def sidecar_path(log_path: str | os.PathLike[str]) -> Path:
     return log.with_name(log.name + SIDECAR_SUFFIX)
 
 
-def _query_terms(text: str) -> list[str]:
-    """The terms of a plain-text query: each whitespace-separated chunk and, when it holds several words, each word.
+def _query_terms(text: str) -> tuple[list[str], list[str]]:
+    """The chunks of a plain-text query (whitespace-separated, each holding a word) and all its terms.
 
-    The chunk is searched as a phrase (so `src/x.py` or `a::b` ranks the events holding it as
-    written first); its words let an event with them apart still match.
+    The terms are the chunks and, for a chunk of several words, each word: a chunk is searched as
+    a phrase (`src/x.py`, `a::b` as written), its words let an event with them apart still match.
     """
-    terms: dict[str, None] = {}  # ordered and unique
+    chunks: dict[str, None] = {}  # ordered and unique
+    terms: dict[str, None] = {}
     for chunk in _clean(text).split():
         words = _WORD.findall(chunk)
+        if not words:  # only operators or punctuation: the tokenizer would find nothing in it
+            continue
+        chunks[chunk] = None
         for term in (chunk, *words) if len(words) > 1 else words:
             terms[term] = None
         if len(terms) >= _MAX_QUERY_TERMS:
             break
-    return list(terms)[:_MAX_QUERY_TERMS]
+    return list(chunks)[:_MAX_QUERY_TERMS], list(terms)[:_MAX_QUERY_TERMS]
 
 
-def _fts_query(terms: Sequence[str]) -> str:
-    """The FTS5 query for `terms`: each quoted (so nothing in it is syntax), OR-ed."""
-    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+def _fts_query(terms: Sequence[str], operator: str) -> str:
+    """The FTS5 query for `terms`: each quoted (so nothing in it is syntax), joined by `operator` (AND, OR)."""
+    return f" {operator} ".join('"' + term.replace('"', '""') + '"' for term in terms)
 
 
 def _excerpt(body: str, terms: Sequence[str]) -> str:
@@ -459,19 +465,24 @@ class SearchIndex:
     def search(self, query: str, *, limit: int = 5) -> list[SearchHit]:
         """The events best matching plain-text `query`, best first, at most `limit`; [] for a query with no word.
 
-        Every word is searched as text (FTS5 operators in it are not syntax); events matching more
-        of the words, and rarer ones, rank higher (BM25).
+        Every word is searched as text (FTS5 operators in it are not syntax). The events that hold
+        every whitespace-separated chunk of the query as written come first, ranked by BM25; only
+        when there is none, the events holding any of its chunks or words, those matching more of
+        them and rarer ones first.
         """
-        terms = _query_terms(query)
-        if not terms or limit < 1:
+        chunks, terms = _query_terms(query)
+        if not chunks or limit < 1:
             return []
+        strict, loose = _fts_query(chunks, "AND"), _fts_query(terms, "OR")
+        sql = "SELECT event_id, kind, body, rank FROM events WHERE events MATCH ? ORDER BY rank LIMIT ?"
         with self._lock:
             conn = self._open_conn()
             try:
-                rows = conn.execute(
-                    "SELECT event_id, kind, body, rank FROM events WHERE events MATCH ? ORDER BY rank LIMIT ?",
-                    (_fts_query(terms), limit),
-                ).fetchall()
+                # Events holding every chunk as written, if any: precise, and cheap (BM25 scores every
+                # match, so a few common words OR-ed over a long log cost far more); else any term.
+                rows = conn.execute(sql, (strict, limit)).fetchall()
+                if not rows and loose != strict:
+                    rows = conn.execute(sql, (loose, limit)).fetchall()
             except sqlite3.Error as exc:
                 self._recover(exc)
                 return []

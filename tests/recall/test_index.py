@@ -98,6 +98,16 @@ def test_a_query_without_a_match_is_an_empty_list(query: str) -> None:
         assert index.search(query) == []
 
 
+def test_events_holding_every_word_are_the_answer_else_any_word_ranks() -> None:
+    with SearchIndex.in_memory() as index:
+        index.sync(session())
+        assert [hit.event_id for hit in index.search("decode zanzibar")] == [5]  # the one event holding both
+        assert [hit.event_id for hit in index.search("test_decode_header zanzibar")] == [5]
+        # No event holds both: every event holding either comes, the one with more of the words first.
+        assert {hit.event_id for hit in index.search("zanzibar DEFAULT_TIMEOUT")} == {5, 7}
+        assert [hit.event_id for hit in index.search("decode zanzibar kookaburra")][0] == 5
+
+
 def test_limit_bounds_the_hits() -> None:
     with SearchIndex.in_memory() as index:
         index.sync(session(extra_turns=8))
