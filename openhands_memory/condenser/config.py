@@ -311,65 +311,6 @@ def _resolve_llm_names(data: Any, tables: dict[str, dict[str, Any]]) -> Any:
     return out
 
 
-# -- loading from files ---------------------------------------------------------------------------
-
-
-def load_condenser_config(path: str | PathLike[str]) -> BaseModel:
-    """Read a condenser config from a TOML file (its `[condenser]` table) or a JSON file.
-
-    A JSON file holds the config object itself, or an object with a `condenser` key. In TOML, an
-    `llm_config = "name"` is replaced by the `[llm.name]` table (over the plain `[llm]` keys),
-    as OpenHands does; a name with no table is kept for `CondenserContext.llm_configs`.
-
-    Raises:
-        CondenserConfigError: no file at `path` (or a folder), the file cannot be parsed, has no
-            condenser config, or the config is not valid (the message starts with the file name).
-    """
-    path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise CondenserConfigError("no such file", path=path) from None
-    except IsADirectoryError:
-        raise CondenserConfigError("is a folder, not a config file", path=path) from None
-    llm_tables: dict[str, dict[str, Any]] = {}
-    if path.suffix.lower() == ".toml":
-        try:
-            document = tomllib.loads(raw.decode("utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise CondenserConfigError(f"invalid TOML: {exc}", path=path) from None
-        if "condenser" not in document:
-            raise CondenserConfigError("no [condenser] table", path=path)
-        data = document["condenser"]
-        llm_section = document.get("llm")
-        if isinstance(llm_section, dict):
-            base = {k: v for k, v in llm_section.items() if not isinstance(v, dict)}
-            llm_tables = {k: {**base, **v} for k, v in llm_section.items() if isinstance(v, dict)}
-            if base:
-                llm_tables.setdefault("llm", base)
-    else:
-        try:
-            document = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise CondenserConfigError(f"invalid JSON: {exc}", path=path) from None
-        data = document.get("condenser", document) if isinstance(document, dict) else document
-    if llm_tables:
-        data = _resolve_llm_names(data, llm_tables)
-    return parse_condenser_config(data, path=path)
-
-
-def _resolve_llm_names(data: Any, tables: dict[str, dict[str, Any]]) -> Any:
-    if not isinstance(data, dict):
-        return data
-    out = dict(data)
-    ref = out.get("llm_config")
-    if isinstance(ref, str) and ref in tables:
-        out["llm_config"] = tables[ref]
-    if isinstance(out.get("condensers"), list):
-        out["condensers"] = [_resolve_llm_names(item, tables) for item in out["condensers"]]
-    return out
-
-
 # -- the built-in types, from the one list --------------------------------------------------------
 
 def _builtin_config(condenser: type[Condenser]) -> tuple[str, type[BaseModel]]:
