@@ -27,7 +27,7 @@ from openhands_memory.events import (
 from openhands_memory.testing.strategies import agent_sessions, draw_condensation, event_streams
 from openhands_memory.view import View, ViewBuilder
 
-from .._helpers import Session, ids
+from .._helpers import ids
 
 
 def _plain(condenser: RecentEventsCondenser, view: View) -> View:
