@@ -10,7 +10,7 @@ happens on the way:
   is yielded the condenser is asked; each `Condensation` it returns is appended to the replayed
   history (a `CondensationMade`) and the condenser asked again, as a controller does, until it
   returns the view the model is shown. A loop that makes no progress raises
-  `CondensationStalledError` (see `openhands_memory.history.CondensationGuard`).
+  `CondensationStalledError` (see `openhands_memory.condenser.guard.CondensationGuard`).
 - a `RecordedCondensation` for each condensation the log itself holds, when `keep_recorded`.
   Otherwise the log's condensations and condensation requests are left out: the condenser decides
   afresh.
@@ -41,7 +41,7 @@ from openhands_memory.events import (
     SystemMessageAction,
     is_agent_history,
 )
-from openhands_memory.history import MAX_CONDENSATIONS_PER_STEP, CondensationGuard
+from openhands_memory.condenser.guard import MAX_CONDENSATIONS_PER_STEP, CondensationGuard
 from openhands_memory.view import View, ViewBuilder
 
 __all__ = ["AgentStep", "CondensationMade", "RecordedCondensation", "ReplayItem", "Replayer", "is_agent_step"]
