@@ -20,6 +20,11 @@ from typing import Any
 
 import orjson
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows has no flock
+    fcntl = None  # type: ignore[assignment]
+
 from openhands_memory._files import write_atomically
 from openhands_memory.errors import MalformedEventError
 from openhands_memory.events._codec import event_from_dict, event_to_dict
@@ -69,6 +74,11 @@ def load_events(path: str | os.PathLike[str]) -> list[Event]:
 
     Events that carry no id (the old flattened form) are numbered 0, 1, 2, ... in file order.
 
+    A JSONL log a stream has open for writing (it holds the store's lock) is read up to its last
+    complete line: a last line without its newline is an append in progress, left out. In a log
+    no stream has open, such a line that does not parse is a write that was cut off, and an error
+    (`EventStream.open` sets it aside; `openhands-memory repair` moves it out).
+
     Raises:
         FileNotFoundError: nothing is at `path`.
         MalformedEventError: the file is not a log we can read; the error names the file and the
@@ -77,8 +87,7 @@ def load_events(path: str | os.PathLike[str]) -> list[Event]:
     path = Path(path)
     if path.is_dir():
         return load_session_folder(path)
-    data = path.read_bytes()
-    records, lines = _parse_records(data, path)
+    records, lines = _read_records(path)
     if is_sdk_log(records):
         try:
             return import_sdk_events(records, path=path)
@@ -97,6 +106,64 @@ def load_events(path: str | os.PathLike[str]) -> list[Event]:
             raise exc.at(path=path, line=lines[index] if lines else None) from exc.__cause__
     _number_unnumbered(events)
     return events
+
+
+def _read_records(path: Path) -> tuple[list[Any], list[int] | None]:
+    """Read a log file and parse its records, waiting out a writer that finished while we read."""
+    data = path.read_bytes()
+    for attempt in range(1, _READS + 1):
+        try:
+            return _parse_records(data, path)
+        except _TornTail as torn:
+            if _is_open_for_writing(path):
+                # A stream writes each line and its newline in one os.write; a reader can see part of it.
+                logger.debug("%s:%d: append in progress (%d bytes so far) left out", path, torn.line, torn.byte_count)
+                return torn.records, torn.lines
+            # No writer now: one may have finished (and closed) since we read. Read again to tell.
+            again = path.read_bytes()
+            if again == data or attempt == _READS:
+                raise torn.error from torn.__cause__
+            data = again
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+_READS = 3
+"""How often a log whose last line is torn is read before the tear is taken as real (no writer)."""
+
+
+class _TornTail(Exception):
+    """A JSONL log's last line has no newline and does not parse: cut off, or still being written."""
+
+    def __init__(self, records: list[Any], lines: list[int], line: int, byte_count: int, error: MalformedEventError) -> None:
+        self.records = records
+        self.lines = lines
+        self.line = line
+        self.byte_count = byte_count
+        self.error = error
+
+
+def _is_open_for_writing(path: Path) -> bool:
+    """Whether a stream holds the log's lock (`JsonlEventStore` takes an exclusive flock while open).
+
+    The test takes a shared lock without waiting on a file descriptor of our own and drops it at
+    once, so the writer is never disturbed; only a store opening in that instant would find the
+    file locked, and it says so (`StoreLockedError`).
+    """
+    if fcntl is None:  # pragma: no cover - no flock (Windows): no writer can be seen
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:  # pragma: no cover - a file system without flock
+        return False
+    finally:
+        os.close(fd)  # closing drops the shared lock if we got it
+    return False
 
 
 def _parse_records(data: bytes, path: Path) -> tuple[list[Any], list[int] | None]:
@@ -150,15 +217,26 @@ def _unwrap(document: Any, path: Path) -> list[Any]:
 
 
 def _parse_jsonl(data: bytes, path: Path) -> tuple[list[Any], list[int]]:
+    """Parse JSONL; raises `_TornTail` when only the last line, which has no newline, does not parse."""
     records: list[Any] = []
     lines: list[int] = []
-    for number, line in enumerate(data.split(b"\n"), start=1):
+    split = data.split(b"\n")
+    for number, line in enumerate(split, start=1):
         if not line.strip():
             continue
         try:
             records.append(orjson.loads(line))
         except orjson.JSONDecodeError as exc:
-            raise MalformedEventError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=path, line=number) from exc
+            error = MalformedEventError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=path, line=number)
+            if number < len(split):
+                raise error from exc
+            error = MalformedEventError(
+                f"{error.reason}; the last line has no newline: a write cut off (EventStream.open sets it "
+                "aside, 'openhands-memory repair' moves it out)",
+                path=path,
+                line=number,
+            )
+            raise _TornTail(records, lines, number, len(line), error) from exc
         lines.append(number)
     return records, lines
 
