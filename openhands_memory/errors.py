@@ -10,6 +10,7 @@ both print it and act on it::
     ├─ CondensationStalledError(OpenHandsMemoryError, RuntimeError)  condenser, reason, view_events,
     │                                                       tokens, largest_events
     ├─ StepNotFoundError(OpenHandsMemoryError, IndexError)      step, steps (exit_code 2)
+    ├─ InvalidSecretError(OpenHandsMemoryError, ValueError)     name, reason, length
     ├─ OutputRefusedError(OpenHandsMemoryError)                path, reason
     │  ├─ OutputExistsError(OutputRefusedError, FileExistsError)   (unless asked to overwrite)
     │  └─ OutputIsInputError(OutputRefusedError, ValueError)      input_path (always)
@@ -279,6 +280,21 @@ class StepNotFoundError(OpenHandsMemoryError, IndexError):
         self.step = step
         self.steps = steps
         super().__init__(f"no step {step}: the log has {steps} agent step{'s' if steps != 1 else ''} (steps count from 1)")
+
+
+class InvalidSecretError(OpenHandsMemoryError, ValueError):
+    """A secret to hide cannot be used (too short, not a string); nothing was stored with it.
+
+    The message names the secret, never its value.
+    """
+
+    def __init__(self, name: str, reason: str, *, length: int | None = None) -> None:
+        self.name = name
+        """The secret's name (its key in the `secrets` mapping)."""
+        self.reason = reason
+        self.length = length
+        """How many characters its value has, when it is a string."""
+        super().__init__(f"secret {name!r}: {reason}")
 
 
 class OutputRefusedError(OpenHandsMemoryError):

@@ -116,14 +116,15 @@ class History:
 
     The stream keeps every event; the view is built only from the agent's history
     (`is_agent_history`), incrementally, by the history itself (no stream subscriber, whose errors
-    the stream would only log): `add_event` feeds the event it appends (the instance given, as
-    subscribers get it), and every read of the view (`view`, `step`, `initial_user_action`, ...)
-    first catches up on the events others appended with `stream.add_event`, read back from the
-    stream by id (as stored: with secrets set, hidden in them). So the view always equals
-    `View.from_events(agent_history(stream events))`, and an event the view cannot take raises
-    `MalformedEventError` (naming its id) from the call that met it and from every later call
-    that needs the view: the history is then unusable, never silently stale. Not thread-safe: one
-    controller drives one `History`.
+    the stream would only log): `add_event` feeds the event it appends (the instance given, or,
+    when the stream hides secrets, the stored copy, as subscribers get it: so a live session and
+    one resumed from its log send models the same redacted prompts), and every read of the view
+    (`view`, `step`, `initial_user_action`, ...) first catches up on the events others appended
+    with `stream.add_event`, read back from the stream by id (as stored: with secrets set, hidden
+    in them). So the view always equals `View.from_events(agent_history(stream events))`, and an
+    event the view cannot take raises `MalformedEventError` (naming its id) from the call that met
+    it and from every later call that needs the view: the history is then unusable, never
+    silently stale. Not thread-safe: one controller drives one `History`.
     """
 
     def __init__(
@@ -138,6 +139,7 @@ class History:
         token_counter: TokenCounter | None = None,
         max_message_chars: int | None = None,
         vision_is_active: bool = False,
+        secrets: Mapping[str, str] | None = None,
     ) -> None:
         """Follow `stream` (a new in-memory one by default), picking up the events it already holds.
 
@@ -153,8 +155,17 @@ class History:
                 the condenser's (`Condenser.token_counter`), or events are counted when it has none.
             max_message_chars: cut longer observation text in the middle (None: never).
             vision_is_active: the model sees images (see `ConversationMemory.process_events`).
+            secrets: name: value; the values are hidden in every event stored from now on, and so
+                in all the model is sent (`EventStream.set_secrets`). None keeps the stream's.
+
+        Raises:
+            InvalidSecretError: a secret value is too short (under 6 characters) or not a string.
         """
-        self.stream: EventStream = stream if stream is not None else EventStream()
+        if stream is None:
+            stream = EventStream(secrets=secrets)
+        elif secrets is not None:
+            stream.set_secrets(secrets)
+        self.stream: EventStream = stream
         """Every event of the conversation."""
         self.condenser: Condenser = condenser if condenser is not None else default_condenser()
         """Decides what the model sees of the history."""
@@ -195,16 +206,20 @@ class History:
         self._open_index()
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str], *, fsync: bool = False, **options: Any) -> History:
+    def open(
+        cls, path: str | os.PathLike[str], *, fsync: bool = False, secrets: Mapping[str, str] | None = None, **options: Any
+    ) -> History:
         """A history over the JSONL stream at `path` (created if missing, resumed if not).
 
-        `options` are `History`'s keyword arguments. `close()` closes the file.
+        `secrets` are hidden in every event stored (see `History`); `options` are `History`'s
+        other keyword arguments. `close()` closes the file.
 
         Raises:
+            InvalidSecretError: a secret value is too short (the file is not opened).
             StoreLockedError: another stream has the file open.
             CorruptRecordError: a line is not an event.
         """
-        return cls(EventStream.open(path, fsync=fsync), **options)
+        return cls(EventStream.open(path, fsync=fsync, secrets=secrets), **options)
 
     # -- the search index -------------------------------------------------------------------------
 
@@ -277,9 +292,12 @@ class History:
         self._catch_up()
         event_id = self.stream.add_event(event, source)
         if event_id > self._seen:  # else a subscriber's read of the view already took it from the stream
-            if event_id - 1 > self._seen:
-                self._take(self.stream.get_events(self._seen + 1, event_id - 1))
-            self._take((event,))
+            if self.stream.hides_secrets:  # the view takes the stored copy, secrets hidden
+                self._take(self.stream.get_events(self._seen + 1, event_id))
+            else:
+                if event_id - 1 > self._seen:
+                    self._take(self.stream.get_events(self._seen + 1, event_id - 1))
+                self._take((event,))
         self._index_catch_up()
         return event_id
 

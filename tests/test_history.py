@@ -430,12 +430,15 @@ def test_events_others_append_reach_the_view_even_after_close() -> None:
     assert [e.id for e in history.view] == [0, 1, 2]
 
 
-def test_events_added_through_the_history_are_shown_as_given_even_with_secrets() -> None:
+def test_events_added_through_the_history_are_shown_as_stored_when_secrets_are_hidden() -> None:
     history = History(EventStream(secrets={"TOKEN": "s3cret-value"}), condenser=NoOpCondenser())
     message = MessageAction(content="use s3cret-value")
     history.add_event(message, EventSource.USER)
-    assert history.view[-1] is message  # as a subscriber gets it; the stored copy hides the secret
-    assert "s3cret-value" not in history.stream.get_event(0).content  # type: ignore[attr-defined]
+    assert history.view[-1] is history.stream.get_event(0)  # as a subscriber gets it: the stored copy
+    assert history.view[-1].content == "use <secret_hidden>"  # type: ignore[attr-defined]
+    plain = MessageAction(content="nothing to hide")
+    history.add_event(plain, EventSource.USER)
+    assert history.view[-1] is plain  # stored as given: no copy made
 
 
 @st.composite

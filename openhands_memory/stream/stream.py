@@ -38,14 +38,22 @@ class EventStream:
 
     `add_event` is thread-safe. Subscribers see events one at a time, in id order: an event a
     subscriber adds is delivered after every subscriber has seen the current one.
+
+    With secrets set, every event is stored with their values hidden (`<secret_hidden>`, in keys
+    too), and subscribers and reads get that stored event: so what a live session shows a model
+    is what a session resumed from the log shows it.
     """
 
     def __init__(self, store: EventStore | None = None, *, secrets: Mapping[str, str] | None = None) -> None:
-        """A stream over `store` (in memory by default); `secrets` are hidden in what is stored."""
+        """A stream over `store` (in memory by default); `secrets` (name: value) are hidden in what is stored.
+
+        Raises:
+            InvalidSecretError: a secret value is shorter than 6 characters (`MIN_SECRET_LENGTH`) or not a string.
+        """
+        self._secret_values = secret_values(secrets or {})
         self._store: EventStore = store if store is not None else InMemoryEventStore()
         self._ids: list[int] = [event.id for event in self._store.read_events()]  # type: ignore[misc]
         self._next_id = self._ids[-1] + 1 if self._ids else 0
-        self._secret_values = secret_values(secrets or {})
         self._lock = threading.Lock()
         self._subscribers: dict[str, Subscriber] = {}
         # A tuple rebuilt on (un)subscribe, so delivering an event needs no copy and no lock.
@@ -65,9 +73,11 @@ class EventStream:
         added event survives the process being killed, not the machine losing power.
 
         Raises:
+            InvalidSecretError: a secret value is too short (the file is not opened).
             StoreLockedError: another stream has the file open.
             CorruptRecordError: a line is not an event; the error names `file:line`.
         """
+        secret_values(secrets or {})  # refuse a bad secret before the file is opened and locked
         return cls(JsonlEventStore(path, fsync=fsync), secrets=secrets)
 
     @classmethod
@@ -97,15 +107,27 @@ class EventStream:
         """The store the events are kept in."""
         return self._store
 
+    @property
+    def hides_secrets(self) -> bool:
+        """Whether secrets are set: an added event is then stored (and read back) as a copy when it holds one."""
+        return bool(self._secret_values)
+
     def set_secrets(self, secrets: Mapping[str, str]) -> None:
-        """Replace the secrets: their values are hidden in every event stored from now on."""
+        """Replace the secrets: their values are hidden in every event stored from now on.
+
+        Events already stored are not rewritten: the log is append-only.
+
+        Raises:
+            InvalidSecretError: a secret value is too short or not a string (the secrets are unchanged).
+        """
         self._secret_values = secret_values(secrets)
 
     def add_event(self, event: Event, source: EventSource | str) -> int:
         """Give a new event its id, timestamp and source (set on `event` itself), store it, tell subscribers.
 
-        Returns the id. When secrets are set, the stored copy has them hidden; subscribers get
-        `event` itself.
+        Returns the id. When secrets are set and `event` holds one, a copy with them hidden is
+        stored, and subscribers and reads get that copy (`get_event(id)`), never `event`: use it
+        for anything shown to a model. Otherwise `event` itself is stored.
 
         Raises:
             EventAlreadyAddedError: `event` already has an id.
@@ -126,14 +148,15 @@ class EventStream:
             event.timestamp = datetime.now().isoformat()
             event.source = source
             try:
-                self._store.append(self._redacted(event) if self._secret_values else event)
+                stored = self._redacted(event) if self._secret_values else event
+                self._store.append(stored)
             except BaseException:
                 event.id, event.timestamp, event.source = None, old_timestamp, old_source
                 raise
             self._ids.append(event_id)
             self._next_id = event_id + 1
             if self._subscriber_list:
-                self._pending.append(event)
+                self._pending.append(stored)
         if self._pending:
             self._deliver()
         return event_id

@@ -14,6 +14,7 @@ from openhands_memory.errors import (
     DuplicateEventError,
     EventAlreadyAddedError,
     EventNotFoundError,
+    InvalidSecretError,
     MalformedEventError,
     StoreClosedError,
 )
@@ -310,7 +311,7 @@ def _secret_event() -> UnknownAction:
     )
 
 
-def test_stored_copy_hides_secrets_everywhere_but_subscribers_get_the_original(tmp_path: Path) -> None:
+def test_stored_copy_hides_secrets_everywhere_and_subscribers_get_that_copy(tmp_path: Path) -> None:
     path = tmp_path / "events.jsonl"
     stream = EventStream.open(path, secrets={"password": "hunter2"})
     received: list[Event] = []
@@ -318,10 +319,10 @@ def test_stored_copy_hides_secrets_everywhere_but_subscribers_get_the_original(t
     event = _secret_event()
     stream.add_event(event, "agent")
 
-    assert received == [event] and received[0] is event
-    assert event.token == "use hunter2 here"  # type: ignore[attr-defined]
+    assert event.token == "use hunter2 here"  # type: ignore[attr-defined]  # the caller's object is left alone
     stored = stream.get_event(0)
     assert stored is not event
+    assert len(received) == 1 and received[0] is stored  # what a reader of the log gets, never the clear text
     assert event_to_dict(stored)["args"] == {
         "token": "use <secret_hidden> here",
         "nested": {"list": ["a", {"deep": "x<secret_hidden>x"}, 3], "keep": "fine"},
@@ -355,8 +356,8 @@ def test_events_without_secrets_are_stored_as_they_are() -> None:
 
 
 def test_longer_secret_is_hidden_whole_and_empty_secrets_are_ignored() -> None:
-    stream = EventStream(secrets={"short": "abc", "long": "abcdef", "unset": ""})
-    stream.add_event(MessageAction(content="abcdef abc"), "user")
+    stream = EventStream(secrets={"short": "abcdef", "long": "abcdefghij", "unset": ""})
+    stream.add_event(MessageAction(content="abcdefghij abcdef"), "user")
     assert stream.get_event(0).content == "<secret_hidden> <secret_hidden>"  # type: ignore[attr-defined]
 
 
@@ -366,6 +367,58 @@ def test_set_secrets_applies_to_later_events() -> None:
     stream.set_secrets({"k": "hunter2"})
     stream.add_event(MessageAction(content="hunter2"), "user")
     assert [e.content for e in stream] == ["hunter2", "<secret_hidden>"]  # type: ignore[attr-defined]
+
+
+def test_a_secret_used_as_a_key_is_hidden_in_the_key_too(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    event = UnknownAction.model_validate(
+        {"action": "deploy", "env": {"hunter2": "value", "x-hunter2-y": {"hunter2": ["hunter2"]}, "PATH": "/bin"}}
+    )
+    with EventStream.open(path, secrets={"password": "hunter2"}) as stream:
+        stream.add_event(event, "agent")
+        assert event_to_dict(stream.get_event(0))["args"]["env"] == {
+            "<secret_hidden>": "value",
+            "x-<secret_hidden>-y": {"<secret_hidden>": ["<secret_hidden>"]},
+            "PATH": "/bin",
+        }
+    assert b"hunter2" not in path.read_bytes()
+    with EventStream.open(path) as reopened:
+        assert "hunter2" not in repr(event_to_dict(reopened.get_event(0)))
+
+
+def test_two_keys_that_differ_only_by_a_secret_keep_the_later_value_and_say_so(caplog: pytest.LogCaptureFixture) -> None:
+    stream = EventStream(secrets={"password": "hunter2"})
+    event = UnknownAction.model_validate({"action": "deploy", "env": {"hunter2": "first", "<secret_hidden>": "second"}})
+    with caplog.at_level(logging.WARNING):
+        stream.add_event(event, "agent")
+    assert event_to_dict(stream.get_event(0))["args"]["env"] == {"<secret_hidden>": "second"}
+    assert "two keys become '<secret_hidden>'" in caplog.text and "hunter2" not in caplog.text
+
+
+@pytest.mark.parametrize("value", ["e", "ab", "12345"])
+def test_a_secret_shorter_than_six_characters_is_refused_naming_the_rule(value: str) -> None:
+    message = f"secret 'PIN': its value is {len(value)} character{'s' if len(value) > 1 else ''} long; a secret must be at least 6"
+    with pytest.raises(InvalidSecretError, match=re.escape(message)) as raised:
+        EventStream(secrets={"PIN": value})
+    assert (raised.value.name, raised.value.length) == ("PIN", len(value))
+    assert isinstance(raised.value, ValueError)
+
+
+def test_a_short_secret_is_refused_before_the_file_is_opened_and_set_secrets_keeps_the_old_ones(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    with pytest.raises(InvalidSecretError, match="secret 'E'"):
+        EventStream.open(path, secrets={"E": "e"})
+    assert not path.exists()
+    with EventStream.open(path, secrets={"k": "hunter2"}) as stream:  # not locked by the refused open
+        with pytest.raises(InvalidSecretError):
+            stream.set_secrets({"k": "e"})
+        stream.add_event(MessageAction(content="hunter2 here, e everywhere"), "user")
+        assert stream.get_event(0).content == "<secret_hidden> here, e everywhere"  # type: ignore[attr-defined]
+
+
+def test_a_secret_that_is_not_a_string_is_refused() -> None:
+    with pytest.raises(InvalidSecretError, match=re.escape("secret 'PORT': its value is not a string but int")):
+        EventStream(secrets={"PORT": 8080})  # type: ignore[dict-item]
 
 
 # --- closing ----------------------------------------------------------------------------------
