@@ -5,6 +5,7 @@
     openhands-memory view LOG [--at STEP] [--messages] [--pipeline CONFIG] [--recorded] [--json]
     openhands-memory convert SRC DST [--force]
     openhands-memory search LOG QUERY... [--limit N] [--json]
+    openhands-memory repair LOG [--json]
     openhands-memory bench LOG... --pipeline A.toml [--pipeline B.toml ...] [--model M] [--jobs N] [--out DIR] [--force]
 
 Results go to stdout, notes and the progress bar (only on a terminal) to stderr. Every expected
@@ -156,6 +157,19 @@ def _build_parser() -> argparse.ArgumentParser:
     search.add_argument("--limit", type=int, default=10, metavar="N", help="how many events to list (default: 10)")
     search.add_argument("--json", action="store_true", help="print a JSON list of {id, kind, score, snippet}")
 
+    repair = commands.add_parser(
+        "repair",
+        help="move the unreadable lines of a JSONL log to a sidecar file, keep every event byte for byte",
+        description=(
+            "Move every line of LOG that is not a readable event (bad JSON, a NUL block, garbage, a write cut "
+            "off, a record that is not an event) to LOG.unreadable-<UTC time> (owner-only; each line as "
+            "'<line number><TAB><its bytes>'), and replace LOG atomically with every other line, unchanged. "
+            "Nothing is deleted. Refused while a stream has LOG open. Exit 0 when repaired or clean."
+        ),
+    )
+    repair.add_argument("log", type=Path, metavar="LOG", help="the JSONL log to repair (rewritten in place)")
+    repair.add_argument("--json", action="store_true", help="print the report as JSON")
+
     from openhands_memory.bench.cli import add_bench_parser
 
     add_bench_parser(commands)
@@ -185,6 +199,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _view(args)
         if args.command == "search":
             return _search(args)
+        if args.command == "repair":
+            return _repair(args)
         return _convert(args)
     except OpenHandsMemoryError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -442,6 +458,20 @@ def _search(args: argparse.Namespace) -> int:
     print(f"{'id':>6}  {'kind':<20} {'score':>7}  snippet")
     for hit in hits:
         print(f"{hit.event_id:>6}  {hit.kind[:20]:<20} {hit.score:>7.2f}  {hit.snippet}")
+    return 0
+
+
+# -- repair -----------------------------------------------------------------------------------------
+
+
+def _repair(args: argparse.Namespace) -> int:
+    from openhands_memory.stream import repair_log
+
+    report = repair_log(args.log)
+    if args.json:
+        _print_json(report.to_dict())
+    else:
+        print("\n".join(report.describe()))
     return 0
 
 

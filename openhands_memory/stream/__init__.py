@@ -3,6 +3,7 @@
 from openhands_memory.stream.file_store import JsonlEventStore, RecoveryReport, RecoveryWarning
 from openhands_memory.stream.filter import EventFilter, EventPredicate
 from openhands_memory.stream.memory_store import InMemoryEventStore
+from openhands_memory.stream.repair import RepairReport, UnreadableLine, repair_log
 from openhands_memory.stream.session_folder import export_session_folder, import_session_folder
 from openhands_memory.stream.store import EventStore
 from openhands_memory.stream.stream import EventStream, Subscriber
@@ -16,7 +17,10 @@ __all__ = [
     "JsonlEventStore",
     "RecoveryReport",
     "RecoveryWarning",
+    "RepairReport",
     "Subscriber",
+    "UnreadableLine",
     "export_session_folder",
     "import_session_folder",
+    "repair_log",
 ]

@@ -1,0 +1,222 @@
+"""`repair_log`: move the unreadable lines of a JSONL log into a sidecar file, keep every readable line as it is.
+
+A line is unreadable when it is not JSON (garbage, a block of NUL bytes, a write cut off) or is
+JSON but not an event we can read. Such a line makes `EventStream.open` (and `load_events`)
+refuse the whole log; `repair_log` moves each one, with its line number, to
+`<log name>.unreadable-<UTC time>` (mode 0600) next to the log, then replaces the log atomically
+with every other line, byte for byte. Nothing is deleted: the log and the sidecar together hold
+every byte the log had (see `RepairReport.sidecar` for the format).
+
+Ids (duplicates, order) are not looked at: a line that reads as an event is kept as written.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from openhands_memory._files import FILE_MODE, write_atomically
+from openhands_memory.errors import MalformedEventError, StoreLockedError
+from openhands_memory.events import event_from_dict
+from openhands_memory.events._sdk_import import is_sdk_log
+from openhands_memory.stream.file_store import _fsync_dir, _read_all
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows has no flock; a stream's lock goes unseen there
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["RepairReport", "UnreadableLine", "repair_log"]
+
+
+@dataclass(frozen=True, slots=True)
+class UnreadableLine:
+    """One line `repair_log` moved out of a log."""
+
+    line: int
+    """Its line number in the log as it was (1-based)."""
+    reason: str
+    """Why it cannot be read."""
+    byte_count: int
+    """Its length in bytes, without the newline."""
+
+
+@dataclass(frozen=True, slots=True)
+class RepairReport:
+    """What `repair_log` did to a log."""
+
+    path: Path
+    """The log."""
+    moved: tuple[UnreadableLine, ...]
+    """The lines moved to the sidecar, in file order; empty when there was nothing to repair."""
+    kept_events: int
+    """How many events the log holds now (every line that reads as one, unchanged)."""
+    sidecar: Path | None
+    """Where the moved lines went (None when nothing moved).
+
+    One line per moved line: its line number, a tab, then its bytes exactly as they were.
+    """
+
+    @property
+    def is_repaired(self) -> bool:
+        """Whether anything was moved (the log was rewritten)."""
+        return bool(self.moved)
+
+    def describe(self) -> list[str]:
+        """One line per moved line (`file:line: reason`), then a summary line."""
+        lines = [f"{self.path}:{m.line}: {m.reason}" for m in self.moved]
+        if not self.moved:
+            lines.append(f"{self.path}: nothing to repair ({self.kept_events} events, every line readable)")
+            return lines
+        assert self.sidecar is not None
+        count = f"{len(self.moved)} unreadable line" + ("s" if len(self.moved) > 1 else "")
+        lines.append(
+            f"repaired {self.path}: moved {count} ({sum(m.byte_count for m in self.moved):,} bytes) "
+            f"to {self.sidecar.name}; kept {self.kept_events} events byte for byte"
+        )
+        return lines
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as plain JSON-ready data."""
+        return {
+            "path": str(self.path),
+            "repaired": self.is_repaired,
+            "kept_events": self.kept_events,
+            "sidecar": None if self.sidecar is None else str(self.sidecar),
+            "moved": [{"line": m.line, "reason": m.reason, "bytes": m.byte_count} for m in self.moved],
+        }
+
+
+def repair_log(path: str | os.PathLike[str]) -> RepairReport:
+    """Move every unreadable line of the JSONL log at `path` to a sidecar file; keep the rest byte for byte.
+
+    The sidecar is written and synced before the log is replaced (atomically, mode 0600), so a
+    crash at any moment loses nothing. A last line without its newline that reads as an event is
+    kept, and gets its newline. A clean log is left untouched.
+
+    Raises:
+        FileNotFoundError: nothing is at `path`.
+        StoreLockedError: a stream has the log open; nothing is changed.
+        MalformedEventError: `path` is not a JSONL log of OpenHands events (a folder, a JSON list or
+            document, an OpenHands SDK log); nothing is changed.
+    """
+    # Through a symlink, repair the file it names, and leave the link a link.
+    log = Path(os.path.realpath(path))
+    if log.is_dir():
+        raise MalformedEventError("is a folder: repair works on a JSONL log file", path=path)
+    fd = os.open(log, os.O_RDONLY)
+    try:
+        # Held until the new log is in place: no stream can open the old file meanwhile.
+        _lock(fd, Path(path))
+        data = _read_all(fd)
+        _refuse_other_layouts(data, Path(path))
+        body, moved, kept = _sort_lines(data)
+        if not moved:
+            return RepairReport(path=Path(path), moved=(), kept_events=kept, sidecar=None)
+        sidecar = _write_sidecar(log, [(m.line, raw) for m, raw in moved])
+        write_atomically(log, body, overwrite=True)  # the user asked for this log to be replaced
+        _fsync_dir(log.parent)
+    finally:
+        os.close(fd)
+    return RepairReport(path=Path(path), moved=tuple(m for m, _ in moved), kept_events=kept, sidecar=sidecar)
+
+
+def _lock(fd: int, path: Path) -> None:
+    if fcntl is None:  # pragma: no cover
+        return
+    try:
+        # The lock a `JsonlEventStore` holds while open.
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError as exc:
+        raise StoreLockedError(path) from exc
+
+
+def _refuse_other_layouts(data: bytes, path: Path) -> None:
+    """Raise unless `data` is JSONL: repairing line by line would wreck a JSON list or document."""
+    stripped = data.lstrip()
+    if stripped.startswith(b"["):
+        raise MalformedEventError("is a JSON list, not JSONL: repair works on JSONL logs, one event a line", path=path)
+    try:
+        document = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        document = None
+    if isinstance(document, dict) and not {"action", "observation", "kind"} & document.keys():
+        raise MalformedEventError("is a JSON document, not JSONL: repair works on JSONL logs, one event a line", path=path)
+    records = []
+    for line in data.split(b"\n"):
+        try:
+            records.append(orjson.loads(line))
+        except orjson.JSONDecodeError:
+            continue
+    if is_sdk_log(records):
+        raise MalformedEventError(
+            "is an OpenHands SDK (V1) log: repair works on V0 event logs (convert it to JSONL first)", path=path
+        )
+
+
+def _sort_lines(data: bytes) -> tuple[bytes, list[tuple[UnreadableLine, bytes]], int]:
+    """The new log body, the lines moved out (with their bytes) and how many events were kept."""
+    lines = data.split(b"\n")
+    tail = lines.pop()  # b"" when the file ends with a newline
+    kept: list[bytes] = []
+    moved: list[tuple[UnreadableLine, bytes]] = []
+    events = 0
+    for number, line in enumerate([*lines, tail], start=1):
+        if number > len(lines) and not line:
+            break  # the file ended with a newline
+        reason = _unreadable(line)
+        if reason is None:
+            kept.append(line + b"\n")
+            events += bool(line.strip())
+            continue
+        if number > len(lines):
+            reason = f"torn last line (no newline): {reason}"
+        moved.append((UnreadableLine(line=number, reason=reason, byte_count=len(line)), line))
+    return b"".join(kept), moved, events
+
+
+def _unreadable(line: bytes) -> str | None:
+    """Why a line cannot be read as an event, or None if it can (blank lines are kept as they are)."""
+    if not line.strip():
+        return None
+    if line.strip(b"\x00") == b"":
+        return f"a block of {len(line):,} NUL bytes"
+    try:
+        value = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        nuls = line.count(b"\x00")
+        with_nuls = f" ({nuls:,} NUL bytes)" if nuls else ""
+        return f"invalid JSON: {exc.msg} (column {exc.colno}){with_nuls}"
+    try:
+        event_from_dict(value)
+    except MalformedEventError as exc:
+        return f"not an event: {exc.reason}"
+    return None
+
+
+def _write_sidecar(log: Path, moved: list[tuple[int, bytes]]) -> Path:
+    """Write the moved lines (`<number>\\t<bytes>\\n` each) to a new owner-only file next to the log, synced."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+    sidecar = log.with_name(f"{log.name}.unreadable-{stamp}")
+    suffix = 1
+    while True:
+        try:
+            out = os.open(sidecar, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+            break
+        except FileExistsError:
+            suffix += 1
+            sidecar = log.with_name(f"{log.name}.unreadable-{stamp}-{suffix}")
+    try:
+        view = memoryview(b"".join(b"%d\t%s\n" % (number, raw) for number, raw in moved))
+        while view:
+            view = view[os.write(out, view) :]
+        os.fsync(out)
+    finally:
+        os.close(out)
+    _fsync_dir(log.parent)  # listed on disk before the log loses those lines
+    return sidecar
