@@ -3,6 +3,8 @@
 - `write_atomically(path, body, overwrite=...)`: a temporary file in the same folder, fsynced, then
   renamed into place (mode 0600); a reader sees the old file or the new one, never half of one, and
   the temporary file is removed when anything fails.
+- `make_private_folder(path)`: creates a folder and its missing parents owner-only (0700), whatever
+  the umask; a folder that already exists is left as it is.
 - `refuse_inputs(output, inputs)`: raises `OutputIsInputError` when writing `output` would write to
   one of `inputs`: the same file by another path (symlink, hard link, relative path), a file or
   folder inside an input folder, or a folder that holds an input.
@@ -21,10 +23,13 @@ from pathlib import Path
 
 from openhands_memory.errors import OutputExistsError, OutputIsInputError
 
-__all__ = ["FILE_MODE", "refuse_inputs", "write_atomically"]
+__all__ = ["FILE_MODE", "FOLDER_MODE", "make_private_folder", "refuse_inputs", "write_atomically"]
 
 FILE_MODE = 0o600
 """Files the library writes are readable and writable by their owner only: logs hold prompts and secrets."""
+
+FOLDER_MODE = 0o700
+"""Folders the library creates are the owner's only too: their names (event ids, log names) say what they hold."""
 
 # Errors of os.link that mean "this file system has no hard links", not "the name is taken".
 _NO_HARD_LINKS = {errno.EPERM, errno.EACCES, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS, errno.EXDEV, errno.EMLINK}
@@ -43,7 +48,7 @@ def write_atomically(path: str | os.PathLike[str], body: bytes, *, overwrite: bo
     target = Path(path)
     if not overwrite and os.path.lexists(target):
         raise OutputExistsError(target)  # before any work; checked again, atomically, when publishing
-    target.parent.mkdir(parents=True, exist_ok=True)
+    make_private_folder(target.parent)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         os.fchmod(fd, FILE_MODE)  # mkstemp already makes it private; say so rather than rely on it
@@ -59,6 +64,33 @@ def write_atomically(path: str | os.PathLike[str], body: bytes, *, overwrite: bo
         Path(tmp).unlink(missing_ok=True)
         raise
     return target
+
+
+def make_private_folder(path: str | os.PathLike[str]) -> Path:
+    """Create the folder `path` and its missing parents with mode 0700, whatever the umask; returns the path.
+
+    Folders that already exist keep their mode: they are the caller's, not ours to change.
+
+    Raises:
+        FileExistsError: `path` (or a parent) exists and is not a folder.
+        OSError: a folder cannot be created.
+    """
+    folder = Path(path)
+    missing: list[Path] = []
+    for candidate in (folder, *folder.parents):
+        if os.path.isdir(candidate):
+            break
+        missing.append(candidate)
+    for candidate in reversed(missing):
+        try:
+            os.mkdir(candidate, FOLDER_MODE)
+        except FileExistsError:
+            if not os.path.isdir(candidate):
+                raise
+            continue  # created meanwhile by someone else: theirs, left as it is
+        # mkdir's mode is masked by the umask (0o277 would leave it unwritable): set it exactly.
+        os.chmod(candidate, FOLDER_MODE)
+    return folder
 
 
 def _publish_new(tmp: str, target: Path) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import errno
 import os
 import re
+import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,11 @@ import pytest
 from openhands_memory import _files
 from openhands_memory._files import refuse_inputs, write_atomically
 from openhands_memory.errors import OutputExistsError, OutputIsInputError, OutputRefusedError
+from openhands_memory.events import dump_events, dump_session_folder
+from openhands_memory.recall import SearchIndex
+from openhands_memory.replay.output import write_log
+from openhands_memory.stream import JsonlEventStore
+from openhands_memory.testing.store_contract import stored_event
 
 
 def test_a_new_file_is_written_whole_and_owner_only(tmp_path: Path) -> None:
@@ -116,3 +123,61 @@ def test_outputs_beside_the_inputs_and_missing_inputs_are_allowed(tmp_path: Path
     (tmp_path / "log.json").write_text("[]")
     refuse_inputs(tmp_path / "out.json", [tmp_path / "log.json", tmp_path / "missing.json"])
     refuse_inputs(tmp_path / "new" / "out.json", [tmp_path / "log.json"])
+
+
+@pytest.fixture(params=[0o000, 0o022], ids=["umask-000", "umask-022"])
+def loose_umask(request: pytest.FixtureRequest) -> Iterator[int]:
+    """Run the test under a umask that would leave new files and folders readable by others."""
+    old = os.umask(request.param)
+    try:
+        yield request.param
+    finally:
+        os.umask(old)
+
+
+def _modes(root: Path) -> dict[str, int]:
+    """The permission bits of everything under `root`, by relative path."""
+    return {str(p.relative_to(root)): stat.S_IMODE(p.stat().st_mode) for p in sorted(root.rglob("*"))}
+
+
+def test_new_folders_are_owner_only_whatever_the_umask(tmp_path: Path, loose_umask: int) -> None:
+    folder = _files.make_private_folder(tmp_path / "a" / "b" / "c")
+    assert folder.is_dir()
+    assert _modes(tmp_path) == {"a": 0o700, "a/b": 0o700, "a/b/c": 0o700}
+
+
+def test_an_existing_folder_keeps_its_mode(tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o755)
+    _files.make_private_folder(shared / "mine")
+    _files.make_private_folder(shared)
+    assert _modes(tmp_path) == {"shared": 0o755, "shared/mine": 0o700}
+
+
+def test_a_file_where_a_folder_should_be_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "file").write_bytes(b"")
+    with pytest.raises(FileExistsError):
+        _files.make_private_folder(tmp_path / "file")
+    with pytest.raises(OSError):
+        _files.make_private_folder(tmp_path / "file" / "below")
+
+
+def test_every_writer_creates_owner_only_files_and_folders_whatever_the_umask(tmp_path: Path, loose_umask: int) -> None:
+    # Logs hold prompts, code and command output: no file or folder the library makes is for others.
+    events = [stored_event(i) for i in range(3)]
+    write_atomically(tmp_path / "atomic" / "new" / "out.json", b"[]")
+    dump_events(events, tmp_path / "dumped" / "log.json")
+    dump_events(events, tmp_path / "dumped" / "log.jsonl")
+    dump_session_folder(events, tmp_path / "session")
+    write_log(events, tmp_path / "replayed" / "session")  # `replay --out FOLDER`
+    write_log(events, tmp_path / "replayed" / "log.jsonl")  # `replay --out FILE`, `convert`
+    store = JsonlEventStore(tmp_path / "stream" / "new" / "log.jsonl")
+    store.append(events[0])
+    with SearchIndex.for_log(store.path) as index:
+        index.sync(list(store.read_events()))
+    store.close()
+    modes = _modes(tmp_path)
+    assert {name: oct(mode) for name, mode in modes.items() if mode not in (0o600, 0o700)} == {}
+    assert all(mode == (0o700 if (tmp_path / name).is_dir() else 0o600) for name, mode in modes.items())
+    assert {"session/events", "session/events/2.json", "replayed/session/events", "stream/new"} <= set(modes)

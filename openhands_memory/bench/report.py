@@ -27,7 +27,7 @@ from typing import Any
 
 import orjson
 
-from openhands_memory._files import refuse_inputs, write_atomically
+from openhands_memory._files import make_private_folder, refuse_inputs, write_atomically
 from openhands_memory.bench.runner import BenchResults
 from openhands_memory.bench.stand_in import STAND_IN_NAME
 from openhands_memory.errors import OutputExistsError
@@ -345,7 +345,7 @@ def write_results(
     """
     target = Path(folder)
     check_results_output(target, plot=plot, inputs=inputs, overwrite=overwrite)
-    target.mkdir(parents=True, exist_ok=True)
+    make_private_folder(target)
     written: dict[str, Path | None] = {
         "json": write_json(results, target / JSON_NAME, overwrite=overwrite),
         "csv": write_csv(results, target / CSV_NAME, overwrite=overwrite),

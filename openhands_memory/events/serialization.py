@@ -25,7 +25,7 @@ try:
 except ImportError:  # pragma: no cover - Windows has no flock
     fcntl = None  # type: ignore[assignment]
 
-from openhands_memory._files import write_atomically
+from openhands_memory._files import make_private_folder, write_atomically
 from openhands_memory.errors import MalformedEventError
 from openhands_memory.events._codec import event_from_dict, event_to_dict
 from openhands_memory.events._sdk_import import import_sdk_events, is_sdk_log
@@ -333,7 +333,8 @@ _EVENT_FILE = re.compile(r"[0-9]{1,18}\.json")
 def dump_session_folder(events: Sequence[Event], path: str | os.PathLike[str]) -> Path:
     """Write events as an OpenHands session folder (`<path>/events/<id>.json`); returns the events folder.
 
-    Every event must have an id, since the id names its file.
+    Every event must have an id, since the id names its file. Files are 0600 and the folders it
+    creates 0700, whatever the umask; folders that exist keep their mode.
 
     Raises:
         MalformedEventError: an event has no id, or holds a value JSON cannot carry; nothing is written.
@@ -348,7 +349,7 @@ def dump_session_folder(events: Sequence[Event], path: str | os.PathLike[str]) -
             bodies.append((event.id, event_to_json(event)))
         except MalformedEventError as exc:
             raise exc.at(index=index) from exc.__cause__
-    folder.mkdir(parents=True, exist_ok=True)
+    make_private_folder(folder)
     for event_id, body in bodies:
         write_atomically(folder / f"{event_id}.json", body, overwrite=True)
     return folder

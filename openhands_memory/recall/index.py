@@ -569,7 +569,11 @@ def _prepare_sidecar(path: Path) -> None:
         if info.st_mode & 0o077 and info.st_uid == os.getuid():
             os.chmod(path, FILE_MODE)
         return
-    os.close(fd)
+    try:
+        # Exactly 0600 whatever the umask; SQLite gives its -wal and -shm files this file's mode.
+        os.fchmod(fd, FILE_MODE)
+    finally:
+        os.close(fd)
     # A new sidecar: a write-ahead log left by an old one would be replayed onto it.
     for suffix in _SIDE_FILES:
         Path(f"{path}{suffix}").unlink(missing_ok=True)

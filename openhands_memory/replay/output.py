@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from openhands_memory._files import refuse_inputs
+from openhands_memory._files import make_private_folder, refuse_inputs
 from openhands_memory.errors import OutputExistsError
 from openhands_memory.events import Event
 
@@ -85,7 +85,7 @@ def write_log(
     if layout != "session folder":
         dump_events(events, target, overwrite=overwrite)
         return layout
-    target.mkdir(parents=True, exist_ok=True)
+    make_private_folder(target)
     staging = Path(tempfile.mkdtemp(dir=target, prefix=".events.", suffix=".tmp"))
     try:
         _swap_in(dump_session_folder(events, staging), target / "events", staging / "replaced", overwrite=overwrite)

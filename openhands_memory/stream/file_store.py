@@ -20,6 +20,7 @@ from pathlib import Path
 
 import orjson
 
+from openhands_memory._files import FILE_MODE, make_private_folder
 from openhands_memory.errors import (
     CorruptRecordError,
     MalformedEventError,
@@ -80,7 +81,7 @@ class JsonlEventStore:
         """Also fsync the file after every append (and the folder when the file is created)."""
         self.recovered: RecoveryReport | None = None
         """What opening repaired, if anything; a `RecoveryWarning` was issued then too."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        make_private_folder(self.path.parent)
         fd, created = _open_log(self.path)
         try:
             _lock(fd, self.path)
@@ -150,17 +151,16 @@ class JsonlEventStore:
             self.close()
 
 
-_FILE_MODE = 0o600
-"""A log and its sidecars are the owner's only: they hold prompts, tool output and secrets."""
-
-
 def _open_log(path: Path) -> tuple[int, bool]:
-    """Open (or create) the log for reading and appending; also say whether it was created."""
+    """Open (or create, owner-only) the log for reading and appending; also say whether it was created."""
     flags = os.O_RDWR | os.O_APPEND
     try:
-        return os.open(path, flags | os.O_CREAT | os.O_EXCL, _FILE_MODE), True
+        fd = os.open(path, flags | os.O_CREAT | os.O_EXCL, FILE_MODE)
     except FileExistsError:
         return os.open(path, flags), False
+    # A log holds prompts, tool output and secrets: exactly 0600, not whatever the umask leaves.
+    os.fchmod(fd, FILE_MODE)
+    return fd, True
 
 
 def _lock(fd: int, path: Path) -> None:
@@ -263,12 +263,13 @@ def _set_aside(fd: int, path: Path, tail: bytes, number: int, *, keep: int) -> R
     suffix = 1
     while True:
         try:
-            out = os.open(sidecar, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _FILE_MODE)
+            out = os.open(sidecar, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
             break
         except FileExistsError:
             suffix += 1
             sidecar = path.with_name(f"{path.name}.torn-{stamp}-{suffix}")
     try:
+        os.fchmod(out, FILE_MODE)  # exactly 0600, not whatever the umask leaves
         view = memoryview(tail)
         while view:
             view = view[os.write(out, view) :]

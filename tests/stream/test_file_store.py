@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from pathlib import Path
 
 import pytest
 
 from openhands_memory.errors import StoreLockedError
 from openhands_memory.events import event_to_json
-from openhands_memory.stream import JsonlEventStore
+from openhands_memory.stream import JsonlEventStore, RecoveryWarning
 from openhands_memory.testing.store_contract import DurableEventStoreContract, stored_event
 
 
@@ -57,6 +58,32 @@ def test_a_new_log_is_readable_by_its_owner_only(tmp_path: Path) -> None:
     store = JsonlEventStore(path)
     store.close()
     assert path.stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.parametrize("umask", [0o000, 0o022, 0o277], ids=["umask-000", "umask-022", "umask-277"])
+def test_a_new_log_its_new_folders_and_its_sidecars_are_owner_only_whatever_the_umask(tmp_path: Path, umask: int) -> None:
+    path = tmp_path / "a" / "b" / "events.jsonl"
+    old = os.umask(umask)
+    try:
+        store = JsonlEventStore(path)
+        store.append(stored_event(0))
+        store.close()
+        with path.open("ab") as log:
+            log.write(b'{"id": 1, "tor')  # a torn tail, set aside in a sidecar by the next open
+        with pytest.warns(RecoveryWarning):
+            store = JsonlEventStore(path)  # reopening works: a 0o277 umask does not leave the log read-only
+        store.close()
+    finally:
+        os.umask(old)
+    modes = {str(p.relative_to(tmp_path)): stat.S_IMODE(p.stat().st_mode) for p in tmp_path.rglob("*")}
+    [torn] = [name for name in modes if ".torn-" in name]
+    assert modes == {"a": 0o700, "a/b": 0o700, "a/b/events.jsonl": 0o600, torn: 0o600}
+
+
+def test_a_folder_that_exists_keeps_its_mode(tmp_path: Path) -> None:
+    tmp_path.chmod(0o755)
+    JsonlEventStore(tmp_path / "events.jsonl").close()
+    assert stat.S_IMODE(tmp_path.stat().st_mode) == 0o755
 
 
 def test_blank_lines_are_skipped(tmp_path: Path) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from pathlib import Path
 
 import orjson
@@ -20,6 +22,21 @@ def test_export_writes_one_file_per_event_named_by_id(tmp_path: Path) -> None:
     assert folder == tmp_path / "session" / "events"
     assert sorted(p.name for p in folder.iterdir()) == ["0.json", "2.json", "7.json"]
     assert orjson.loads((folder / "7.json").read_bytes()) == event_to_dict(stream.get_event(7))
+
+
+@pytest.mark.parametrize("umask", [0o000, 0o022], ids=["umask-000", "umask-022"])
+def test_export_creates_owner_only_folders_and_files_whatever_the_umask(tmp_path: Path, umask: int) -> None:
+    stream = EventStream.from_events([stored_event(i) for i in (0, 2)])
+    old = os.umask(umask)
+    try:
+        export_session_folder(stream, tmp_path / "sessions" / "one")
+    finally:
+        os.umask(old)
+    modes = {str(p.relative_to(tmp_path)): stat.S_IMODE(p.stat().st_mode) for p in tmp_path.rglob("*")}
+    assert modes == {
+        "sessions": 0o700, "sessions/one": 0o700, "sessions/one/events": 0o700,
+        "sessions/one/events/0.json": 0o600, "sessions/one/events/2.json": 0o600,
+    }  # fmt: skip
 
 
 def test_import_keeps_ids_with_gaps_and_continues_after_the_last(tmp_path: Path) -> None:
