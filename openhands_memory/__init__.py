@@ -57,6 +57,7 @@ if TYPE_CHECKING:
         StoreClosedError,
         StoreError,
         StoreLockedError,
+        StoreReplacedError,
     )
     from openhands_memory.events import (
         Action,
@@ -151,6 +152,7 @@ _HOME: dict[str, str] = {
     "EventNotFoundError": _ERRORS,
     "StoreClosedError": _ERRORS,
     "StoreLockedError": _ERRORS,
+    "StoreReplacedError": _ERRORS,
     "CondenserConfigError": _ERRORS,
     "NoCondensationAvailable": _ERRORS,
     "CondensationStalledError": _ERRORS,

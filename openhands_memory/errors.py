@@ -31,7 +31,9 @@ both print it and act on it::
        ├─ EventAlreadyAddedError(StoreError, ValueError)       event_id
        ├─ EventNotFoundError(StoreError, KeyError)             event_id
        ├─ StoreClosedError(StoreError, ValueError)             path
-       └─ StoreLockedError(StoreError)                         path
+       ├─ StoreLockedError(StoreError)                         path
+       └─ StoreReplacedError(StoreError)                       path, reason, saved_to,
+                                                               linked_elsewhere
 
 The matching builtin is mixed in where one fits, so ``except ValueError`` still works.
 """
@@ -133,6 +135,36 @@ class StoreLockedError(StoreError):
     def __init__(self, path: str | PathLike[str]) -> None:
         self.path = path
         super().__init__(f"{path}: is open for writing in another process (or stream)")
+
+
+class StoreReplacedError(StoreError):
+    """The path of an open log no longer names the file the store writes (replaced, moved or deleted).
+
+    Raised by the next append, which writes nothing: what it wrote would be lost with the old file.
+    Every event acknowledged before is in the old file; when no other name links to it any more,
+    its bytes were copied to `saved_to` first, since closing the store would free them.
+    """
+
+    def __init__(
+        self, path: str | PathLike[str], reason: str, *, saved_to: str | PathLike[str] | None, linked_elsewhere: bool
+    ) -> None:
+        self.path = path
+        self.reason = reason
+        """What happened to the path: `replaced by another file`, `deleted`, ..."""
+        self.saved_to = saved_to
+        """The copy of the file the store wrote (every event it acknowledged), or None if none was made."""
+        self.linked_elsewhere = linked_elsewhere
+        """The file the store wrote still has another name (it was moved or hard-linked), so nothing was copied."""
+        if saved_to is not None:
+            kept = f"every event it acknowledged is saved in {saved_to}"
+        elif linked_elsewhere:
+            kept = "the file it wrote, with every event it acknowledged, is still on disk under another name"
+        else:
+            kept = "the file it wrote could not be saved: its events are only in memory until the stream is closed"
+        super().__init__(
+            f"{path}: {reason} while a stream had it open, so nothing more was written; {kept}. "
+            f"Close this stream, then reopen {path} to continue with what it names now"
+        )
 
 
 class OutOfOrderRecordError(CorruptRecordError, DuplicateEventError):

@@ -6,10 +6,19 @@ whole; only the line being written when it died can be torn. Opening the file ag
 such a torn tail, sets its bytes aside in a sidecar file next to the log, truncates the log
 to its last complete line and warns (see `RecoveryReport`). Anything else that does not
 read back is an error, and opening changes nothing on disk then.
+
+Before each append the store checks that its path still names the file it has open (same device
+and inode; one `stat`). If the file was replaced (`dump_events(path)` over it), moved or deleted,
+the append writes nothing and raises `StoreReplacedError`: the line would go to a file nobody can
+read any more. When the old file has no name left, its bytes (every event the store acknowledged)
+are first copied beside the log as `<log name>.replaced-<UTC time>`, which the error names. The
+lock is on the old file, so the path can be opened again meanwhile: that second store writes the
+new file, and the stale one refuses every append.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import warnings
 import weakref
@@ -27,6 +36,7 @@ from openhands_memory.errors import (
     OutOfOrderRecordError,
     StoreClosedError,
     StoreLockedError,
+    StoreReplacedError,
 )
 from openhands_memory.events import Event, event_from_dict, event_to_json
 from openhands_memory.stream.store import check_next_id
@@ -35,6 +45,8 @@ try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows has no flock; a second writer goes undetected there
     fcntl = None  # type: ignore[assignment]
+
+logger = logging.getLogger(__name__)
 
 
 class RecoveryWarning(UserWarning):
@@ -72,6 +84,8 @@ class JsonlEventStore:
         StoreLockedError: another store (in this process or another) has the file open.
         CorruptRecordError: a complete line is not JSON, or not an event with an id; names `file:line`.
         OutOfOrderRecordError: a line's id is not greater than the id of the line before it.
+
+    Appending raises `StoreReplacedError` once the path names another file (or none); see the module.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, fsync: bool = False) -> None:
@@ -85,6 +99,7 @@ class JsonlEventStore:
         fd, created = _open_log(self.path)
         try:
             _lock(fd, self.path)
+            info = os.fstat(fd)
             if created and fsync:
                 _fsync_dir(self.path.parent)
             self._events, self._size, self.recovered = _load(fd, self.path)
@@ -94,6 +109,11 @@ class JsonlEventStore:
         self._fd = fd
         self._closer = weakref.finalize(self, os.close, fd)
         self._last_id: int | None = self._events[-1].id if self._events else None
+        # Absolute, so a later chdir cannot make the path seem to name another file.
+        self._where = os.path.abspath(self.path)
+        self._identity = (info.st_dev, info.st_ino)
+        self._replaced: StoreReplacedError | None = None
+        self._appended = False
         if self.recovered is not None:
             warnings.warn(self.recovered.describe(), RecoveryWarning, stacklevel=2)
 
@@ -101,10 +121,22 @@ class JsonlEventStore:
         """Write one event as one line; when this returns, the line is in the file (and on disk with `fsync`).
 
         On failure the file is cut back to where it was, so a failed append leaves no trace.
+
+        Raises:
+            StoreClosedError: the store was closed.
+            DuplicateEventError: the event's id does not follow the last one.
+            StoreReplacedError: the path no longer names this file; nothing was written (see the module).
         """
         if self._fd < 0:
             raise StoreClosedError(self.path)
         check_next_id(event, self._last_id, len(self._events))
+        if self._replaced is None:
+            # One stat (about 2 µs): a write into a replaced file would be acknowledged, then lost.
+            reason = self._path_changed()
+            if reason is not None:
+                self._replaced = self._set_replaced_aside(reason)
+        if self._replaced is not None:
+            raise _replaced_copy(self._replaced)
         line = event_to_json(event) + b"\n"
         try:
             # One write on an O_APPEND fd: other readers never see half a line, and a crash leaves
@@ -120,6 +152,7 @@ class JsonlEventStore:
         self._size += written
         self._events.append(event)
         self._last_id = event.id
+        self._appended = True
 
     def read_events(self, start: int = 0, stop: int | None = None) -> Iterator[Event]:
         """The events at positions `start` to `stop` (excluded), in order, from memory."""
@@ -131,8 +164,19 @@ class JsonlEventStore:
         return len(self._events)
 
     def close(self) -> None:
-        """Close the file, which releases the lock; calling it again does nothing."""
+        """Close the file, which releases the lock; calling it again does nothing.
+
+        If the path was replaced since the last append, which was then written into the old file,
+        the old file is copied aside first (and a WARNING logged), as the next append would have.
+        """
         if self._fd >= 0:
+            if self._appended and self._replaced is None:
+                try:
+                    reason = self._path_changed()
+                    if reason is not None:
+                        self._replaced = self._set_replaced_aside(reason)
+                except OSError:  # pragma: no cover - fstat of our own open fd does not fail
+                    logger.exception("%s: could not check whether the log was replaced", self.path)
             self._fd = -1
             self._events = []
             self._closer()
@@ -140,6 +184,31 @@ class JsonlEventStore:
     def __repr__(self) -> str:
         state = "closed" if self._fd < 0 else f"{len(self._events)} events"
         return f"JsonlEventStore({str(self.path)!r}, {state})"
+
+    def _path_changed(self) -> str | None:
+        """What happened to the path since opening (`replaced by another file`, `deleted`, ...), or None."""
+        try:
+            info = os.stat(self._where)
+        except FileNotFoundError:
+            return "deleted"
+        except OSError as exc:
+            return f"can no longer be reached ({exc.strerror or exc})"
+        if (info.st_dev, info.st_ino) == self._identity:
+            return None
+        return "replaced by another file"
+
+    def _set_replaced_aside(self, reason: str) -> StoreReplacedError:
+        """Copy the old file beside the log if no name links to it any more; the error says where, and is logged."""
+        linked_elsewhere = os.fstat(self._fd).st_nlink > 0
+        saved_to = None
+        if not linked_elsewhere:
+            try:
+                saved_to = _copy_aside(self._fd, self.path, "replaced")
+            except OSError as exc:
+                reason = f"{reason} (copying the file it wrote failed: {exc})"
+        error = StoreReplacedError(self.path, reason, saved_to=saved_to, linked_elsewhere=linked_elsewhere)
+        logger.warning("%s", error)
+        return error
 
     def _roll_back(self) -> None:
         """Cut the file back to its last acknowledged line after a failed append."""
@@ -149,6 +218,13 @@ class JsonlEventStore:
             # We cannot tell what the file ends with now: refuse further appends rather than risk
             # writing an id twice. Reopening the file will sort out its tail.
             self.close()
+
+
+def _replaced_copy(error: StoreReplacedError) -> StoreReplacedError:
+    """A fresh error with the same facts, so each refused append gets its own traceback."""
+    return StoreReplacedError(
+        error.path, error.reason, saved_to=error.saved_to, linked_elsewhere=error.linked_elsewhere
+    )
 
 
 def _open_log(path: Path) -> tuple[int, bool]:
@@ -256,10 +332,10 @@ def _check_order(event: Event, last_id: int | None, path: Path, number: int, ind
     return event.id
 
 
-def _set_aside(fd: int, path: Path, tail: bytes, number: int, *, keep: int) -> RecoveryReport:
-    """Move a torn tail into a sidecar file, durably, then truncate the log to `keep` bytes."""
+def _new_sidecar(path: Path, kind: str) -> tuple[int, Path]:
+    """Create `<log name>.<kind>-<UTC time>` (or `...-2`, ...) beside the log, owner-only; its fd and path."""
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
-    sidecar = path.with_name(f"{path.name}.torn-{stamp}")
+    sidecar = path.with_name(f"{path.name}.{kind}-{stamp}")
     suffix = 1
     while True:
         try:
@@ -267,12 +343,47 @@ def _set_aside(fd: int, path: Path, tail: bytes, number: int, *, keep: int) -> R
             break
         except FileExistsError:
             suffix += 1
-            sidecar = path.with_name(f"{path.name}.torn-{stamp}-{suffix}")
+            sidecar = path.with_name(f"{path.name}.{kind}-{stamp}-{suffix}")
     try:
-        os.fchmod(out, FILE_MODE)  # exactly 0600, not whatever the umask leaves
-        view = memoryview(tail)
-        while view:
-            view = view[os.write(out, view) :]
+        os.fchmod(out, FILE_MODE)
+    except BaseException:
+        os.close(out)
+        raise
+    return out, sidecar
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _copy_aside(fd: int, path: Path, kind: str) -> Path:
+    """Copy the whole file open as `fd` into a new sidecar of the log, durably; returns the sidecar."""
+    out, sidecar = _new_sidecar(path, kind)
+    try:
+        offset, size = 0, os.fstat(fd).st_size
+        while offset < size:
+            chunk = os.pread(fd, min(size - offset, 1 << 20), offset)
+            if not chunk:
+                break
+            _write_all(out, chunk)
+            offset += len(chunk)
+        os.fsync(out)
+    except BaseException:
+        os.close(out)
+        sidecar.unlink(missing_ok=True)
+        raise
+    os.close(out)
+    _fsync_dir(path.parent)
+    return sidecar
+
+
+def _set_aside(fd: int, path: Path, tail: bytes, number: int, *, keep: int) -> RecoveryReport:
+    """Move a torn tail into a sidecar file, durably, then truncate the log to `keep` bytes."""
+    out, sidecar = _new_sidecar(path, "torn")
+    try:
+        _write_all(out, tail)
         os.fsync(out)
     finally:
         os.close(out)
