@@ -55,6 +55,11 @@ CONDENSER_CONFIGS: list[dict[str, Any]] = [
 _output = st.text(st.sampled_from("ab \n"), max_size=8).map(lambda s: s * 5)
 
 
+def _decision(condensation: CondensationAction) -> dict[str, Any]:
+    """What a condensation forgets and says, without what it cost (its metadata holds timings)."""
+    return condensation.model_dump(include={"forgotten_event_ids", "forgotten_events_start_id", "forgotten_events_end_id", "summary", "summary_offset"})
+
+
 class EngineMachine(RuleBasedStateMachine):
     """A `History` over a JSONL log; `acknowledged` holds, as dicts, every event whose append returned and survived."""
 
@@ -63,6 +68,7 @@ class EngineMachine(RuleBasedStateMachine):
         self.folder = Path(tempfile.mkdtemp(prefix="engine-machine-"))
         self.path = self.folder / "events.jsonl"
         self.config: dict[str, Any] = {}
+        self.condenser: Condenser | None = None
         self.history: History | None = None
         self.acknowledged: list[dict[str, Any]] = []
         self.calls = 0
@@ -70,10 +76,13 @@ class EngineMachine(RuleBasedStateMachine):
     @initialize(config=st.sampled_from(CONDENSER_CONFIGS))
     def open_history(self, config: dict[str, Any]) -> None:
         self.config = config
-        self.history = self._open()
+        self.history = self._open(fresh_condenser=True)
 
-    def _open(self) -> History:
-        return History.open(self.path, condenser=Condenser.from_config(dict(self.config)), system_prompt="You test.")
+    def _open(self, *, fresh_condenser: bool) -> History:
+        """A history over the log; with the condenser used so far (its caches warm) unless `fresh_condenser`."""
+        if fresh_condenser or self.condenser is None:
+            self.condenser = Condenser.from_config(dict(self.config))
+        return History.open(self.path, condenser=self.condenser, system_prompt="You test.")
 
     @property
     def _history(self) -> History:
@@ -143,14 +152,21 @@ class EngineMachine(RuleBasedStateMachine):
         history = self._history
         before = history.view
         outcome = history.step()
+        # Condensers are deterministic: one that saw every earlier step (and maybe a log cut short
+        # under it) answers as a new one does.
+        expected = Condenser.from_config(dict(self.config)).condense(before)
         event(f"step on {self.config['type']}: {type(outcome).__name__}")
         if isinstance(outcome, Condensation):
+            assert isinstance(expected, Condensation)
+            assert _decision(outcome.action) == _decision(expected.action)
             self._add(outcome.action, EventSource.AGENT)
             assert not history.view.unhandled_condensation_request
             assert history.view.forgotten_event_ids >= before.forgotten_event_ids
         else:
             assert_valid_chat(outcome)
+            assert isinstance(expected, View)
             assert history.last_view is not None
+            assert [event_to_dict(e) for e in history.last_view] == [event_to_dict(e) for e in expected]
 
     @rule()
     def next_messages(self) -> None:
@@ -166,17 +182,17 @@ class EngineMachine(RuleBasedStateMachine):
 
     # -- files ------------------------------------------------------------------------------------
 
-    @rule()
-    def reopen(self) -> None:
+    @rule(fresh_condenser=st.booleans())
+    def reopen(self, fresh_condenser: bool) -> None:
         self._history.close()
         with warnings.catch_warnings():
             warnings.simplefilter("error", RecoveryWarning)
-            self.history = self._open()
+            self.history = self._open(fresh_condenser=fresh_condenser)
         assert self._history.stream.store.recovered is None  # type: ignore[attr-defined]
 
     @precondition(lambda self: bool(self.acknowledged))
-    @rule(data=st.data())
-    def tear_tail(self, data: st.DataObject) -> None:
+    @rule(data=st.data(), fresh_condenser=st.booleans())
+    def tear_tail(self, data: st.DataObject, fresh_condenser: bool) -> None:
         """Crash mid-append: cut the file inside its last line; reopening sets the torn bytes aside, keeps the rest."""
         self._history.close()
         content = self.path.read_bytes()
@@ -194,7 +210,7 @@ class EngineMachine(RuleBasedStateMachine):
             file.truncate(cut)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            self.history = self._open()
+            self.history = self._open(fresh_condenser=fresh_condenser)
         report = self._history.stream.store.recovered  # type: ignore[attr-defined]
         event("tear: only the newline" if cut - start == record else "tear: a torn record")
         if cut - start == record:
