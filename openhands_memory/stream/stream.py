@@ -133,6 +133,8 @@ class EventStream:
             EventAlreadyAddedError: `event` already has an id.
             ValueError: `source` is not an `EventSource` value.
             StoreClosedError: the stream was closed.
+            StoreReplacedError: the log file was replaced, moved or deleted since it was opened;
+                nothing was written (the error names where the acknowledged events are).
             OSError: the store could not write the event; `event` is left as it was given.
         """
         if event.id is not None:
