@@ -26,7 +26,7 @@ from typing import Any, NoReturn
 import orjson
 
 from openhands_memory._progress import ProgressBar
-from openhands_memory.errors import OpenHandsMemoryError
+from openhands_memory.errors import MalformedEventError, OpenHandsMemoryError
 
 _USAGE_ERROR = 2
 
@@ -170,6 +170,19 @@ def _build_parser() -> argparse.ArgumentParser:
     repair.add_argument("log", type=Path, metavar="LOG", help="the JSONL log to repair (rewritten in place)")
     repair.add_argument("--json", action="store_true", help="print the report as JSON")
 
+    validate = commands.add_parser(
+        "validate",
+        help="check logs' ids and references: errors (readers refuse the log) and warnings (it loads)",
+        description=(
+            "Check each LOG as every reader does: an error (a negative, repeated or out-of-order id, an event "
+            "that cannot be read, an empty file) makes every command refuse the log; a warning (a cause or a "
+            "forgotten id outside the log, as in a slice) is only reported. One line a finding: "
+            "'file:line: level: id N: what (why it matters)'. Exit 1 when a LOG has an error, else 0."
+        ),
+    )
+    validate.add_argument("logs", nargs="+", type=Path, metavar="LOG", help="the logs to check (only read)")
+    validate.add_argument("--json", action="store_true", help="print a JSON list of reports with their findings")
+
     from openhands_memory.bench.cli import add_bench_parser
 
     add_bench_parser(commands)
@@ -201,6 +214,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _search(args)
         if args.command == "repair":
             return _repair(args)
+        if args.command == "validate":
+            return _validate(args)
         return _convert(args)
     except OpenHandsMemoryError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -473,6 +488,41 @@ def _repair(args: argparse.Namespace) -> int:
     else:
         print("\n".join(report.describe()))
     return 0
+
+
+# -- validate ---------------------------------------------------------------------------------------
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from openhands_memory.events import ValidationFinding, ValidationReport, validate_log
+
+    reports: list[ValidationReport] = []
+    for log in args.logs:
+        try:
+            report = validate_log(log)
+        except MalformedEventError as exc:
+            # Unreadable is the first error of this log; the other logs are still checked.
+            finding = ValidationFinding(
+                "error", exc.reason, "no reader can load the log", exc.event_id if isinstance(exc.event_id, int) else None,
+                exc.index, exc.line, str(log),
+            )
+            report = ValidationReport(path=str(log), findings=[finding])
+        except OSError as exc:
+            finding = ValidationFinding("error", exc.strerror or str(exc), "there is no log to read", path=str(log))
+            report = ValidationReport(path=str(log), findings=[finding])
+        reports.append(report)
+    if args.json:
+        _print_json([r.to_dict() for r in reports])
+    else:
+        for report in reports:
+            for finding in report.findings:
+                print(finding.describe())
+            verdict = "refused by every reader" if report.errors else "loads"
+            print(
+                f"{report.path}: {report.events:,} events, {len(report.errors)} errors, "
+                f"{len(report.warnings)} warnings: {verdict}"
+            )
+    return 1 if any(r.errors for r in reports) else 0
 
 
 # -- printing ---------------------------------------------------------------------------------------

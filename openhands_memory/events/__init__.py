@@ -67,7 +67,9 @@ from openhands_memory.events.serialization import (
     event_to_json,
     load_events,
     load_session_folder,
+    validate_log,
 )
+from openhands_memory.events.validation import ValidationFinding, ValidationReport, validate_events
 
 __all__ = [
     "Action",
@@ -135,4 +137,8 @@ __all__ = [
     "event_to_json",
     "load_events",
     "load_session_folder",
+    "validate_log",
+    "ValidationFinding",
+    "ValidationReport",
+    "validate_events",
 ]

@@ -6,7 +6,7 @@ from collections.abc import Container, Iterator, Sequence
 from enum import StrEnum
 from typing import Any, ClassVar, Literal, overload
 
-from pydantic import Field, model_validator
+from pydantic import Field, StrictInt, model_validator
 
 from openhands_memory.events.base import Action, JsonObject
 
@@ -479,15 +479,15 @@ class CondensationAction(Action):
     """
 
     action: Literal["condensation"] = "condensation"
-    forgotten_event_ids: list[int] | None = None
+    forgotten_event_ids: list[StrictInt] | None = None
     """The ids to forget."""
-    forgotten_events_start_id: int | None = None
+    forgotten_events_start_id: StrictInt | None = None
     """The first id of an inclusive range to forget."""
-    forgotten_events_end_id: int | None = None
+    forgotten_events_end_id: StrictInt | None = None
     """The last id of an inclusive range to forget."""
     summary: str | None = None
     """Text that stands for the forgotten events."""
-    summary_offset: int | None = None
+    summary_offset: StrictInt | None = None
     """Where in the condensed view the summary goes (0 = first)."""
     summary_persists: bool | None = None
     """OpenHands SDK semantics: the summary enters the view when this condensation is applied and

@@ -12,7 +12,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, PlainValidator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, PlainValidator, StrictInt
 from pydantic_core import PydanticUndefined
 
 from openhands_memory.events._wire import wire_of
@@ -82,13 +82,14 @@ class Event(BaseModel):
         revalidate_instances="never",
     )
 
-    id: EventId | None = None
+    # Strict: a JSON `true` or "3" is not an id (pydantic would coerce them to 1 and 3).
+    id: StrictInt | None = None
     """Assigned by the stream when the event is appended; None for a new event."""
     timestamp: str | None = None
     """ISO 8601 time the stream stored the event (OpenHands writes it without a zone)."""
     source: Annotated[EventSource | None, BeforeValidator(_require_source_name)] = None
     """Who produced the event."""
-    cause: EventId | None = None
+    cause: StrictInt | None = None
     """The id of the action this observation answers (or that triggered this event)."""
     tool_call_metadata: ToolCallMetadata | None = None
     """The tool call this event belongs to, copied onto both the action and its observation."""

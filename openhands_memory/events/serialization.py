@@ -30,6 +30,7 @@ from openhands_memory.errors import MalformedEventError
 from openhands_memory.events._codec import event_from_dict, event_to_dict
 from openhands_memory.events._sdk_import import import_sdk_events, is_sdk_log
 from openhands_memory.events.base import Event
+from openhands_memory.events.validation import ValidationFinding, ValidationReport, validate_events
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +40,7 @@ __all__ = [
     "event_to_json",
     "event_from_json",
     "load_events",
+    "validate_log",
     "dump_events",
     "load_session_folder",
     "dump_session_folder",
@@ -79,18 +81,60 @@ def load_events(path: str | os.PathLike[str]) -> list[Event]:
     no stream has open, such a line that does not parse is a write that was cut off, and an error
     (`EventStream.open` sets it aside; `openhands-memory repair` moves it out).
 
+    The events are checked by `validate_events` (the check every reader shares): its warnings are
+    logged at WARNING (ids are kept as written); `validate_log` returns them.
+
     Raises:
         FileNotFoundError: nothing is at `path`.
-        MalformedEventError: the file is not a log we can read; the error names the file and the
-            line (JSONL) or position (JSON list) of the first bad event.
+        MalformedEventError: the file is not a log we can read, or its ids are not a log's
+            (negative, repeated, out of order); the error names the file and the line (JSONL) or
+            position (JSON list) and the id of the first bad event.
     """
-    path = Path(path)
+    events, report = _load_checked(path)
+    if not report.is_valid:
+        first = report.errors[0]
+        raise MalformedEventError(
+            f"{first.what} ({first.why}); `openhands-memory validate` lists every finding",
+            path=path,
+            line=first.line,
+            index=None if first.line is not None else first.index,
+            event_id=first.event_id,
+        )
+    for finding in report.warnings:
+        logger.warning("%s", finding.describe())
+    return events
+
+
+def validate_log(path: str | os.PathLike[str]) -> ValidationReport:
+    """Check a log file or session folder: every id and reference finding, errors and warnings.
+
+    Raises:
+        FileNotFoundError: nothing is at `path`.
+        MalformedEventError: the file cannot be read as events at all (bad JSON, an invalid event).
+    """
+    return _load_checked(path)[1]
+
+
+def _load_checked(path: str | os.PathLike[str]) -> tuple[list[Event], ValidationReport]:
+    events, lines = _load_unchecked(Path(path))
+    report = validate_events(events, path=path, lines=lines)
+    if not events and Path(path).is_file() and Path(path).suffix != ".jsonl":
+        # A stream's new log is an empty .jsonl; an empty .json (or other) file is a failed write, not a log.
+        report.findings.append(
+            ValidationFinding(
+                "error", "empty file: no JSON list, no events", "a log holds at least a JSON list", line=1, path=os.fspath(path)
+            )
+        )
+    return events, report
+
+
+def _load_unchecked(path: Path) -> tuple[list[Event], list[int] | None]:
     if path.is_dir():
-        return load_session_folder(path)
+        return load_session_folder(path), None
     records, lines = _read_records(path)
     if is_sdk_log(records):
         try:
-            return import_sdk_events(records, path=path)
+            return import_sdk_events(records, path=path), None
         except MalformedEventError as exc:
             if lines is None or exc.index is None:
                 raise
@@ -105,7 +149,7 @@ def load_events(path: str | os.PathLike[str]) -> list[Event]:
         except MalformedEventError as exc:
             raise exc.at(path=path, line=lines[index] if lines else None) from exc.__cause__
     _number_unnumbered(events)
-    return events
+    return events, lines
 
 
 def _read_records(path: Path) -> tuple[list[Any], list[int] | None]:

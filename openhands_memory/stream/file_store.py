@@ -82,7 +82,7 @@ class JsonlEventStore:
 
     Raises (when opening):
         StoreLockedError: another store (in this process or another) has the file open.
-        CorruptRecordError: a complete line is not JSON, or not an event with an id; names `file:line`.
+        CorruptRecordError: a complete line is not JSON, or not an event with an id (>= 0); names `file:line`.
         OutOfOrderRecordError: a line's id is not greater than the id of the line before it.
 
     Appending raises `StoreReplacedError` once the path names another file (or none); see the module.
@@ -327,6 +327,9 @@ def _parse_line(value: object, path: Path, number: int) -> Event:
 
 def _check_order(event: Event, last_id: int | None, path: Path, number: int, index: int) -> int:
     assert event.id is not None
+    if event.id < 0:
+        # The rule `validate_events` applies for `load_events`: every reader refuses the same logs.
+        raise CorruptRecordError(path, number, f"id {event.id}: negative id (ids name events and start at 0)")
     if last_id is not None and event.id <= last_id:
         raise OutOfOrderRecordError(path, number, event.id, last_id, index)
     return event.id

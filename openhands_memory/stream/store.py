@@ -22,7 +22,7 @@ class EventStore(Protocol):
         """Store one event after the others; when this returns, the event is stored.
 
         Raises:
-            MalformedEventError: the event has no id.
+            MalformedEventError: the event has no id, or a negative one.
             DuplicateEventError: its id is not greater than the last stored id.
             StoreClosedError: the store was closed.
         """
@@ -56,5 +56,8 @@ def check_next_id(event: Event, last_id: int | None, index: int) -> None:
     event_id = event.id
     if event_id is None:
         raise MalformedEventError("an event in a store needs an id (add it through an EventStream)", index=index)
+    if event_id < 0:
+        # The same rule as `validate_events`, which `load_events` applies: every reader agrees.
+        raise MalformedEventError(f"negative id {event_id} (ids name events and start at 0)", index=index, event_id=event_id)
     if last_id is not None and event_id <= last_id:
         raise DuplicateEventError(event_id, index, f"cannot follow id {last_id} (ids must strictly increase)")
