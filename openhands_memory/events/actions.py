@@ -187,8 +187,10 @@ class FileEditAction(Action):
     action: Literal["edit"] = "edit"
     path: str
     """The file to edit."""
-    command: str = ""
-    """The editor command: `create`, `str_replace`, `insert`, `undo_edit`, `view`."""
+    command: str | None = ""
+    """The editor command: `create`, `str_replace`, `insert`, `undo_edit`, `view`; None as some logs record it.
+
+    OpenHands 0.62 does not check the type, so it loads `"command": null` and writes it back; so do we."""
     file_text: str | None = None
     """The whole file, for `create`."""
     old_str: str | None = None

@@ -48,8 +48,8 @@ class IPythonRunCellObservation(Observation):
     observation: Literal["run_ipython"] = "run_ipython"
     code: str = ""
     """The cell's code."""
-    image_urls: list[str] | None = None
-    """Images the cell displayed (data URLs)."""
+    image_urls: list[str | None] | None = None
+    """Images the cell displayed (data URLs); OpenHands 0.62 loads None and "" entries and skips them when rendering."""
 
     has_success: ClassVar[bool] = True
 

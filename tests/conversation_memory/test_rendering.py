@@ -162,6 +162,22 @@ def test_ipython_with_only_invalid_images_notes_it_when_vision_is_on() -> None:
     assert "Note: All 2 image(s) in this output were invalid" in text_of(tool_result(obs, vision_is_active=True))
 
 
+def test_ipython_leaves_out_none_and_empty_image_urls_as_openhands_does() -> None:
+    obs = IPythonRunCellObservation.model_validate(
+        {"observation": "run_ipython", "content": "a", "code": "", "image_urls": [None, "", "data:image/png;base64,AAA"]}
+    )
+    assert text_of(tool_result(obs)) == "a" and images_of(tool_result(obs)) == ["data:image/png;base64,AAA"]
+    assert text_of(tool_result(obs, vision_is_active=True)) == (
+        "a\n\nNote: 2 invalid or empty image(s) were filtered from this output. The agent may need to use "
+        "alternative methods to access visual information."
+    )
+    only_bad = IPythonRunCellObservation.model_validate(
+        {"observation": "run_ipython", "content": "a", "code": "", "image_urls": [None, None]}
+    )
+    assert images_of(tool_result(only_bad)) == []
+    assert "Note: All 2 image(s) in this output were invalid" in text_of(tool_result(only_bad, vision_is_active=True))
+
+
 def test_interactive_browsing_attaches_set_of_marks_before_screenshot() -> None:
     obs = BrowserOutputObservation(
         content="page", url="u", trigger_by_action="browse_interactive", screenshot="data:shot", set_of_marks="data:som"

@@ -18,6 +18,7 @@ from openhands_memory.events import (
     Event,
     EventSource,
     FileEditAction,
+    IPythonRunCellObservation,
     MessageAction,
     NullAction,
     NullObservation,
@@ -25,7 +26,9 @@ from openhands_memory.events import (
     UnknownAction,
     agent_history,
     event_from_dict,
+    event_from_json,
     event_to_dict,
+    event_to_json,
 )
 from openhands_memory.events.actions import ACTION_CLASSES
 from openhands_memory.events.observations import OBSERVATION_CLASSES
@@ -250,3 +253,40 @@ def test_memory_tool_events_are_written_in_openhands_shape_and_read_back_exactly
     assert ACTION_CLASSES["context_reload"] is ContextReloadAction and ACTION_CLASSES["search_history"] is SearchHistoryAction
     assert OBSERVATION_CLASSES["context_reload"] is ContextReloadObservation
     assert OBSERVATION_CLASSES["search_history"] is SearchHistoryObservation
+
+
+# OpenHands 0.62's events are dataclasses that never check field types: what it loads, we load too.
+
+
+def test_edit_action_with_null_command_loads_and_writes_back_as_openhands_does() -> None:
+    data = {
+        "id": 4,
+        "timestamp": "2025-01-01T00:00:00",
+        "source": "agent",
+        "message": "Editing /repo/a.py",
+        "action": "edit",
+        "args": {"path": "/repo/a.py", "command": None, "file_text": None, "old_str": None, "new_str": None,
+                 "insert_line": None, "content": "x = 1\n", "start": 1, "end": -1, "thought": "",
+                 "security_risk": -1, "impl_source": "llm_based_edit"},
+    }  # fmt: skip
+    edit = event_from_dict(data)
+    assert isinstance(edit, FileEditAction) and edit.command is None
+    assert event_to_dict(edit) == data
+    assert event_from_json(event_to_json(edit)) == edit
+
+
+def test_ipython_observation_with_none_and_empty_image_urls_loads_and_writes_back() -> None:
+    data = {
+        "id": 5,
+        "source": "environment",
+        "message": "Code executed in IPython cell.",
+        "cause": 4,
+        "observation": "run_ipython",
+        "content": "out",
+        "extras": {"code": "plot()", "image_urls": [None, "", "data:image/png;base64,AAA"]},
+    }
+    obs = event_from_dict(data)
+    assert isinstance(obs, IPythonRunCellObservation)
+    assert obs.image_urls == [None, "", "data:image/png;base64,AAA"]
+    assert event_to_dict(obs) == data
+    assert event_from_json(event_to_json(obs)) == obs
