@@ -113,8 +113,8 @@ class ViewStructure:
         """Which events may be forgotten, by index, when `pinned_units` are kept for good.
 
         Whole units only: a unit is forgettable when none of its events is kept for good. With
-        `keep_open=False`, calls still waiting for their result may go too (to hide them from a
-        view, not to forget them in the log).
+        `keep_open=False`, calls still waiting for their result and events without id may go too
+        (to hide them from a view, not to forget them in the log: a condensation names ids).
         """
         events = self.events
         blocked = set(pinned_units)
@@ -122,7 +122,7 @@ class ViewStructure:
             blocked |= self.open_units
         summary_index = self.summary_index
         for index, event in enumerate(events):
-            if index == summary_index or forget_id(event) is None:
+            if index == summary_index or keep_open and forget_id(event) is None:
                 blocked.add(self.unit_of[index])
         return [unit not in blocked for unit in self.unit_of]
 

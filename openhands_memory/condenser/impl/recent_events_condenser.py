@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import time
-from bisect import bisect_left
 from itertools import compress
 from operator import is_not
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from openhands_memory.condenser._boundaries import analyze, forget_id
+from openhands_memory.condenser._boundaries import analyze
 from openhands_memory.condenser._config_base import CONFIG
 from openhands_memory.condenser._views import (
     FirstIndexFinder,
@@ -62,8 +61,9 @@ class RecentEventsCondenser(Condenser):
     as the view grows. On the views of one builder a step costs O(max_events + new events), not
     O(history); a view that shares no list with the previous one is scanned once. What it shows is
     exactly what the full plan shows; when that depends on the events in between (a unit of the
-    head reaching past its first `keep_first + 32` events, an event without id in between, the
-    standing summary past the head), the full plan is made.
+    head reaching past its first `keep_first + 32` events, the standing summary past the head),
+    the full plan is made. Events without id (built in code, not yet in a stream) are hidden like
+    any other, as OpenHands does; only a request's condensation, which names ids, cannot forget them.
     """
 
     config_cls = RecentEventsCondenserConfig
@@ -187,11 +187,6 @@ class RecentEventsCondenser(Condenser):
             return None
         fixed = head_end + len(pinned_indexes)
         cut = next((c for c in cuts if fixed + len(window) - c <= self.max_events), cuts[-1])
-        # The full plan keeps an event no condensation can forget (no id) even where it cuts.
-        kept_for_good = {stored(i) for i in pinned_indexes}
-        if any(i not in kept_for_good for i in links.unforgettable_between(stored(head_end), first_stored + cut)):
-            return None
-
         kept = head[:head_end] + [head[i] for i in pinned_indexes] + window[cut:]
         return derive_view(view, kept, summary_at)
 
@@ -212,7 +207,6 @@ class _Links:
 
     __slots__ = (
         "_lineage", "_source", "_scanned", "_by_id", "_by_call", "_by_response", "earliest_link", "latest_link_to",
-        "_unforgettable",
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -227,7 +221,6 @@ class _Links:
         self._by_response: dict[str, int] = {}
         self.earliest_link: list[int] = []
         self.latest_link_to: list[int] = []
-        self._unforgettable: list[int] = []
 
     def update(self, view: View) -> None:
         """Scan the stored events of `view` not scanned yet."""
@@ -239,13 +232,11 @@ class _Links:
         self._source = view
         start = self._scanned
         by_id, by_call, by_response = self._by_id, self._by_call, self._by_response
-        earliest, latest, unforgettable = self.earliest_link, self.latest_link_to, self._unforgettable
+        earliest, latest = self.earliest_link, self.latest_link_to
         earliest.extend(range(start, length))
         latest.extend([-1] * (length - start))
         # One pass, inlined: it runs over the whole history whenever the stored list is new.
         for index, event in enumerate(view.kept_slice(start, length), start):
-            if event.id is None and forget_id(event) is None:
-                unforgettable.append(index)
             metadata = event.tool_call_metadata
             ties: tuple[int, ...] = ()
             if isinstance(event, Action):
@@ -282,11 +273,6 @@ class _Links:
         replaced = compress(range(scanned), map(is_not, view.iter_kept(0, scanned), previous.iter_kept(0, scanned)))
         return all(_ties_of(_kept_at(view, i)) == _ties_of(_kept_at(previous, i)) for i in replaced)
 
-    def unforgettable_between(self, start: int, stop: int) -> list[int]:
-        """Stored indexes in `start..stop-1` of events no condensation can forget (no id to list)."""
-        found = self._unforgettable
-        return found[bisect_left(found, start) : bisect_left(found, stop)]
-
 
 def _kept_at(view: View, index: int) -> Event:
     """The stored event at `index` of `view` (standing summary excluded)."""
@@ -294,7 +280,7 @@ def _kept_at(view: View, index: int) -> Event:
 
 
 def _ties_of(event: Event) -> tuple[object, ...]:
-    """What decides an event's ties and whether it can be forgotten (equal for a masked copy and its original)."""
+    """What decides an event's ties (equal for a masked copy and its original)."""
     metadata = event.tool_call_metadata
     call = None if metadata is None else (metadata.tool_call_id, metadata.response_id)
     return isinstance(event, Action), isinstance(event, Observation), event.id, event.cause, is_summary(event), call

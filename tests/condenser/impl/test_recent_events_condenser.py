@@ -9,9 +9,9 @@ from conftest import real_log_params, require_real_log
 
 from openhands_memory.condenser import Condensation, RecentEventsCondenser
 from openhands_memory.condenser.impl import recent_events_condenser
-from openhands_memory.events import CmdOutputObservation, CmdRunAction, ToolCallMetadata
+from openhands_memory.events import CmdOutputObservation, CmdRunAction, MessageAction, ToolCallMetadata
 from openhands_memory.testing.condenser_replay import replay_with_condenser
-from openhands_memory.view import ViewBuilder
+from openhands_memory.view import View, ViewBuilder
 
 from .._helpers import Session, history_of, ids
 
@@ -230,3 +230,21 @@ def test_step_after_step_a_long_view_sees_what_each_step_adds() -> None:
         builder.append(event)
         condenser.condense(builder.view)
     assert ids(condenser.condense(builder.view)) == [0, 1, 2, 3, 168, 169]
+
+
+def test_events_without_ids_are_trimmed_as_openhands_does() -> None:
+    # Built in code, not yet in a stream: OpenHands 0.62 shows view[:1] + view[-2:] (m0, m3, m4).
+    view = View.from_events([MessageAction(content=f"m{i}") for i in range(5)])
+    shown = RecentEventsCondenser(keep_first=1, max_events=3).condense(view)
+    assert [e.content for e in shown] == ["m0", "m3", "m4"]  # type: ignore[attr-defined]
+    assert len(view) == 5
+
+
+def test_a_long_view_hides_events_without_ids_in_between() -> None:
+    s = _session(40)  # 0-83
+    s.events.append(MessageAction(content="built in code"))  # no id: a view-level trim may hide it
+    for _ in range(40):
+        s.turn()  # 84-163
+    condenser = RecentEventsCondenser(keep_first=4, max_events=8)
+    assert ids(condenser.condense(s.view)) == [0, 1, 2, 3, 160, 161, 162, 163]
+    assert condenser._trim_long_view(s.view) is not None  # the fast path decides it, without the full plan
