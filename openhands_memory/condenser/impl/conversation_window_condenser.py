@@ -2,20 +2,29 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from openhands_memory.condenser._boundaries import analyze, first_user_message_index
+from openhands_memory.condenser._boundaries import (
+    ViewStructure,
+    analyze,
+    condensation_action,
+    first_user_message_index,
+    forget_id,
+)
 from openhands_memory.condenser._config_base import CONFIG
 from openhands_memory.condenser.base import Condensation, CondensationReason, RollingCondenser
 from openhands_memory.condenser.forgetting import plan_forgetting
 from openhands_memory.condenser.tokens import TokenCounter
 from openhands_memory.errors import NoCondensationAvailable
-from openhands_memory.events import MessageAction, RecallAction
+from openhands_memory.events import MessageAction, Observation, RecallAction
 from openhands_memory.view import View
 
 __all__ = ["ConversationWindowCondenser", "ConversationWindowCondenserConfig"]
+
+logger = logging.getLogger(__name__)
 
 
 class ConversationWindowCondenserConfig(BaseModel):
@@ -37,8 +46,10 @@ class ConversationWindowCondenser(RollingCondenser):
     Kept for good: the system prompt, the first user message, and the recall that answered it
     (action and observation). Of the other events, the newer half stays (at least the newest
     unit), starting at a safe cut: never on an observation whose action is forgotten, nor inside a
-    batch of parallel tool calls. OpenHands' version only skips observations at the start of the
-    kept half and can still split a batch.
+    batch of parallel tool calls. Observations whose action is not in the view at the start of the
+    kept half are forgotten too, as OpenHands does, even when that leaves only the essentials.
+    OpenHands' version only skips observations at the start of the kept half and can still split
+    a batch.
     """
 
     config_cls = ConversationWindowCondenserConfig
@@ -94,6 +105,41 @@ class ConversationWindowCondenser(RollingCondenser):
         essential_count = sum(1 for unit in structure.unit_of if unit in pinned_units)
         keep = essential_count + max(1, (len(events) - essential_count) // 2)
         plan = plan_forgetting(view, keep_first=0, max_events=keep, pinned=essential, structure=structure)
-        if not plan.forgotten and not view.unhandled_condensation_request:
+        forgotten = [*plan.forgotten, *_dangling_after(structure, plan.forgotten, pinned_units)]
+        if not forgotten and not view.unhandled_condensation_request:
             raise NoCondensationAvailable(self.name, "only essential events are in view")
-        return Condensation(plan.action())
+        if len(forgotten) == len(plan.forgotten):
+            return Condensation(plan.action())
+        forgotten_ids = (forget_id(events[i]) for i in forgotten)
+        return Condensation(condensation_action(events, [i for i in forgotten_ids if i is not None]))
+
+
+def _dangling_after(structure: ViewStructure, forgotten: tuple[int, ...], pinned_units: set[int]) -> list[int]:
+    """Indexes of the observations without their action that start the kept half (OpenHands forgets them).
+
+    The kept half starts after the last forgotten event (the forced unit included); events kept
+    for good are stepped over, as OpenHands' slice does with the essentials. A dangling
+    observation is one alone in its unit: its action (by cause or tool call) is not in the view.
+    """
+    events, unit_of, spans = structure.events, structure.unit_of, structure.spans
+    if not forgotten:
+        return []  # nothing forgotten: the kept half is the whole view, not a slice of it
+    dangling: list[int] = []
+    index = forgotten[-1] + 1
+    while index < len(events):
+        event, unit = events[index], unit_of[index]
+        if unit in pinned_units or index == structure.summary_index:
+            index += 1
+            continue
+        if not isinstance(event, Observation) or spans[unit] != (index, index) or forget_id(event) is None:
+            break
+        dangling.append(index)
+        index += 1
+    if dangling:
+        logger.warning(
+            "conversation_window: forgetting %d more observation(s) whose action is not in view at the start of the kept "
+            "half (as OpenHands does)%s",
+            len(dangling),
+            "; only the essential events are left" if index == len(events) else "",
+        )
+    return dangling

@@ -8,7 +8,7 @@ import pytest
 from conftest import real_log_params, require_real_log
 
 from openhands_memory.condenser import Condensation, ConversationWindowCondenser
-from openhands_memory.events import MessageAction
+from openhands_memory.events import CmdOutputObservation, MessageAction
 from openhands_memory.testing.condenser_replay import replay_with_condenser
 
 from .._helpers import Session, history_of, ids
@@ -79,3 +79,39 @@ def test_real_logs_replay_with_the_essentials_kept(log: Path | None) -> None:
     history = history_of(require_real_log(log))
     replay = replay_with_condenser(history, ConversationWindowCondenser(max_events=24))
     assert replay.largest_view <= 25
+
+
+def _dangling(s: Session, content: str) -> CmdOutputObservation:
+    """An observation whose action (id 100) is not in the view."""
+    return s.add(CmdOutputObservation(content=content, command="ls", cause=100))
+
+
+def test_dangling_observations_at_the_start_of_the_kept_half_are_all_forgotten() -> None:
+    # OpenHands 0.62 on [system, task, recall, recall observation, 2 dangling observations, request]:
+    # 2 others, half is 1, the kept slice holds only dangling observations: both go.
+    s = Session()
+    s.header()  # 0-3
+    _dangling(s, "a")  # 4
+    _dangling(s, "b")  # 5
+    s.request()  # 6
+    result = ConversationWindowCondenser().condense(s.view)
+    assert isinstance(result, Condensation) and result.metadata is not None
+    assert result.action.forgotten == [4, 5] and result.metadata.forgotten == 2
+    s.add(result.action)
+    assert ids(s.view) == [0, 1, 2, 3]
+
+
+def test_the_kept_half_starts_at_the_first_event_after_the_dangling_observations() -> None:
+    # 6 others, half is 3: OpenHands' slice is [b, 8, 9]; it skips b and keeps the turn.
+    s = Session()
+    s.header()  # 0-3
+    s.turn()  # 4, 5
+    _dangling(s, "a")  # 6
+    _dangling(s, "b")  # 7
+    s.turn()  # 8, 9
+    s.request()
+    result = ConversationWindowCondenser().condense(s.view)
+    assert isinstance(result, Condensation)
+    assert result.action.forgotten == [4, 5, 6, 7]
+    s.add(result.action)
+    assert ids(s.view) == [0, 1, 2, 3, 8, 9]
