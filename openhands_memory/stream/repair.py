@@ -14,17 +14,16 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from openhands_memory._files import FILE_MODE, write_atomically
+from openhands_memory._files import write_atomically
 from openhands_memory.errors import MalformedEventError, StoreLockedError
 from openhands_memory.events import event_from_dict
 from openhands_memory.events._sdk_import import is_sdk_log
-from openhands_memory.stream.file_store import _fsync_dir, _read_all
+from openhands_memory.stream.file_store import _fsync_dir, _new_sidecar, _read_all
 
 try:
     import fcntl
@@ -201,16 +200,7 @@ def _unreadable(line: bytes) -> str | None:
 
 def _write_sidecar(log: Path, moved: list[tuple[int, bytes]]) -> Path:
     """Write the moved lines (`<number>\\t<bytes>\\n` each) to a new owner-only file next to the log, synced."""
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
-    sidecar = log.with_name(f"{log.name}.unreadable-{stamp}")
-    suffix = 1
-    while True:
-        try:
-            out = os.open(sidecar, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
-            break
-        except FileExistsError:
-            suffix += 1
-            sidecar = log.with_name(f"{log.name}.unreadable-{stamp}-{suffix}")
+    out, sidecar = _new_sidecar(log, "unreadable")
     try:
         view = memoryview(b"".join(b"%d\t%s\n" % (number, raw) for number, raw in moved))
         while view:
