@@ -52,6 +52,7 @@ OUR_TYPES = {"large_output_offload"}
 """Built-in types OpenHands does not have."""
 OUR_ADDITIONS = {
     "max_tokens", "max_events", "summary_prompt", "llm_config", "on_model_error", "max_event_length", "max_summary_share",
+    "strict_response",
 }  # fmt: skip
 
 
@@ -91,6 +92,7 @@ def test_a_model_backed_strategy_gets_every_field_of_its_config(strategy: type[M
     assert strategy.config_cls is not None
     fields = {"keep_first": 3, "max_size": 40, "max_event_length": 777, "max_tokens": 5000, "on_model_error": "skip"}
     fields.update({"summary_prompt": "Be brief.", "max_summary_share": 0.25} if "summary_prompt" in strategy.config_cls.model_fields else {})
+    fields.update({"strict_response": True} if "strict_response" in strategy.config_cls.model_fields else {})
     counter = ApproximateTokenCounter()
     built = Condenser.from_config({"type": strategy.config_type, "llm_config": "fast", **fields},
                                   token_counter=counter, llm_configs={"fast": {"model": "gpt-4o-mini"}})  # fmt: skip

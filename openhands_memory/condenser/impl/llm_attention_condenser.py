@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 from typing import Any, ClassVar, Literal
 
@@ -15,8 +16,11 @@ from openhands_memory.condenser.base import Condensation
 from openhands_memory.condenser.forgetting import ForgettingPlan, plan_keeping
 from openhands_memory.errors import LLMError, LLMResponseError, NoCondensationAvailable
 from openhands_memory.events import Event
-from openhands_memory.llm.llm import LLMResponse
+from openhands_memory.llm.config import LLMConfig
+from openhands_memory.llm.llm import LLM, LLMResponse
 from openhands_memory.view import View
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "ATTENTION_PROMPT",
@@ -76,6 +80,10 @@ class LLMAttentionCondenserConfig(ModelBackedConfig):
     """The condenser type."""
     max_event_length: int = Field(default=2_000, ge=1)
     """Cut each event's text to this many characters in the ranking prompt."""
+    strict_response: bool = False
+    """A selection that names no event of the view is an error (`LLMResponseError`, handled by
+    `on_model_error`); by default it is read as an empty selection and the newest events fill the
+    room, as OpenHands does."""
 
 
 class LLMAttentionCondenser(ModelBacked):
@@ -87,8 +95,12 @@ class LLMAttentionCondenser(ModelBacked):
     unit; then the model's picks in its order, each with its whole unit (a tool call with its
     result, a batch of parallel calls together), skipping any that would go over budget; then, as
     OpenHands does, the newest remaining events while there is room. Ids the model repeats, or
-    that are not in view, are ignored; a reply with no id of the view is unusable
-    (`LLMResponseError`), handled by `on_model_error` (`fallback` forgets like `amortized`).
+    that are not in view, are ignored. A selection with no id of the view (empty, or only invented
+    ids) is read as an empty selection, as OpenHands does: the newest events fill the room, and
+    the condensation records `unusable_model_answer` and logs a warning; with `strict_response` it
+    is an `LLMResponseError` instead. A reply that is no selection at all (prose, another tool,
+    the wrong fields) is an `LLMResponseError` either way (OpenHands fails on it too), handled by
+    `on_model_error` (`fallback` forgets like `amortized`).
 
     The model is made to call `select_important_events` (a forced tool call); with a config that
     turns native tool calling off it is asked for a JSON object instead. A reply with no tool call
@@ -98,6 +110,23 @@ class LLMAttentionCondenser(ModelBacked):
 
     config_cls = LLMAttentionCondenserConfig
     default_max_event_length: ClassVar[int] = 2_000
+
+    strict_response: bool
+    """A selection with no id of the view raises `LLMResponseError` instead of being read as empty."""
+
+    def __init__(
+        self, llm: LLM | LLMConfig, max_size: int = 100, keep_first: int = 1, *, strict_response: bool = False, **options: Any
+    ) -> None:
+        """Set the model, the budgets and how an empty selection is taken.
+
+        Args:
+            llm, max_size, keep_first: as for `ModelBacked`.
+            strict_response: raise `LLMResponseError` on a selection with no id of the view
+                (default: read it as empty and keep the newest events, as OpenHands does).
+            options: what every model-backed condenser takes (see `ModelBacked`).
+        """
+        self.strict_response = strict_response
+        super().__init__(llm, max_size, keep_first, **options)
 
     # -- the condensation
 
@@ -222,9 +251,12 @@ class LLMAttentionCondenser(ModelBacked):
     def read_ids(self, response: LLMResponse, events: list[Event]) -> list[int]:
         """The ids a reply keeps that are in `events`, in its order, each once.
 
+        A selection with no id of `events` gives an empty list (recorded as `unusable_model_answer`,
+        with a warning), unless `strict_response` is set.
+
         Raises:
             LLMResponseError: no `select_important_events` call (nor JSON text), arguments that do
-                not fit `ImportantEventSelection`, or no id of `events` at all.
+                not fit `ImportantEventSelection`, or, with `strict_response`, no id of `events` at all.
         """
         model = self.llm.config.model
         arguments = called_tool_arguments(response, SELECT_EVENTS_TOOL_NAME)
@@ -249,9 +281,12 @@ class LLMAttentionCondenser(ModelBacked):
         if ignored:
             self.add_metadata("ids_ignored", ignored)
         if not ids:
-            raise LLMResponseError(
-                f"{SELECT_EVENTS_TOOL_NAME}: none of the {len(selection.ids)} ids chosen is an event in view", model=model
-            )
+            reason = f"{SELECT_EVENTS_TOOL_NAME}: none of the {len(selection.ids)} ids chosen is an event in view"
+            if self.strict_response:
+                raise LLMResponseError(reason, model=model)
+            # OpenHands keeps the newest events when the selection is empty; say that it happened.
+            self.add_metadata("unusable_model_answer", "empty selection" if not selection.ids else reason)
+            logger.warning("%s: %s; keeping the newest events instead (strict_response is off)", self.name, reason)
         return ids
 
 

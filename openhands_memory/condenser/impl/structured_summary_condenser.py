@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
@@ -11,6 +12,8 @@ from openhands_memory.condenser._model_backed import ModelSummarizingCondenser, 
 from openhands_memory.errors import CondenserConfigError, LLMResponseError
 from openhands_memory.llm.config import LLMConfig
 from openhands_memory.llm.llm import LLM, LLMResponse
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "STATE_SUMMARY_TOOL_NAME",
@@ -166,6 +169,9 @@ class StructuredSummaryCondenserConfig(SummarizingConfig):
 
     type: Literal["structured"] = "structured"
     """The condenser type."""
+    strict_response: bool = False
+    """An answer that is no usable state summary is an error (`LLMResponseError`, handled by
+    `on_model_error`); by default the condensation goes ahead with an empty summary, as OpenHands does."""
 
 
 class StructuredSummaryCondenser(ModelSummarizingCondenser):
@@ -173,15 +179,38 @@ class StructuredSummaryCondenser(ModelSummarizingCondenser):
     arguments become a `StateSummary`, written out as the summary's text.
 
     Needs a model with native function calling: a config that says `native_tool_calling = false`
-    is refused when the condenser is built. A reply that makes no such call, or whose arguments
-    are not JSON or do not fit `StateSummary`, or fill no field, is unusable (`LLMResponseError`),
-    handled by `on_model_error` (OpenHands writes an empty summary instead). A reply with no tool
-    call but a JSON object as its text is read as the arguments (some providers answer so).
+    is refused when the condenser is built. A reply with no tool call but a JSON object as its
+    text is read as the arguments (some providers answer so). A reply that makes no such call, or
+    whose arguments are not JSON or do not fit `StateSummary`, or fill no field, is unusable: as
+    OpenHands does, the events are forgotten under an empty `StateSummary` (the condensation
+    records `unusable_model_answer` and a warning is logged); with `strict_response` it is an
+    `LLMResponseError` instead, handled by `on_model_error`.
     """
 
     config_cls = StructuredSummaryCondenserConfig
     default_prompt: ClassVar[str] = STRUCTURED_SUMMARY_PROMPT
     closing: ClassVar[str] = f"Now call {STATE_SUMMARY_TOOL_NAME} with the new summary."
+
+    strict_response: bool
+    """An unusable answer raises `LLMResponseError` instead of giving an empty summary."""
+
+    def __init__(
+        self, llm: LLM | LLMConfig, max_size: int = 100, keep_first: int = 1, *, strict_response: bool = False, **options: Any
+    ) -> None:
+        """Set the model, the budgets, the prompt and how an unusable answer is taken.
+
+        Args:
+            llm, max_size, keep_first: as for `ModelSummarizingCondenser`.
+            strict_response: raise `LLMResponseError` on an answer that is no usable state summary
+                (default: write an empty summary, as OpenHands does).
+            options: see `ModelSummarizingCondenser`.
+
+        Raises:
+            CondenserConfigError: the model's config turns native tool calling off.
+            ValueError: see `ModelSummarizingCondenser`.
+        """
+        self.strict_response = strict_response
+        super().__init__(llm, max_size, keep_first, **options)
 
     def init_model(self, llm: LLM | LLMConfig, on_model_error: OnModelError) -> None:
         """Set the model and the failure rule, refusing a model without native tool calling.
@@ -202,15 +231,28 @@ class StructuredSummaryCondenser(ModelSummarizingCondenser):
     def request_summary(self, prompt: str) -> str:
         """Make the model call `create_state_summary` and write the state it gives out as text.
 
+        An answer that is no usable state summary gives the empty summary's text, unless
+        `strict_response` is set.
+
         Raises:
-            LLMError: the call failed, or the answer is not a usable state summary (`LLMResponseError`).
+            LLMError: the call failed, or, with `strict_response`, the answer is not a usable state
+                summary (`LLMResponseError`).
         """
-        response = self.llm.completion(
-            [{"role": "user", "content": prompt}],
-            tools=[StateSummary.tool()],
-            tool_choice={"type": "function", "function": {"name": STATE_SUMMARY_TOOL_NAME}},
-        )
-        return self.read_summary(response).to_text()
+        try:
+            response = self.llm.completion(
+                [{"role": "user", "content": prompt}],
+                tools=[StateSummary.tool()],
+                tool_choice={"type": "function", "function": {"name": STATE_SUMMARY_TOOL_NAME}},
+            )
+            summary = self.read_summary(response)
+        except LLMResponseError as error:
+            if self.strict_response:
+                raise
+            # OpenHands condenses with an empty StateSummary when the tool call is missing or broken.
+            self.add_metadata("unusable_model_answer", str(error))
+            logger.warning("%s: unusable answer (%s); writing an empty summary (strict_response is off)", self.name, error)
+            summary = StateSummary()
+        return summary.to_text()
 
     def read_summary(self, response: LLMResponse) -> StateSummary:
         """The `StateSummary` a reply gives.

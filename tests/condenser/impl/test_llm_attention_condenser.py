@@ -179,7 +179,7 @@ def test_garbage_raises_and_leaves_the_log_as_it_was(garbage: str) -> None:
     s = session(10)
     before = [e.model_copy() for e in s.events]
     _, llm = fake_llm(reply)
-    condenser = LLMAttentionCondenser(llm, max_size=20, keep_first=4)
+    condenser = LLMAttentionCondenser(llm, max_size=20, keep_first=4, strict_response=True)
     with pytest.raises(error, match=re.escape(message)):
         condenser.condense(s.view)
     assert s.events == before and condenser.last_condensation is None
@@ -190,7 +190,7 @@ def test_garbage_falls_back_to_forgetting_like_amortized(garbage: str) -> None:
     reply, error, _ = GARBAGE[garbage]
     s = session(10)
     _, llm = fake_llm(reply)
-    result = LLMAttentionCondenser(llm, max_size=20, keep_first=4, on_model_error="fallback").condense(s.view)
+    result = LLMAttentionCondenser(llm, max_size=20, keep_first=4, on_model_error="fallback", strict_response=True).condense(s.view)
     assert isinstance(result, Condensation) and result.metadata is not None
     amortized = AmortizedForgettingCondenser(max_size=20, keep_first=4).condense(s.view)
     assert isinstance(amortized, Condensation)
@@ -206,9 +206,40 @@ def test_garbage_is_skipped_and_a_request_stays_pending(garbage: str) -> None:
     s.request()
     _, llm = fake_llm(reply)
     view = s.view
-    condenser = LLMAttentionCondenser(llm, max_size=20, keep_first=4, on_model_error="skip")
+    condenser = LLMAttentionCondenser(llm, max_size=20, keep_first=4, on_model_error="skip", strict_response=True)
     assert condenser.condense(view) is view and view.unhandled_condensation_request
     assert isinstance(condenser.last_error, error)
+
+
+@pytest.mark.parametrize(
+    ("reply", "recorded"),
+    [
+        (pick(), "empty selection"),
+        (pick(999, 1000), "select_important_events: none of the 2 ids chosen is an event in view"),
+    ],
+    ids=["no ids at all", "no id in view"],
+)
+def test_an_empty_selection_keeps_the_newest_events_as_openhands_does(
+    reply: FakeReply, recorded: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # OpenHands 0.62 (llm_attention_condenser.py): with no ids from the model, the tail of the view
+    # fills the target: 24 events, max_size=20, keep_first=4 keeps the head and the newest 6 events.
+    s = session(10)
+    _, llm = fake_llm(reply)
+    result = LLMAttentionCondenser(llm, max_size=20, keep_first=4).condense(s.view)
+    assert isinstance(result, Condensation) and result.metadata is not None
+    s.add(result.action)
+    assert ids(s.view) == [0, 1, 2, 3, 18, 19, 20, 21, 22, 23]
+    assert result.metadata.extra["unusable_model_answer"] == recorded
+    assert result.metadata.extra["units_picked"] == 0
+    assert "keeping the newest events instead" in caplog.text
+
+
+def test_a_reply_that_is_no_selection_still_raises_without_strict_response() -> None:
+    # OpenHands fails on a reply it cannot parse as a selection, too (pydantic's ValidationError).
+    _, llm = fake_llm(FakeReply(text="The first ones, I think."))
+    with pytest.raises(LLMResponseError, match="the reply does not call select_important_events"):
+        LLMAttentionCondenser(llm, max_size=20, keep_first=4).condense(session(10).view)
 
 
 def test_llm_metrics_are_openhands_shaped_and_round_trip() -> None:

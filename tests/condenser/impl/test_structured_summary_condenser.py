@@ -109,7 +109,7 @@ def test_garbage_raises_and_leaves_the_log_as_it_was(garbage: str) -> None:
     s = session(6)
     before = [e.model_copy() for e in s.events]
     _, llm = fake_llm(reply)
-    condenser = StructuredSummaryCondenser(llm, max_size=12, keep_first=4)
+    condenser = StructuredSummaryCondenser(llm, max_size=12, keep_first=4, strict_response=True)
     with pytest.raises(LLMResponseError, match=re.escape(message)):
         condenser.condense(s.view)
     assert s.events == before and condenser.last_condensation is None
@@ -119,7 +119,9 @@ def test_garbage_raises_and_leaves_the_log_as_it_was(garbage: str) -> None:
 def test_garbage_falls_back_to_a_placeholder(garbage: str) -> None:
     reply, _ = GARBAGE[garbage]
     _, llm = fake_llm(reply)
-    result = StructuredSummaryCondenser(llm, max_size=12, keep_first=4, on_model_error="fallback").condense(session(6).view)
+    result = StructuredSummaryCondenser(llm, max_size=12, keep_first=4, on_model_error="fallback", strict_response=True).condense(
+        session(6).view
+    )
     assert isinstance(result, Condensation) and result.metadata is not None
     assert result.action.summary == "[No summary: the model could not summarize the 10 events forgotten here (LLMResponseError).]"
     assert result.action.forgotten == list(range(4, 14))
@@ -131,14 +133,31 @@ def test_garbage_is_skipped(garbage: str) -> None:
     reply, _ = GARBAGE[garbage]
     _, llm = fake_llm(reply)
     view = session(6).view
-    condenser = StructuredSummaryCondenser(llm, max_size=12, keep_first=4, on_model_error="skip")
+    condenser = StructuredSummaryCondenser(llm, max_size=12, keep_first=4, on_model_error="skip", strict_response=True)
     assert condenser.condense(view) is view
     assert isinstance(condenser.last_error, LLMResponseError)
 
 
+@pytest.mark.parametrize("garbage", sorted(GARBAGE))
+def test_garbage_condenses_with_an_empty_summary_as_openhands_does(garbage: str, caplog: pytest.LogCaptureFixture) -> None:
+    # OpenHands 0.62 (structured_summary_condenser.py): no create_state_summary call, or arguments it
+    # cannot parse, give `StateSummary()`: the same events are forgotten under an empty summary.
+    reply, message = GARBAGE[garbage]
+    _, llm = fake_llm(reply)
+    result = StructuredSummaryCondenser(llm, max_size=12, keep_first=4).condense(session(6).view)
+    assert isinstance(result, Condensation) and result.metadata is not None
+    assert result.action.forgotten == list(range(4, 14))
+    assert result.action.summary == "# State Summary" and result.action.summary_offset == 4
+    assert message in result.metadata.extra["unusable_model_answer"]
+    assert result.metadata.extra["outcome"] == "summary"
+    assert "writing an empty summary" in caplog.text
+
+
 def test_usage_of_a_garbage_answer_is_recorded_when_falling_back() -> None:
     _, llm = fake_llm(FakeReply.tool_call(STATE_SUMMARY_TOOL_NAME, {}, text=None))
-    result = StructuredSummaryCondenser(llm, max_size=12, keep_first=4, on_model_error="fallback").condense(session(6).view)
+    result = StructuredSummaryCondenser(llm, max_size=12, keep_first=4, on_model_error="fallback", strict_response=True).condense(
+        session(6).view
+    )
     assert isinstance(result, Condensation)
     check_llm_metrics(result.action.llm_metrics, calls=1)  # the call was made and billed, its answer unusable
     assert round_trips(result.action.model_copy(update={"id": 16}))
