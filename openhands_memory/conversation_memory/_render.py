@@ -52,6 +52,9 @@ from openhands_memory.events import (
     UserRejectObservation,
     event_to_dict,
 )
+from openhands_memory.errors import MalformedEventError
+from openhands_memory.events.actions import ACTION_CLASSES
+from openhands_memory.events.observations import OBSERVATION_CLASSES
 from openhands_memory.llm.message import Content, ImageContent, Message, Role, TextContent, ToolCall, ToolCallFunction
 
 TRUNCATION_MARKER = "\n[... Observation truncated due to length ...]\n"
@@ -87,6 +90,9 @@ _SILENT_OBSERVATIONS: tuple[type[Observation], ...] = (
     AgentStateChangedObservation,
     LoopDetectionObservation,
 )
+# The classes the renderer knows, and their subclasses: every kind a log can hold, unknown kinds
+# read from a log included. Any other class is a programming error, which OpenHands raises too.
+_RENDERABLE: tuple[type[Event], ...] = (*ACTION_CLASSES.values(), *OBSERVATION_CLASSES.values(), UnknownAction, UnknownObservation)
 
 
 def truncate_content(text: str, max_chars: int | None) -> str:
@@ -210,6 +216,8 @@ class EventRenderer:
         cls = type(event)
         handler = self.handlers.get(cls)
         if handler is None:
+            if not issubclass(cls, _RENDERABLE):
+                raise _unrenderable(event)
             handler = self.handlers[cls] = self._handler_for(cls)
         return handler(event)
 
@@ -481,6 +489,16 @@ class EventRenderer:
             parts.append(TextContent(text=microagent_text(enabled)))
         message = Message(role="user", content=tuple(parts)) if parts else None
         return (RECALL, Recall(names, message, (), tool_call))
+
+
+def _unrenderable(event: Event) -> MalformedEventError:
+    cls = type(event)
+    return MalformedEventError(
+        f"cannot render an event of type {cls.__module__}.{cls.__qualname__}: it is no event kind of "
+        "openhands_memory.events (subclass one, or load a kind we do not know with event_from_dict, "
+        "which keeps it as UnknownAction / UnknownObservation)",
+        event_id=event.id,
+    )
 
 
 def _nothing(event: Event) -> None:

@@ -102,7 +102,8 @@ class ConversationMemory:
         - A tool action waits until every call of its model response has a result; then the
           assistant message with all the calls goes out, followed by one `tool` message per call.
         - Observations are rendered as OpenHands renders them; their text is cut in the middle
-          past `max_message_chars`. Kinds we do not know are shown by their content.
+          past `max_message_chars`. Kinds we do not know, read from a log (`UnknownObservation`),
+          are shown by their content.
         - A final pass drops tool results without their call and trims calls without a result,
           so the output is always a valid chat. What was left out is `last_repairs`, and logged.
 
@@ -116,6 +117,11 @@ class ConversationMemory:
         Returns:
             A new list (yours to change); its messages are immutable and may be shared with the
             lists returned by earlier and later calls.
+
+        Raises:
+            MalformedEventError: an event (not hidden) is of a class that is no event kind of
+                `openhands_memory.events` nor a subclass of one (OpenHands raises `ValueError`); it
+                names the event's id and class.
         """
         events: Sequence[Event]
         if isinstance(condensed_history, View):

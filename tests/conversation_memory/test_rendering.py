@@ -7,6 +7,7 @@ import pytest
 from openhands_memory.conversation_memory import ConversationMemory
 from openhands_memory.conversation_memory._render import TRUNCATION_MARKER, truncate_content
 from openhands_memory.events import (
+    Action,
     AgentCondensationObservation,
     AgentDelegateAction,
     AgentDelegateObservation,
@@ -19,6 +20,7 @@ from openhands_memory.events import (
     CmdOutputObservation,
     CmdRunAction,
     CondensationRequestAction,
+    Event,
     ErrorObservation,
     FileEditObservation,
     FileReadAction,
@@ -40,6 +42,8 @@ from openhands_memory.events import (
 )
 from openhands_memory.events.observations import OBSERVATION_CLASSES
 from openhands_memory.llm import ImageContent, Message
+
+from openhands_memory.errors import MalformedEventError
 
 from ._helpers import Stream, assert_valid_chat, images_of, text_of
 
@@ -391,6 +395,50 @@ def test_unknown_action_without_tool_call_is_shown_by_its_content() -> None:
     messages = chat(stream.events)
     assert (messages[1].role, text_of(messages[1])) == ("assistant", "Hi Chen")
     assert (messages[2].role, text_of(messages[2])) == ("user", "Pinged")
+
+
+class NoteObservation(Observation):
+    """A user-defined observation class, not built on any event kind of the library."""
+
+    observation: str = "note"
+
+
+class WaveAction(Action):
+    """A user-defined action class, not built on any event kind of the library."""
+
+    action: str = "wave"
+
+
+class CustomCmdOutput(CmdOutputObservation):
+    """A subclass of a known kind: rendered as that kind (OpenHands dispatches with isinstance)."""
+
+
+@pytest.mark.parametrize(
+    ("event", "qualname"),
+    [(NoteObservation(content="noted"), "NoteObservation"), (WaveAction(), "WaveAction")],
+    ids=["observation", "action"],
+)
+def test_an_event_of_a_class_the_renderer_does_not_know_is_a_clear_error(event: Event, qualname: str) -> None:
+    # OpenHands 0.62 raises ValueError("Unknown observation type: <class ...>") for such an observation.
+    stream = Stream()
+    stream.add(MessageAction(content="hi"), "user")
+    stream.add(event, "environment")
+    with pytest.raises(MalformedEventError) as caught:
+        ConversationMemory(SYSTEM).process_events(stream.events)
+    assert isinstance(caught.value, ValueError) and caught.value.event_id == 1
+    assert str(caught.value).startswith(
+        f"id 1: cannot render an event of type {__name__}.{qualname}: it is no event kind of openhands_memory.events"
+    )
+
+
+def test_subclasses_of_known_kinds_and_unknown_kinds_from_a_log_still_render() -> None:
+    stream = Stream()
+    stream.add(CustomCmdOutput(content="out", command="ls"), "environment")
+    stream.events.append(event_from_dict({"id": 1, "source": "environment", "observation": "note", "content": "noted", "extras": {}}))
+    messages = chat(stream.events)
+    assert [text_of(m) for m in messages[1:]] == ["\nObserved result of command executed by user:\nout", "\n\nnoted"]
+    stream.events[0] = CmdOutputObservation(**stream.events[0].__dict__)
+    assert chat(stream.events) == messages
 
 
 def test_hidden_events_render_nothing() -> None:
