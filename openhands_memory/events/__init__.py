@@ -69,6 +69,7 @@ from openhands_memory.events.serialization import (
     load_session_folder,
     validate_log,
 )
+from openhands_memory.events.trajectory import event_to_trajectory
 from openhands_memory.events.validation import ValidationFinding, ValidationReport, validate_events
 
 __all__ = [
@@ -135,6 +136,7 @@ __all__ = [
     "event_from_json",
     "event_to_dict",
     "event_to_json",
+    "event_to_trajectory",
     "load_events",
     "load_session_folder",
     "validate_log",
