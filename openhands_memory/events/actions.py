@@ -104,6 +104,7 @@ class CmdRunAction(Action):
     security_risk: int | None = -1
     """The risk the security analyzer assigned (-1: unknown); None leaves it out of the JSON."""
 
+    runnable: ClassVar[bool] = True
     omit_if_none: ClassVar[frozenset[str]] = frozenset({"security_risk"})
 
     def default_message(self) -> str:
@@ -127,6 +128,7 @@ class IPythonRunCellAction(Action):
     kernel_init_code: str = ""
     """Code run when the kernel (re)starts."""
 
+    runnable: ClassVar[bool] = True
     omit_if_none: ClassVar[frozenset[str]] = frozenset({"security_risk"})
 
     def default_message(self) -> str:
@@ -152,6 +154,7 @@ class FileReadAction(Action):
     view_range: list[int] | None = None
     """The line range the editor tool asked for."""
 
+    runnable: ClassVar[bool] = True
     omit_if_none: ClassVar[frozenset[str]] = frozenset({"security_risk"})
 
     def default_message(self) -> str:
@@ -175,6 +178,7 @@ class FileWriteAction(Action):
     security_risk: int | None = -1
     """The risk the security analyzer assigned (-1: unknown); None leaves it out of the JSON."""
 
+    runnable: ClassVar[bool] = True
     omit_if_none: ClassVar[frozenset[str]] = frozenset({"security_risk"})
 
     def default_message(self) -> str:
@@ -212,6 +216,7 @@ class FileEditAction(Action):
     impl_source: str = "oh_aci"
     """Which implementation performs the edit (`oh_aci`, `llm_based_edit`)."""
 
+    runnable: ClassVar[bool] = True
     omit_if_none: ClassVar[frozenset[str]] = frozenset({"security_risk"})
 
 
@@ -228,6 +233,7 @@ class BrowseURLAction(Action):
     return_axtree: bool = False
     """Return the accessibility tree too."""
 
+    runnable: ClassVar[bool] = True
     omit_if_none: ClassVar[frozenset[str]] = frozenset({"security_risk"})
 
     def default_message(self) -> str:
@@ -249,6 +255,7 @@ class BrowseInteractiveAction(Action):
     return_axtree: bool = False
     """Return the accessibility tree too."""
 
+    runnable: ClassVar[bool] = True
     omit_if_none: ClassVar[frozenset[str]] = frozenset({"security_risk"})
 
     def default_message(self) -> str:
@@ -342,6 +349,7 @@ class MCPAction(Action):
     security_risk: int | None = -1
     """The risk the security analyzer assigned (-1: unknown); None leaves it out of the JSON."""
 
+    runnable: ClassVar[bool] = True
     omit_if_none: ClassVar[frozenset[str]] = frozenset({"security_risk"})
 
     def default_message(self) -> str:

@@ -180,6 +180,10 @@ class Action(Event):
     action: str
     """The OpenHands action kind."""
 
+    runnable: ClassVar[bool] = False
+    """The runtime executes this kind and answers with an observation (OpenHands' `Action.runnable`:
+    commands, IPython cells, file reads, writes and edits, browsing and MCP calls)."""
+
 
 class Observation(Event):
     """What the environment reported back."""

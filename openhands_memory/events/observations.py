@@ -35,6 +35,11 @@ class CmdOutputObservation(Observation):
         """The shell's working directory after the command, when recorded."""
         return self.metadata.get("working_dir")
 
+    @property
+    def error(self) -> bool:
+        """The command failed: its exit code is not 0 (an unknown one, -1, counts as failed), as in OpenHands."""
+        return self.exit_code != 0
+
     def compute_success(self) -> bool:
         return self.exit_code == 0
 
@@ -52,6 +57,11 @@ class IPythonRunCellObservation(Observation):
     """Images the cell displayed (data URLs); OpenHands 0.62 loads None and "" entries and skips them when rendering."""
 
     has_success: ClassVar[bool] = True
+
+    @property
+    def error(self) -> bool:
+        """Always False: a cell has no exit code (OpenHands' rule)."""
+        return False
 
     def compute_success(self) -> bool:
         return True  # OpenHands reports every executed cell as a success
