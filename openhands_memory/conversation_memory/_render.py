@@ -14,7 +14,6 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from openhands_memory.conversation_memory._file_edit import file_edit_text
 from openhands_memory.conversation_memory._recall import microagent_name, microagent_text, workspace_context_text
 from openhands_memory.events import (
     Action,
@@ -199,7 +198,7 @@ class EventRenderer:
         self._last_response: tuple[dict[str, Any], Message, tuple[str, ...]] | None = None
         self._observation_text: dict[type, Callable[[Any], str | tuple[Content, ...] | None]] = {
             IPythonRunCellObservation: self._ipython,
-            FileEditObservation: lambda o: self._cut(file_edit_text(o)),
+            FileEditObservation: lambda o: self._cut(str(o)),  # OpenHands' text: the report, the new-file note or the hunks
             BrowserOutputObservation: self._browser,
             AgentDelegateObservation: self._delegate,
             ErrorObservation: lambda o: self._cut(o.content) + "\n[Error occurred in processing last action]",

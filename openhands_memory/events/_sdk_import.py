@@ -672,7 +672,8 @@ def _cmd_output(
     command = observation.get("command")
     if not isinstance(command, str):
         command = action.command if isinstance(action, CmdRunAction) else ""
-    return CmdOutputObservation(content=text, command=command, metadata=metadata)
+    # Validated, not constructed: an imported output is kept as written (construction would cut a long one).
+    return CmdOutputObservation.model_validate({"content": text, "command": command, "metadata": metadata})
 
 
 def _file_observation(

@@ -8,6 +8,7 @@ from typing import Any, ClassVar, Literal, overload
 
 from pydantic import Field, StrictInt, model_validator
 
+from openhands_memory.events._text import source_text
 from openhands_memory.events.base import Action, JsonObject
 
 
@@ -43,6 +44,11 @@ class AgentState(StrEnum):
     RATE_LIMITED = "rate_limited"
 
 
+def _thought_line(thought: str) -> str:
+    """`THOUGHT: ...` and a line break, or nothing for no thought (OpenHands' text forms)."""
+    return f"THOUGHT: {thought}\n" if thought else ""
+
+
 class MessageAction(Action):
     """A chat message, from the user or the agent."""
 
@@ -63,6 +69,11 @@ class MessageAction(Action):
     def default_message(self) -> str:
         return self.content
 
+    def __str__(self) -> str:
+        text = f"**MessageAction** (source={source_text(self)})\nCONTENT: {self.content}"
+        text += "".join(f"\nIMAGE_URL: {url}" for url in self.image_urls or ())
+        return text + "".join(f"\nFILE_URL: {url}" for url in self.file_urls or ())
+
 
 class SystemMessageAction(Action):
     """The system prompt and the tools offered to the model."""
@@ -79,6 +90,14 @@ class SystemMessageAction(Action):
 
     def default_message(self) -> str:
         return self.content
+
+    def __str__(self) -> str:
+        text = f"**SystemMessageAction** (source={source_text(self)})\nCONTENT: {self.content}"
+        if self.tools:
+            text += f"\nTOOLS: {len(self.tools)} tools available"
+        if self.agent_class:
+            text += f"\nAGENT_CLASS: {self.agent_class}"
+        return text
 
 
 class CmdRunAction(Action):
@@ -110,6 +129,12 @@ class CmdRunAction(Action):
     def default_message(self) -> str:
         return f"Running command: {self.command}"
 
+    def __str__(self) -> str:
+        return (
+            f"**CmdRunAction (source={source_text(self)}, is_input={self.is_input})**\n"
+            f"{_thought_line(self.thought)}COMMAND:\n{self.command}"
+        )
+
 
 class IPythonRunCellAction(Action):
     """Run code in the IPython kernel."""
@@ -133,6 +158,9 @@ class IPythonRunCellAction(Action):
 
     def default_message(self) -> str:
         return f"Running Python code interactively: {self.code}"
+
+    def __str__(self) -> str:
+        return f"**IPythonRunCellAction**\n{_thought_line(self.thought)}CODE:\n{self.code}"
 
 
 class FileReadAction(Action):
@@ -184,6 +212,12 @@ class FileWriteAction(Action):
     def default_message(self) -> str:
         return f"Writing file: {self.path}"
 
+    def __str__(self) -> str:
+        return (
+            f"**FileWriteAction**\nPath: {self.path}\nRange: [L{self.start}:L{self.end}]\nThought: {self.thought}\n"
+            f"Content:\n```\n{self.content}\n```\n"
+        )
+
 
 class FileEditAction(Action):
     """Edit a file: the editor tool's commands (`create`, `str_replace`, `insert`, ...) or an LLM edit."""
@@ -219,6 +253,21 @@ class FileEditAction(Action):
     runnable: ClassVar[bool] = True
     omit_if_none: ClassVar[frozenset[str]] = frozenset({"security_risk"})
 
+    def __str__(self) -> str:
+        text = f"**FileEditAction**\nPath: [{self.path}]\nThought: {self.thought}\n"
+        if self.impl_source == "llm_based_edit":
+            return text + f"Range: [L{self.start}:L{self.end}]\nContent:\n```\n{self.content}\n```\n"
+        text += f"Command: {self.command}\n"
+        if self.command == "create":
+            text += f"Created File with Text:\n```\n{self.file_text}\n```\n"
+        elif self.command == "str_replace":
+            text += f"Old String: ```\n{self.old_str}\n```\nNew String: ```\n{self.new_str}\n```\n"
+        elif self.command == "insert":
+            text += f"Insert Line: {self.insert_line}\nNew String: ```\n{self.new_str}\n```\n"
+        elif self.command == "undo_edit":
+            text += "Undo Edit\n"
+        return text  # `view` adds nothing: OpenHands runs it as a read
+
 
 class BrowseURLAction(Action):
     """Open a URL in the browser."""
@@ -238,6 +287,9 @@ class BrowseURLAction(Action):
 
     def default_message(self) -> str:
         return f"I am browsing the URL: {self.url}"
+
+    def __str__(self) -> str:
+        return f"**BrowseURLAction**\n{_thought_line(self.thought)}URL: {self.url}"
 
 
 class BrowseInteractiveAction(Action):
@@ -260,6 +312,9 @@ class BrowseInteractiveAction(Action):
 
     def default_message(self) -> str:
         return f"I am interacting with the browser:\n```\n{self.browser_actions}\n```"
+
+    def __str__(self) -> str:
+        return f"**BrowseInteractiveAction**\n{_thought_line(self.thought)}BROWSER_ACTIONS: {self.browser_actions}"
 
 
 class AgentDelegateAction(Action):
@@ -335,6 +390,9 @@ class RecallAction(Action):
     def default_message(self) -> str:
         return f"Retrieving content for: {self.query[:50]}"
 
+    def __str__(self) -> str:
+        return f"**RecallAction**\nQUERY: {self.query[:50]}"
+
 
 class MCPAction(Action):
     """Call a tool of an MCP server."""
@@ -357,6 +415,9 @@ class MCPAction(Action):
             f"I am interacting with the MCP server with name:\n```\n{self.name}\n```\n"
             f"and arguments:\n```\n{self.arguments}\n```"
         )
+
+    def __str__(self) -> str:
+        return f"**MCPAction**\n{_thought_line(self.thought)}NAME: {self.name}\nARGUMENTS: {self.arguments}"
 
 
 class TaskTrackingAction(Action):
@@ -570,7 +631,8 @@ class CondensationRequestAction(Action):
 class ContextReloadAction(Action):
     """The agent asks for the original content of one event of the log (the `context_reload` memory tool).
 
-    Not an OpenHands kind: this library's memory tools add it; OpenHands loads it as an unknown action.
+    Not an OpenHands kind: this library's memory tools add it. OpenHands 0.62 refuses a log that holds it
+    (`LLMMalformedActionError`: it knows no such action).
     """
 
     action: Literal["context_reload"] = "context_reload"
@@ -584,7 +646,8 @@ class ContextReloadAction(Action):
 class SearchHistoryAction(Action):
     """The agent searches the whole log, forgotten events included (the `search_history` memory tool).
 
-    Not an OpenHands kind: this library's memory tools add it; OpenHands loads it as an unknown action.
+    Not an OpenHands kind: this library's memory tools add it. OpenHands 0.62 refuses a log that holds it
+    (`LLMMalformedActionError`: it knows no such action).
     """
 
     action: Literal["search_history"] = "search_history"

@@ -15,6 +15,7 @@ from typing import Annotated, Any, ClassVar
 from pydantic import BaseModel, BeforeValidator, ConfigDict, PlainValidator, StrictInt
 from pydantic_core import PydanticUndefined
 
+from openhands_memory.events._text import dataclass_text
 from openhands_memory.events._wire import wire_of
 
 EventId = int
@@ -163,6 +164,11 @@ class Event(BaseModel):
     def default_message(self) -> str:
         """The description OpenHands would write for this event."""
         return ""
+
+    def __str__(self) -> str:
+        """The event as OpenHands 0.62 prints it (its summarizers' prompts use this text): a kind's own
+        form (`**CmdRunAction ...**`), or else OpenHands' dataclass repr (`AgentThinkAction(thought=...)`)."""
+        return dataclass_text(self)
 
     @property
     def response_id(self) -> str | None:

@@ -2,11 +2,35 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
+from openhands_memory.events._edit_diff import EditGroup, edit_groups, visualize
+from openhands_memory.events._text import source_text
 from openhands_memory.events.base import JsonObject, Observation
+
+MAX_CMD_OUTPUT_SIZE = 30_000
+"""A command's output built in code is cut in the middle to this many characters (OpenHands 0.62's
+`MAX_CMD_OUTPUT_SIZE`), unless hidden; output read from a log is kept as written."""
+
+CMD_OUTPUT_TRUNCATION_MARKER = "\n[... Observation truncated due to length ...]\n"
+"""What stands for the cut middle of a command's output (OpenHands' marker)."""
+
+_CMD_METADATA_DEFAULTS: dict[str, Any] = {
+    "exit_code": -1, "pid": -1, "username": None, "hostname": None, "working_dir": None,
+    "py_interpreter_path": None, "prefix": "", "suffix": "",
+}  # fmt: skip
+"""OpenHands' `CmdOutputMetadata` fields, in its order, with their defaults (for `str()`)."""
+
+
+def _cut_middle(content: str, max_size: int) -> str:
+    """The first and last `max_size // 2` characters around OpenHands' marker (`content` if it fits)."""
+    if len(content) <= max_size:
+        return content
+    half = max_size // 2
+    return content[:half] + CMD_OUTPUT_TRUNCATION_MARKER + content[-half:]
 
 
 class CmdOutputObservation(Observation):
@@ -21,6 +45,20 @@ class CmdOutputObservation(Observation):
     """Hidden output is kept but never shown to the agent."""
 
     has_success: ClassVar[bool] = True
+
+    def __init__(self, **data: Any) -> None:
+        """Build the observation; content longer than `MAX_CMD_OUTPUT_SIZE` is cut in the middle, as
+        OpenHands does, unless `hidden`. (Loading, `event_from_dict` or `model_validate`, does not
+        come through here: what a log holds is kept as written.)"""
+        content = data.get("content")
+        if isinstance(content, str) and len(content) > MAX_CMD_OUTPUT_SIZE and not data.get("hidden", False):
+            data["content"] = _cut_middle(content, MAX_CMD_OUTPUT_SIZE)
+        super().__init__(**data)
+
+    # Pydantic calls a model's own `__init__` from validation too (so `event_from_dict` would cut
+    # what a log holds); this marker, which BaseModel's and RootModel's `__init__` carry, tells it
+    # that this one is only for construction. tests/events/test_openhands_api.py checks both paths.
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
 
     @property
     def exit_code(self) -> int:
@@ -46,6 +84,28 @@ class CmdOutputObservation(Observation):
     def default_message(self) -> str:
         return f"Command `{self.command}` executed with exit code {self.exit_code}."
 
+    def to_agent_observation(self) -> str:
+        """The output as OpenHands shows it to the agent: prefix, content, suffix, then the working
+        directory, interpreter and exit code when known."""
+        metadata = self.metadata
+        text = f"{metadata.get('prefix') or ''}{self.content}{metadata.get('suffix') or ''}"
+        if metadata.get("working_dir"):
+            text += f"\n[Current working directory: {metadata['working_dir']}]"
+        if metadata.get("py_interpreter_path"):
+            text += f"\n[Python interpreter: {metadata['py_interpreter_path']}]"
+        if self.exit_code != -1:
+            text += f"\n[Command finished with exit code {self.exit_code}]"
+        return text
+
+    def __str__(self) -> str:
+        shown = {name: self.metadata.get(name, default) for name, default in _CMD_METADATA_DEFAULTS.items()}
+        shown["exit_code"] = self.exit_code
+        return (
+            f"**CmdOutputObservation (source={source_text(self)}, exit code={self.exit_code}, "
+            f"metadata={json.dumps(shown, indent=2)})**\n"
+            f"--BEGIN AGENT OBSERVATION--\n{self.to_agent_observation()}\n--END AGENT OBSERVATION--"
+        )
+
 
 class IPythonRunCellObservation(Observation):
     """The output of an IPython cell."""
@@ -68,6 +128,10 @@ class IPythonRunCellObservation(Observation):
 
     def default_message(self) -> str:
         return "Code executed in IPython cell."
+
+    def __str__(self) -> str:
+        text = f"**IPythonRunCellObservation**\n{self.content}"
+        return text + f"\nImages: {len(self.image_urls)}" if self.image_urls else text
 
 
 class BrowserOutputObservation(Observation):
@@ -110,6 +174,16 @@ class BrowserOutputObservation(Observation):
     def default_message(self) -> str:
         return f"Visited {self.url}"
 
+    def __str__(self) -> str:
+        text = (
+            f"**BrowserOutputObservation**\nURL: {self.url}\nError: {self.error}\nOpen pages: {self.open_pages_urls}\n"
+            f"Active page index: {self.active_page_index}\nLast browser action: {self.last_browser_action}\n"
+            f"Last browser action error: {self.last_browser_action_error}\nFocused element bid: {self.focused_element_bid}\n"
+        )
+        if self.screenshot_path:
+            text += f"Screenshot saved to: {self.screenshot_path}\n"
+        return text + "--- Agent Observation ---\n" + self.content
+
 
 class FileReadObservation(Observation):
     """The contents of a file that was read."""
@@ -123,6 +197,9 @@ class FileReadObservation(Observation):
     def default_message(self) -> str:
         return f"I read the file {self.path}."
 
+    def __str__(self) -> str:
+        return f"[Read from {self.path} is successful.]\n{self.content}"
+
 
 class FileWriteObservation(Observation):
     """A file was written."""
@@ -133,6 +210,9 @@ class FileWriteObservation(Observation):
 
     def default_message(self) -> str:
         return f"I wrote to the file {self.path}."
+
+    def __str__(self) -> str:
+        return f"[Write to {self.path} is successful.]\n{self.content}"
 
 
 class FileEditObservation(Observation):
@@ -154,6 +234,30 @@ class FileEditObservation(Observation):
 
     def default_message(self) -> str:
         return f"I edited the file {self.path}."
+
+    def get_edit_groups(self, n_context_lines: int = 2) -> list[EditGroup]:
+        """The hunks of the edit, each `{"before_edits": [...], "after_edits": [...]}` of numbered lines
+        (`-`/`+` marks a changed line), with `n_context_lines` around each change; none unless both
+        `old_content` and `new_content` are recorded. OpenHands' method, same results."""
+        return edit_groups(self.old_content, self.new_content, n_context_lines)
+
+    def visualize_diff(self, n_context_lines: int = 2, change_applied: bool = True) -> str:
+        """The edit hunk by hunk, as OpenHands shows an LLM-based edit (`change_applied=False`: as an
+        attempted edit). A diff recorded in the log (`_diff_cache`, which OpenHands writes) is
+        returned as recorded, as OpenHands returns it."""
+        recorded = (self.__pydantic_extra__ or {}).get("_diff_cache")
+        if isinstance(recorded, str):
+            return recorded
+        return visualize(self.path, self.old_content, self.new_content, n_context_lines, change_applied)
+
+    def __str__(self) -> str:
+        """What the model reads for the edit (OpenHands' text): the editor's own report, the new-file
+        note, or the hunks."""
+        if self.impl_source == "oh_aci":
+            return self.content
+        if not self.prev_exist:
+            return f"[New file {self.path} is created with the provided content.]\n"
+        return self.visualize_diff().rstrip() + "\n"
 
 
 class AgentDelegateObservation(Observation):
@@ -179,6 +283,9 @@ class ErrorObservation(Observation):
     observation: Literal["error"] = "error"
     error_id: str = ""
     """A machine-readable code for the error."""
+
+    def __str__(self) -> str:
+        return f"**ErrorObservation**\n{self.content}"
 
 
 class UserRejectObservation(Observation):
@@ -246,6 +353,24 @@ class RecallObservation(Observation):
             return "Added workspace context"
         return "Added microagent knowledge"
 
+    def __str__(self) -> str:
+        kind = f"RecallType.{self.recall_type.upper()}" if self.recall_type in ("workspace_context", "knowledge") else self.recall_type
+        fields = [f"recall_type={kind}"]
+        if self.recall_type == "workspace_context":
+            fields += [
+                f"repo_name={self.repo_name}",
+                f"repo_instructions={self.repo_instructions[:20]}...",
+                f"runtime_hosts={self.runtime_hosts}",
+                f"additional_agent_instructions={self.additional_agent_instructions[:20]}...",
+                # OpenHands writes no comma between these two; the text is kept as it prints it.
+                f"date={self.date}custom_secrets_descriptions={self.custom_secrets_descriptions}",
+                f"conversation_instructions={self.conversation_instructions[:20]}...",
+            ]
+        if self.microagent_knowledge:
+            names = ", ".join(str(item.get("name", "")) if isinstance(item, dict) else str(item) for item in self.microagent_knowledge)
+            fields.append(f"microagent_knowledge={names}")
+        return f"**RecallObservation**\n{', '.join(fields)}"
+
 
 class MCPObservation(Observation):
     """The result of an MCP tool call."""
@@ -275,6 +400,9 @@ class FileDownloadObservation(Observation):
 
     def default_message(self) -> str:
         return f"Downloaded the file at location: {self.file_path}"
+
+    def __str__(self) -> str:
+        return f"**FileDownloadObservation**\nLocation of downloaded file: {self.file_path}\n"
 
 
 class TaskTrackingObservation(Observation):
