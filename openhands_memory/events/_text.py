@@ -53,8 +53,9 @@ def dataclass_text(event: Event) -> str:
     """`ClassName(field=value, ...)`, as OpenHands' dataclass repr prints the event."""
     cls = type(event)
     names = _DATACLASS_FIELDS.get(cls.__name__)
-    if names is None:  # our own kinds and unknown ones: their fields, then the kind
-        names = (*(("content",) if cls.kind_key == "observation" else ()), *cls.payload_fields, cls.kind_key)
+    if names is None:  # our own kinds and unknown ones: their fields, those we do not model, then the kind
+        extra = tuple(name for name in event.__pydantic_extra__ or () if name not in cls.model_fields)
+        names = (*(("content",) if cls.kind_key == "observation" else ()), *cls.payload_fields, *extra, cls.kind_key)
         known_kind = False
     else:
         known_kind = True

@@ -13,6 +13,7 @@ from openhands_memory.events import (
     BrowserOutputObservation,
     CmdOutputObservation,
     CmdRunAction,
+    ContextReloadAction,
     ErrorObservation,
     FileEditObservation,
     IPythonRunCellObservation,
@@ -256,3 +257,12 @@ def test_str_of_events_built_in_code_without_a_source() -> None:
     assert str(CmdRunAction(command="ls")) == "**CmdRunAction (source=None, is_input=False)**\nCOMMAND:\nls"
     assert str(MessageAction(content="hi")) == "**MessageAction** (source=None)\nCONTENT: hi"
     assert str(MCPAction(name="fetch", arguments={"url": "https://x"})) == "**MCPAction**\nNAME: fetch\nARGUMENTS: {'url': 'https://x'}"
+
+
+def test_str_of_kinds_openhands_does_not_have_lists_their_fields() -> None:
+    # OpenHands 0.62 refuses these kinds (so has no text for them): the same dataclass-like form, kind last.
+    unknown = event_from_dict({"action": "chat", "args": {"content": "hi", "npc": "Chen"}, "source": "agent"})
+    assert str(unknown) == "UnknownAction(content='hi', npc='Chen', action='chat')"
+    assert str(ContextReloadAction(event_id=3)) == "ContextReloadAction(event_id=3, action='context_reload')"
+    observation = event_from_dict({"observation": "chat", "content": "yo", "extras": {"npc": "Chen"}})
+    assert str(observation) == "UnknownObservation(content='yo', npc='Chen', observation='chat')"
