@@ -12,6 +12,9 @@ purpose:
 - kinds OpenHands cannot render (a fork's `chat`, `success`, `write`) are shown by their content,
   an agent action without a tool call as the agent's words, and a user action without one as
   "User requested: ..." (OpenHands raises, asserts, or says "read file" for every kind);
+- an event of a class that is no event kind nor a subclass of one (a programming error, never
+  what a log holds) raises `MalformedEventError`, a `ValueError`, for actions too (OpenHands raises
+  `ValueError` for such an observation and skips such an action silently);
 - a finish action's text is computed without editing the event; an assistant message whose calls
   all lost their results keeps its text; the workspace-context wording of recalls is our own (the
   sections and when they appear are OpenHands').
@@ -19,8 +22,8 @@ purpose:
 Everything else renders as OpenHands 0.62 renders it (checked message by message on the real logs).
 
 Modules: `memory` (the class and the framing of system and first user message), `_render` (one
-event at a time), `_assembly` (tool-call matching and the final checks), `_recall` and
-`_file_edit` (the longer observation texts).
+event at a time; a file edit is shown by its `str()`, OpenHands' text), `_assembly` (tool-call
+matching and the final checks), `_recall` (the recall texts).
 """
 
 from openhands_memory.conversation_memory.memory import ConversationMemory, apply_prompt_caching
