@@ -26,7 +26,7 @@ The settings, applied in this order:
   messages after the last response (a new user message, not answered yet) are the current step
   and count as one, as QitOS counts the step being decided (`step_min = step - step_window + 1`).
   So `step_window = 1` keeps only the current input: the new user message, or, when the model
-  answers its own last results, its last response with them.
+  answers its own last results, its last response with them (and the user messages it answered).
 - `max_messages`: at most this many messages besides the pinned head (QitOS' `max_items`).
 - `max_tokens`: at most this many tokens in those messages, each counted by `count_tokens`.
 
