@@ -40,9 +40,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final, Self
 
-from openhands_memory.condenser import Condensation, Condenser, TokenCounter
+from openhands_memory.condenser import Condensation, Condenser, LLMTokenCounter, TokenCounter
 from openhands_memory.condenser.guard import MAX_CONDENSATIONS_PER_STEP, CondensationGuard
-from openhands_memory.conversation_memory import ConversationMemory, apply_prompt_caching
+from openhands_memory.conversation_memory import ConversationMemory, HistoryPolicy, HistoryTrim, apply_prompt_caching
+from openhands_memory.conversation_memory.history_policy import NO_TRIM, MessageTokenCounter
 from openhands_memory.errors import (
     EventNotFoundError,
     LLMContextWindowExceededError,
@@ -140,6 +141,7 @@ class History:
         max_message_chars: int | None = None,
         vision_is_active: bool = False,
         secrets: Mapping[str, str] | None = None,
+        history_policy: HistoryPolicy | None = None,
     ) -> None:
         """Follow `stream` (a new in-memory one by default), picking up the events it already holds.
 
@@ -157,6 +159,10 @@ class History:
             vision_is_active: the model sees images (see `ConversationMemory.process_events`).
             secrets: name: value; the values are hidden in every event stored from now on, and so
                 in all the model is sent (`EventStream.set_secrets`). None keeps the stream's.
+            history_policy: a final trim of the messages of every step (QitOS' history policy; see
+                `HistoryPolicy`); what it dropped is `last_trim`. Its `max_tokens` counts with the
+                model's tokenizer when `token_counter` is an `LLMTokenCounter`, else at four
+                characters a token.
 
         Raises:
             InvalidSecretError: a secret value is too short (under 6 characters) or not a string.
@@ -182,6 +188,14 @@ class History:
         if token_counter is None:
             token_counter = getattr(self.condenser, "token_counter", None)
         self._guard = CondensationGuard(self.condenser.name, limit=max_condensations_per_step, token_counter=token_counter)
+        self.history_policy = history_policy
+        """Trims the messages of every step (None: they are sent as rendered)."""
+        self.last_trim: HistoryTrim = NO_TRIM
+        """What `history_policy` dropped from the messages of the last step (`dropped` 0: nothing)."""
+        self._policy_tokens: MessageTokenCounter | None = None
+        if isinstance(token_counter, LLMTokenCounter):
+            llm = token_counter.llm
+            self._policy_tokens = lambda message: int(llm.count_tokens([message]))
         self._initial_user_action: MessageAction | None = None
         self._last_view: View | None = None
         # Where the view broke (the event and what it raised), if it did: raised again at every read.
@@ -368,6 +382,8 @@ class History:
     def step(self) -> list[Message] | Condensation:
         """Ask the condenser once: the messages to send to the model, or a condensation to append first.
 
+        The messages are trimmed by `history_policy`, if any (`last_trim` says what it dropped).
+
         Append a returned condensation's `action` (source agent) and call `step` again.
 
         Raises:
@@ -382,12 +398,17 @@ class History:
             return outcome
         self._guard.reset()
         self._last_view = outcome
-        return self.memory.process_events(
+        messages = self.memory.process_events(
             outcome,
             self._initial_user_action,
             max_message_chars=self.max_message_chars,
             vision_is_active=self.vision_is_active,
         )
+        if self.history_policy is None:
+            return messages
+        # The policy trims whole tool exchanges only, so the chat stays valid (DESIGN invariant 4).
+        self.last_trim = self.history_policy.apply(messages, count_tokens=self._policy_tokens)
+        return self.last_trim.messages
 
     def next_messages(self) -> list[Message]:
         """`step` until it returns messages, appending each condensation to the stream (source agent).

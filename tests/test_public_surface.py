@@ -84,7 +84,16 @@ SURFACE: dict[str, list[str]] = {
         "REQUEST_CONDENSATION_TOOL_NAME", "condensation_request_tool", "condensation_request_from_tool_call",
         "is_condensation_request_call",
     ],
-    "openhands_memory.conversation_memory": ["ConversationMemory", "apply_prompt_caching"],
+    "openhands_memory.conversation_memory": [
+        "HISTORY_POLICY_PRESETS",
+        "ConversationMemory",
+        "HistoryPolicy",
+        "HistoryTrim",
+        "MessageTokenCounter",
+        "ToolResultFormat",
+        "apply_prompt_caching",
+        "approximate_message_tokens",
+    ],
     "openhands_memory.replay": [
         "replay_log", "replay_events", "ReplayReport", "ReplayStep", "ReplayCondensation", "Pipeline", "load_pipeline",
         "write_log", "snapshot_at", "StepSnapshot", "inspect_log", "inspect_events", "LogInspection",

@@ -27,6 +27,11 @@ comparing messages one by one and tokens only from the first message that differ
 of a view, it renders them, measures the prompt and returns its tokens. The `Tokenizer` under it
 only turns text into the tokens a prefix is compared by.
 
+- **history policy** (a pipeline file's `[history_policy]`): `history_policy_dropped`, the messages
+  it dropped summed over the steps; `history_policy_trimmed_steps`, the steps where it dropped any;
+  `history_policy_over_limit_steps`, the steps whose newest unit alone was over a limit (kept all
+  the same); `history_policy_hidden_events`, the events of the final view it left out of the final
+  chat (counted as forgotten by the retention check).
 - **tool-call repairs**: at each step, the tool calls and results the message layer left out to
   keep the chat valid (`ConversationMemory.last_repairs`), summed. A view a condenser made should
   need none: a pipeline with some splits actions from their observations.
@@ -97,6 +102,10 @@ class PromptMeter:
                     del cache[old]
             tokens = cache[message] = self.tokenizer.encode(prompt_text(message.to_litellm_dict()))
         return tokens
+
+    def message_tokens(self, message: Message) -> int:
+        """The tokens of one message as it is measured in a prompt (tokenized once, then remembered)."""
+        return len(self._tokens(message))
 
     def measure(
         self, messages: Sequence[Message], *, tools: Sequence[Mapping[str, Any]] | None = None
@@ -224,6 +233,10 @@ _SUMMED = (
     "condensations",
     "events_forgotten",
     "tool_call_repairs",
+    "history_policy_dropped",
+    "history_policy_trimmed_steps",
+    "history_policy_over_limit_steps",
+    "history_policy_hidden_events",
     "summarizer_calls",
     "summarizer_prompt_tokens",
     "summarizer_completion_tokens",

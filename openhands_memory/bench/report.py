@@ -71,6 +71,8 @@ CSV_COLUMNS = (
     "condensations",
     "events_forgotten",
     "tool_call_repairs",
+    "history_policy_dropped",
+    "history_policy_hidden_events",
     "summarizer_calls",
     "summarizer_prompt_tokens",
     "summarizer_completion_tokens",

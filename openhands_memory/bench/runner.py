@@ -5,11 +5,14 @@ with one result dict per task, in log-major order whatever order they finished i
 (`run_task`) loads its log, replays it through a fresh condenser built from the pipeline's config
 (`Replayer`: the log's own condensations are dropped, the pipeline decides afresh, as
 `openhands-memory replay` does), and at every agent step renders the messages the model would be
-sent (`ConversationMemory`) and measures them (`PromptMeter`, a `TokenCounter`; see
-`openhands_memory.bench.metrics`), counting the tool calls the message layer had to leave out
-(`tool_call_repairs`: a pipeline whose views need any splits actions from their observations).
+sent (`ConversationMemory`), trimmed by the pipeline's history policy if it has one (its
+`[history_policy]` table, counted with the benchmark's tokenizer), and measures them
+(`PromptMeter`, a `TokenCounter`; see `openhands_memory.bench.metrics`), counting the tool calls the
+message layer had to leave out (`tool_call_repairs`: a pipeline whose views need any splits actions
+from their observations) and the messages the policy dropped (`history_policy_dropped`).
 After the last event the pipeline is asked once more, and the view it returns is the final view
-whose text the retention check reads (`openhands_memory.bench.retention`). The whole replayed log
+whose text the retention check reads (`openhands_memory.bench.retention`); the events of that view
+whose messages the policy left out (`history_policy_hidden_events`) count as forgotten. The whole replayed log
 (the log's events and the pipeline's condensations) is then indexed once, in memory
 (`openhands_memory.recall.SearchIndex`), and each forgotten fact searched for, to tell which are
 recoverable; `recall_index_seconds` and `recall_search_seconds` are what that cost.
@@ -42,8 +45,8 @@ from openhands_memory.bench.metrics import PromptMeter, RunMetrics, summarize_ru
 from openhands_memory.bench.retention import RECALL_LIMIT, measure_retention
 from openhands_memory.bench.stand_in import STAND_IN_NAME, model_backed_members, stand_in_completion, use_model, use_stand_in
 from openhands_memory.bench.tokenizer import APPROXIMATE, Tokenizer, tokenizer_for
-from openhands_memory.condenser import Condensation, Condenser, load_condenser_config, parse_condenser_config
-from openhands_memory.conversation_memory import ConversationMemory
+from openhands_memory.condenser import Condensation, Condenser, parse_condenser_config
+from openhands_memory.conversation_memory import ConversationMemory, HistoryPolicy, HistoryTrim
 from openhands_memory.errors import CondenserConfigError, OpenHandsMemoryError
 from openhands_memory.events import (
     CondensationAction,
@@ -54,6 +57,7 @@ from openhands_memory.events import (
 from openhands_memory.llm import CompletionFn
 from openhands_memory.llm.llm import DEFAULT_CONTEXT_WINDOW
 from openhands_memory.llm.message import Message
+from openhands_memory.pipeline_config import load_pipeline_config
 from openhands_memory.recall import SearchIndex
 from openhands_memory.replay import AgentStep, Replayer
 from openhands_memory.replay.driver import CondensationMade
@@ -84,7 +88,7 @@ _TIMING_KEYS = frozenset({"seconds", "condenser_seconds", "recall_index_seconds"
 
 @dataclass(frozen=True, slots=True)
 class PipelineSpec:
-    """A pipeline to benchmark: a name for the reports and its validated condenser config (picklable)."""
+    """A pipeline to benchmark: a name for the reports, its validated condenser config and its history policy (picklable)."""
 
     name: str
     """What the reports call it (the config file's name without `.toml` / `.json`)."""
@@ -94,32 +98,43 @@ class PipelineSpec:
     """The condenser types it chains: `conversation_window, browser_output_masking, llm`."""
     source: str | None = None
     """The file it was read from, if any."""
+    history_policy: HistoryPolicy | None = None
+    """The final trim of the messages at every step (a pipeline file's `[history_policy]`); None: none."""
 
     @classmethod
-    def from_config(cls, name: str, config: BaseModel | Mapping[str, Any], *, source: str | None = None) -> PipelineSpec:
-        """A pipeline from a config (a config model, or a dict with a `type` key).
+    def from_config(
+        cls,
+        name: str,
+        config: BaseModel | Mapping[str, Any],
+        *,
+        source: str | None = None,
+        history_policy: HistoryPolicy | None = None,
+    ) -> PipelineSpec:
+        """A pipeline from a config (a config model, or a dict with a `type` key) and an optional history policy.
 
         Raises:
             CondenserConfigError: the config is not valid, or names an LLM config it does not hold.
         """
         model = parse_condenser_config(config)
         Condenser.from_config(model)  # fail here, not in every run (no model is called)
-        return cls(name, model, describe_config(model.model_dump()), source)
+        return cls(name, model, _describe(model, history_policy), source, history_policy)
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str], *, name: str | None = None) -> PipelineSpec:
-        """A pipeline from a config file (TOML `[condenser]` table or JSON); named after the file unless `name`.
+        """A pipeline from a pipeline file (TOML `[condenser]` and `[history_policy]` tables, or JSON); named after the file unless `name`.
 
         Raises:
-            CondenserConfigError: the file is missing or unreadable, or its config is not valid
-                (or names an LLM config the file does not hold).
+            CondenserConfigError: the file is missing or unreadable, or its config or its history
+                policy is not valid (or names an LLM config the file does not hold).
         """
-        config = load_condenser_config(path)
+        pipeline = load_pipeline_config(path)
+        config = pipeline.condenser
         try:
             Condenser.from_config(config)  # fail here, not in every run (no model is called)
         except CondenserConfigError as exc:
             raise CondenserConfigError(exc.reason, condenser_type=exc.condenser_type, field=exc.field, path=path) from None
-        return cls(name or Path(path).stem, config, describe_config(config.model_dump()), str(path))
+        policy = pipeline.history_policy
+        return cls(name or Path(path).stem, config, _describe(config, policy), str(path), policy)
 
     def build(self) -> Condenser:
         """A fresh condenser from the config (model-backed members call their configured model)."""
@@ -164,6 +179,12 @@ class BenchTask:
     """The pipeline."""
     options: BenchOptions
     """How to measure."""
+
+
+def _describe(config: BaseModel, policy: HistoryPolicy | None) -> str:
+    """`noop`, or with a policy `noop + history_policy(max_messages=50, max_tokens=8000 (inkeep_fixed_limit))`."""
+    description = describe_config(config.model_dump())
+    return f"{description} + history_policy({policy.describe()})" if policy is not None else description
 
 
 class _TimedCondenser(Condenser):
@@ -227,8 +248,17 @@ def run_events(
     replayer = Replayer(timed)
     memory = ConversationMemory(system_prompt="")
 
+    policy = pipeline.history_policy
+    trims = _Trims()
+
     def render(shown: Sequence[Event]) -> list[Message]:
-        return memory.process_events(shown, replayer.initial_user_action)
+        messages = memory.process_events(shown, replayer.initial_user_action)
+        if policy is None:
+            return messages
+        # Counted with the benchmark's tokenizer, so the policy's max_tokens is what the report measures.
+        trim = policy.apply(messages, count_tokens=meter.message_tokens)
+        trims.add(trim)
+        return trim.messages
 
     meter = PromptMeter(tokenizer if tokenizer is not None else _tokenizer(options.tokenizer), render=render)
     metrics = RunMetrics(options.context_limit)
@@ -245,10 +275,17 @@ def run_events(
     history = replayer.history
     log_ids = {e.id for e in history if not isinstance(e, CondensationAction | CondensationRequestAction)}
     recall = _Recall(history)
+    final = memory.process_events(shown, replayer.initial_user_action)
+    hidden: list[Event] = []
+    if policy is not None:
+        trim = policy.apply(final, count_tokens=meter.message_tokens)
+        hidden = hidden_events(shown, final, trim.messages)
+        final = trim.messages
     try:
-        retention = measure_retention(
-            history, shown, memory.process_events(shown, replayer.initial_user_action), search=recall.search
-        )
+        # What the final trim left out of the chat is forgotten too: the model cannot read it.
+        hidden_ids = {id(event) for event in hidden}
+        sent = [event for event in shown if id(event) not in hidden_ids] if hidden else shown
+        retention = measure_retention(history, sent, final, search=recall.search)
     finally:
         recall.close()
     return {
@@ -258,6 +295,11 @@ def run_events(
         **metrics.to_dict(),
         "events_forgotten": len(replayer.view.forgotten_event_ids & log_ids),
         "tool_call_repairs": repairs,
+        "history_policy": policy.describe() if policy is not None else None,
+        "history_policy_dropped": trims.dropped,
+        "history_policy_trimmed_steps": trims.trimmed_steps,
+        "history_policy_over_limit_steps": trims.over_limit_steps,
+        "history_policy_hidden_events": len(hidden),
         "final_view_events": len(shown),
         "summarizer": options.summarizer if members else None,
         "condenser_seconds": timed.seconds,
@@ -268,6 +310,60 @@ def run_events(
         "recall_search_seconds": recall.search_seconds,
         "seconds": time.perf_counter() - started,
     }
+
+
+@dataclass(slots=True)
+class _Trims:
+    """What a run's history policy dropped, step after step."""
+
+    dropped: int = 0
+    trimmed_steps: int = 0
+    over_limit_steps: int = 0
+
+    def add(self, trim: HistoryTrim) -> None:
+        self.dropped += trim.dropped
+        self.trimmed_steps += trim.dropped > 0
+        self.over_limit_steps += trim.kept_over_limit
+
+
+def hidden_events(shown: Sequence[Event], full: Sequence[Message], kept: Sequence[Message]) -> list[Event]:
+    """The events of the view `shown` whose messages a history policy left out (`full` trimmed to `kept`).
+
+    A tool action or observation is hidden when its call's messages were dropped (the policy keeps
+    or drops a call with its result). Another event is hidden when a message it rendered to was
+    dropped and none was kept: each is rendered alone to find its messages, compared by text (a
+    user message after a user message is set apart by a blank line, which the comparison ignores).
+    """
+    kept_ids = {id(message) for message in kept}
+    dropped = [message for message in full if id(message) not in kept_ids]
+    if not dropped:
+        return []
+
+    def calls_of(messages: Iterable[Message]) -> set[str]:
+        ids: set[str] = set()
+        for message in messages:
+            if message.tool_call_id is not None:
+                ids.add(message.tool_call_id)
+            ids.update(call.id for call in message.tool_calls or ())
+        return ids
+
+    dropped_calls = calls_of(dropped) - calls_of(kept)
+    dropped_texts = {message.text.lstrip("\n") for message in dropped if message.role != "tool" and not message.tool_calls}
+    kept_texts = {message.text.lstrip("\n") for message in kept}
+    scratch = ConversationMemory(system_prompt="")
+    hidden = []
+    for event in shown:
+        metadata = getattr(event, "tool_call_metadata", None)
+        if metadata is not None:
+            if metadata.tool_call_id in dropped_calls:
+                hidden.append(event)
+            continue
+        if not dropped_texts:
+            continue
+        texts = {message.text.lstrip("\n") for message in scratch.process_events([event])[1:]}
+        if texts & dropped_texts and not texts & kept_texts:
+            hidden.append(event)
+    return hidden
 
 
 class _Recall:
@@ -380,6 +476,9 @@ class BenchResults:
                     "description": spec.description,
                     "source": spec.source,
                     "config": spec.config.model_dump(mode="json"),
+                    "history_policy": (
+                        spec.history_policy.model_dump(mode="json") if spec.history_policy is not None else None
+                    ),
                     "totals": totals[spec.name],
                 }
                 for spec in self.pipelines
@@ -398,7 +497,11 @@ def _unique_names(pipelines: Sequence[PipelineSpec]) -> list[PipelineSpec]:
     unique = []
     for spec in pipelines:
         count = seen[spec.name] = seen.get(spec.name, 0) + 1
-        unique.append(spec if count == 1 else PipelineSpec(f"{spec.name}-{count}", spec.config, spec.description, spec.source))
+        unique.append(
+            spec
+            if count == 1
+            else PipelineSpec(f"{spec.name}-{count}", spec.config, spec.description, spec.source, spec.history_policy)
+        )
     return unique
 
 

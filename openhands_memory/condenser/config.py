@@ -77,6 +77,7 @@ __all__ = [
     "build_condenser",
     "load_condenser_config",
     "parse_condenser_config",
+    "read_config_file",
     "register_condenser",
     "registered_condenser_types",
 ]
@@ -255,16 +256,15 @@ def build_condenser(config: BaseModel | Mapping[str, Any], context: CondenserCon
 # -- loading from files ---------------------------------------------------------------------------
 
 
-def load_condenser_config(path: str | PathLike[str]) -> BaseModel:
-    """Read a condenser config from a TOML file (its `[condenser]` table) or a JSON file.
+def read_config_file(path: str | PathLike[str]) -> dict[str, Any]:
+    """The tables of a config file: a TOML file's document, or a JSON file's object.
 
-    A JSON file holds the config object itself, or an object with a `condenser` key. In TOML, an
-    `llm_config = "name"` is replaced by the `[llm.name]` table (over the plain `[llm]` keys),
-    as OpenHands does; a name with no table is kept for `CondenserContext.llm_configs`.
+    The one reader of config files: `load_condenser_config` takes its `[condenser]` table, and
+    `openhands_memory.pipeline_config` its `[history_policy]` table too.
 
     Raises:
-        CondenserConfigError: no file at `path` (or a folder), the file cannot be parsed, has no
-            condenser config, or the config is not valid (the message starts with the file name).
+        CondenserConfigError: no file at `path` (or a folder), or the file cannot be parsed (the
+            message starts with the file name).
     """
     path = Path(path)
     try:
@@ -273,12 +273,36 @@ def load_condenser_config(path: str | PathLike[str]) -> BaseModel:
         raise CondenserConfigError("no such file", path=path) from None
     except IsADirectoryError:
         raise CondenserConfigError("is a folder, not a config file", path=path) from None
-    llm_tables: dict[str, dict[str, Any]] = {}
     if path.suffix.lower() == ".toml":
         try:
-            document = tomllib.loads(raw.decode("utf-8"))
+            return tomllib.loads(raw.decode("utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise CondenserConfigError(f"invalid TOML: {exc}", path=path) from None
+    try:
+        document = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise CondenserConfigError(f"invalid JSON: {exc}", path=path) from None
+    if not isinstance(document, dict):
+        return {"condenser": document}  # not a table: `parse_condenser_config` says what is wrong with it
+    return document
+
+
+def load_condenser_config(path: str | PathLike[str]) -> BaseModel:
+    """Read a condenser config from a TOML file (its `[condenser]` table) or a JSON file.
+
+    A JSON file holds the config object itself, or an object with a `condenser` key. In TOML, an
+    `llm_config = "name"` is replaced by the `[llm.name]` table (over the plain `[llm]` keys),
+    as OpenHands does; a name with no table is kept for `CondenserContext.llm_configs`. Other
+    tables (a pipeline's `[history_policy]`, say) are left to their own readers.
+
+    Raises:
+        CondenserConfigError: no file at `path` (or a folder), the file cannot be parsed, has no
+            condenser config, or the config is not valid (the message starts with the file name).
+    """
+    path = Path(path)
+    document = read_config_file(path)
+    llm_tables: dict[str, dict[str, Any]] = {}
+    if path.suffix.lower() == ".toml":
         if "condenser" not in document:
             raise CondenserConfigError("no [condenser] table", path=path)
         data = document["condenser"]
@@ -289,11 +313,7 @@ def load_condenser_config(path: str | PathLike[str]) -> BaseModel:
             if base:
                 llm_tables.setdefault("llm", base)
     else:
-        try:
-            document = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise CondenserConfigError(f"invalid JSON: {exc}", path=path) from None
-        data = document.get("condenser", document) if isinstance(document, dict) else document
+        data = document.get("condenser", document)
     if llm_tables:
         data = _resolve_llm_names(data, llm_tables)
     return parse_condenser_config(data, path=path)

@@ -21,14 +21,32 @@ purpose:
 
 Everything else renders as OpenHands 0.62 renders it (checked message by message on the real logs).
 
+Two options go beyond OpenHands: `HistoryPolicy` (`history_policy`), QitOS' history policy as a
+final trim of the chat (the system message and the first user message kept, tool calls never
+split from their results), and `tool_result_format="inkeep_handoff"`, tool results written out as
+Inkeep writes them for a handoff to another agent (`_handoff`).
+
 Modules: `memory` (the class and the framing of system and first user message), `_render` (one
 event at a time; a file edit is shown by its `str()`, OpenHands' text), `_assembly` (tool-call
 matching and the final checks), `_recall` (the recall texts).
 """
 
-from openhands_memory.conversation_memory.memory import ConversationMemory, apply_prompt_caching
+from openhands_memory.conversation_memory.history_policy import (
+    HISTORY_POLICY_PRESETS,
+    HistoryPolicy,
+    HistoryTrim,
+    MessageTokenCounter,
+    approximate_message_tokens,
+)
+from openhands_memory.conversation_memory.memory import ConversationMemory, ToolResultFormat, apply_prompt_caching
 
 __all__ = [
+    "HISTORY_POLICY_PRESETS",
     "ConversationMemory",
+    "HistoryPolicy",
+    "HistoryTrim",
+    "MessageTokenCounter",
+    "ToolResultFormat",
     "apply_prompt_caching",
+    "approximate_message_tokens",
 ]

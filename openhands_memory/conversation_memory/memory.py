@@ -4,16 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from operator import is_
-from typing import Any
+from typing import Any, Literal
 
 from openhands_memory.conversation_memory._assembly import NO_REPAIRS, Assembly, ToolCallRepairs, logger
+from openhands_memory.conversation_memory._handoff import HandoffRenderer
 from openhands_memory.conversation_memory._render import EventRenderer
 from openhands_memory.events import Event, MessageAction, SystemMessageAction
 from openhands_memory.llm.message import Message
 from openhands_memory.llm.text_tool_calls import TextToolCallConverter
 from openhands_memory.view import View
 
-__all__ = ["ConversationMemory", "ToolCallRepairs", "apply_prompt_caching"]
+__all__ = ["ConversationMemory", "ToolCallRepairs", "ToolResultFormat", "apply_prompt_caching"]
+
+ToolResultFormat = Literal["native", "inkeep_handoff"]
+"""How tool calls and results are sent: `native` tool calls and `tool` messages, or written out for a
+handoff to another agent as Inkeep writes them (`## Tool: name`, `**Input:**`, `**Output:**`)."""
 
 
 def _is_user_message(event: Event) -> bool:
@@ -47,6 +52,7 @@ class ConversationMemory:
         enable_som_visual_browsing: bool = True,
         function_calling: bool = True,
         tools: Sequence[dict[str, Any]] | None = None,
+        tool_result_format: ToolResultFormat = "native",
     ) -> None:
         """Set up the memory.
 
@@ -60,7 +66,18 @@ class ConversationMemory:
                 without function calling (see `openhands_memory.llm.text_tool_calls`).
             tools: the tool definitions; they are described in the system prompt when
                 `function_calling` is False. Defaults to the `tools` of the view's system message.
+            tool_result_format: `native` (tool calls and `tool` messages), or `inkeep_handoff`: for
+                handing the conversation to another agent that lacks these tools, no message makes
+                or answers a call; an assistant message keeps its text, and each result becomes an
+                assistant message reading `## Tool: name`, `**Input:**` and the call's arguments as
+                JSON (indented by two), `**Output:**` and the result's text, as Inkeep's
+                conversation memory writes tool results.
+
+        Raises:
+            ValueError: an unknown `tool_result_format`.
         """
+        if tool_result_format not in ("native", "inkeep_handoff"):
+            raise ValueError(f"unknown tool_result_format {tool_result_format!r}: use 'native' or 'inkeep_handoff'")
         self._system_prompt = system_prompt
         self._prompt_extensions = enable_prompt_extensions
         self._disabled = frozenset(disabled_microagents)
@@ -73,6 +90,8 @@ class ConversationMemory:
         self._assembly: Assembly | None = None
         self._converter: TextToolCallConverter | None = None
         self._warned: set[str] = set()
+        self._tool_result_format: ToolResultFormat = tool_result_format
+        self._handoff = HandoffRenderer() if tool_result_format == "inkeep_handoff" else None
         self.last_repairs: ToolCallRepairs = NO_REPAIRS
         """What the last `process_events` chat left out so every tool call is answered (`count` 0: nothing)."""
 
@@ -80,6 +99,11 @@ class ConversationMemory:
     def system_prompt(self) -> str:
         """The system message used when the view has none."""
         return self._system_prompt
+
+    @property
+    def tool_result_format(self) -> ToolResultFormat:
+        """How tool calls and results are sent: `native`, or `inkeep_handoff` (written out as text)."""
+        return self._tool_result_format
 
     @property
     def function_calling(self) -> bool:
@@ -106,6 +130,8 @@ class ConversationMemory:
           are shown by their content.
         - A final pass drops tool results without their call and trims calls without a result,
           so the output is always a valid chat. What was left out is `last_repairs`, and logged.
+        - With `tool_result_format="inkeep_handoff"`, tool exchanges are then written out as text
+          (see `__init__`).
 
         Args:
             condensed_history: the view (or its events) to render; it is not changed.
@@ -164,6 +190,8 @@ class ConversationMemory:
             self._warn(repairs)
 
         messages = list(assembly.messages)
+        if self._handoff is not None:
+            messages = self._handoff.convert(messages)
         if not self._function_calling:
             messages = self._text_converter(framed).convert(messages)
         return messages
