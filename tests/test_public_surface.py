@@ -70,6 +70,7 @@ SURFACE: dict[str, list[str]] = {
     "openhands_memory.llm": [
         "LLM", "LLMConfig", "LLMResponse", "CompletionFn", "LLMMetrics", "TokenUsage", "Cost", "ResponseLatency",
         "ModelRequestsDisallowedError", "import_litellm",
+        "LiteLLMEmbedder", "EmbeddingFn",
         "Message", "Content", "TextContent", "ImageContent", "Role", "ToolCall", "ToolCallFunction", "to_litellm_dicts",
         "TextToolCallConverter", "TextToolCallReply", "parse_text_tool_calls",
     ],
@@ -84,6 +85,10 @@ SURFACE: dict[str, list[str]] = {
         "is_condensation_request_call",
     ],
     "openhands_memory.conversation_memory": ["ConversationMemory", "apply_prompt_caching"],
+    "openhands_memory.memory": [
+        "Memory", "MemoryRecord", "MemoryQuery", "WindowMemory", "SummaryMemory", "VectorMemory", "MarkdownFileMemory",
+        "Embedder", "HashedBagOfWords",
+    ],
     "openhands_memory.replay": [
         "replay_log", "replay_events", "ReplayReport", "ReplayStep", "ReplayCondensation", "Pipeline", "load_pipeline",
         "write_log", "snapshot_at", "StepSnapshot", "inspect_log", "inspect_events", "LogInspection",
