@@ -39,6 +39,7 @@ from openhands_memory.events import (
     Event,
 )
 from openhands_memory.events.actions import IdRange
+from openhands_memory.events.scopes import Scope, events_in_scope
 
 __all__ = ["View", "ViewBuilder"]
 
@@ -133,9 +134,14 @@ class View(Sequence[Event]):
         return self._forgotten
 
     @staticmethod
-    def from_events(events: Iterable[Event]) -> View:
-        """The view of a stream of events, condensations applied (see the module docstring)."""
+    def from_events(events: Iterable[Event], *, scope: Scope | None = None) -> View:
+        """The view of a stream of events, condensations applied (see the module docstring).
+
+        With `scope`, the view of what that agent sees of delegations (`events_in_scope`).
+        """
         events = events if isinstance(events, list) else list(events)
+        if scope is not None:
+            events = events_in_scope(events, scope)
         view = _from_events_in_two_passes(events)
         if view is None:
             builder = ViewBuilder()

@@ -35,3 +35,9 @@ def test_the_testing_helpers_import_no_private_module_of_another_package() -> No
         if name.split(".")[1] != "testing" and any(part.startswith("_") for part in name.split(".")[1:])
     }
     assert private == set()
+
+
+def test_memory_adapters_import_only_events_stream_and_shared_plumbing() -> None:
+    allowed = {"events", "stream", "memory", "errors", "_files"}
+    reached = {name for name in imported_modules("memory") if name.split(".")[1] not in allowed}
+    assert reached == set()

@@ -54,6 +54,7 @@ SURFACE: dict[str, list[str]] = {
         "Action", "Observation", "Event", "EventId", "EventSource", "ToolCallMetadata", "UnknownAction", "UnknownObservation",
         "ActionConfirmationStatus", "AgentState", "RecallType",
         "agent_history", "is_agent_history",
+        "Scope", "TOP_LEVEL", "Delegation", "DelegationTracker", "events_in_scope", "find_delegations",
         "load_events", "dump_events", "event_from_dict", "event_to_dict", "event_from_json", "event_to_json",
         "event_to_trajectory",
         "load_session_folder", "dump_session_folder",
@@ -71,6 +72,7 @@ SURFACE: dict[str, list[str]] = {
     "openhands_memory.llm": [
         "LLM", "LLMConfig", "LLMResponse", "CompletionFn", "LLMMetrics", "TokenUsage", "Cost", "ResponseLatency",
         "ModelRequestsDisallowedError", "import_litellm",
+        "LiteLLMEmbedder", "EmbeddingFn",
         "Message", "Content", "TextContent", "ImageContent", "Role", "ToolCall", "ToolCallFunction", "to_litellm_dicts",
         "TextToolCallConverter", "TextToolCallReply", "parse_text_tool_calls",
     ],
@@ -93,6 +95,10 @@ SURFACE: dict[str, list[str]] = {
         "ToolResultFormat",
         "apply_prompt_caching",
         "approximate_message_tokens",
+    ],
+    "openhands_memory.memory": [
+        "Memory", "MemoryRecord", "MemoryQuery", "WindowMemory", "SummaryMemory", "VectorMemory", "MarkdownFileMemory",
+        "Embedder", "HashedBagOfWords",
     ],
     "openhands_memory.replay": [
         "replay_log", "replay_events", "ReplayReport", "ReplayStep", "ReplayCondensation", "Pipeline", "load_pipeline",

@@ -58,6 +58,14 @@ from openhands_memory.events.observations import (
     UnknownObservation,
     UserRejectObservation,
 )
+from openhands_memory.events.scopes import (
+    TOP_LEVEL,
+    Delegation,
+    DelegationTracker,
+    Scope,
+    events_in_scope,
+    find_delegations,
+)
 from openhands_memory.events.serialization import (
     dump_events,
     dump_session_folder,
@@ -93,6 +101,8 @@ __all__ = [
     "CondensationAction",
     "CondensationRequestAction",
     "ContextReloadAction",
+    "Delegation",
+    "DelegationTracker",
     "ContextReloadObservation",
     "ErrorObservation",
     "Event",
@@ -121,7 +131,9 @@ __all__ = [
     "SearchHistoryAction",
     "SearchHistoryObservation",
     "SuccessObservation",
+    "Scope",
     "SystemMessageAction",
+    "TOP_LEVEL",
     "TaskTrackingAction",
     "TaskTrackingObservation",
     "ToolCallMetadata",
@@ -131,6 +143,8 @@ __all__ = [
     "agent_history",
     "is_agent_history",
     "dump_events",
+    "events_in_scope",
+    "find_delegations",
     "dump_session_folder",
     "event_from_dict",
     "event_from_json",

@@ -1,11 +1,13 @@
 """Talking to models: chat messages and their litellm form, tool calls written as text, and the
-litellm-backed `LLM` (completion with retries, usage and cost, token counting).
+litellm-backed `LLM` (completion with retries, usage and cost, token counting), and
+`LiteLLMEmbedder` for vector memory.
 
 Nothing imported here loads litellm: `LLM` imports it inside its methods, on first use.
 """
 
 from openhands_memory.llm._litellm import import_litellm
 from openhands_memory.llm.config import LLMConfig
+from openhands_memory.llm.embedding import EmbeddingFn, LiteLLMEmbedder
 from openhands_memory.llm.llm import LLM, CompletionFn, LLMResponse, ModelRequestsDisallowedError
 from openhands_memory.llm.message import (
     Content,
@@ -24,11 +26,13 @@ __all__ = [
     "CompletionFn",
     "Content",
     "Cost",
+    "EmbeddingFn",
     "ImageContent",
     "LLM",
     "LLMConfig",
     "LLMMetrics",
     "LLMResponse",
+    "LiteLLMEmbedder",
     "Message",
     "ModelRequestsDisallowedError",
     "ResponseLatency",

@@ -1,0 +1,142 @@
+"""`MarkdownFileMemory`: an append-only Markdown mirror of the records, with only the last few kept in RAM."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import deque
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from openhands_memory._files import FILE_MODE, make_private_folder
+from openhands_memory.errors import OutputRefusedError
+from openhands_memory.memory.base import Memory, MemoryQuery, check_size, format_records, select
+from openhands_memory.memory.records import MemoryRecord
+
+__all__ = ["MIRROR_HEADER", "MarkdownFileMemory"]
+
+MIRROR_HEADER = "# openhands-memory: memory records"
+"""The first line of every mirror: a file that does not start with it is someone else's, never appended to."""
+
+_PREAMBLE = (
+    f"{MIRROR_HEADER}\n\n"
+    "Append-only mirror written by `openhands_memory.memory.MarkdownFileMemory`. The event log is the source of\n"
+    "truth: this file can be deleted and written again from it.\n"
+)
+_RECORD_HEADING = re.compile(r"^## Step (\d+) · (\S+) · event (\d+)$")
+_FENCE = re.compile(r"^(`{3,})")
+_DEFAULT_LIMIT = 50
+"""Records a query returns when it names no limit (QitOS' default)."""
+
+
+class MarkdownFileMemory(Memory):
+    """Appends every record to a Markdown file at `path`, and keeps the last `max_in_memory` in RAM (0: all).
+
+    The file is created owner-only (0600), its missing folders 0700. An existing file is appended to
+    only if it is a mirror (its first line is `MIRROR_HEADER`); its records are not read back into
+    RAM, but its last event id is, so a memory rebuilt from the log writes only the events the file
+    lacks. The file is never truncated or rewritten: `evict` and `reset` act on RAM only.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] = "memory.md", max_in_memory: int = 200) -> None:
+        """Open or create the mirror at `path`.
+
+        Raises:
+            OutputRefusedError: `path` exists and is not a mirror (or is not a regular file); it is left untouched.
+            ValueError: `max_in_memory` is not an integer >= 0.
+            OSError: the file or its folder cannot be read or created.
+        """
+        super().__init__()
+        self.max_in_memory = check_size("max_in_memory", max_in_memory)
+        self.path = Path(path)
+        self._records: deque[MemoryRecord] = deque(maxlen=max_in_memory or None)
+        self._mirrored_up_to = self._open_mirror()
+
+    @property
+    def mirrored_up_to(self) -> int | None:
+        """The id of the last event written to the file (None while the file holds no record)."""
+        return self._mirrored_up_to
+
+    def retrieve(
+        self, query: Mapping[str, Any] | MemoryQuery | None = None, state: Any = None, observation: Any = None
+    ) -> list[MemoryRecord]:
+        """The records in RAM that pass the query, at most `max_items` / `top_k` (default 50)."""
+        return select(self._records, MemoryQuery.parse(query), default_limit=_DEFAULT_LIMIT)
+
+    def summarize(self, max_items: int = 5) -> str:
+        """The last `max_items` records in RAM, one line each."""
+        return format_records(list(self._records)[-max_items:] if max_items else [])
+
+    def evict(self) -> int:
+        """Nothing to do: RAM never holds more than `max_in_memory` records (older ones are in the file)."""
+        return 0
+
+    @property
+    def records(self) -> list[MemoryRecord]:
+        return list(self._records)
+
+    def _add(self, record: MemoryRecord) -> None:
+        if self._mirrored_up_to is None or record.event_id > self._mirrored_up_to:
+            self._write(_block(record))
+            self._mirrored_up_to = record.event_id
+        self._records.append(record)
+
+    def _clear(self) -> None:
+        self._records.clear()
+
+    def _open_mirror(self) -> int | None:
+        """Create the file with its preamble, or check that the existing one is a mirror; its last event id."""
+        make_private_folder(self.path.parent)
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, FILE_MODE)
+        except FileExistsError:
+            return self._last_mirrored_id()
+        try:
+            os.fchmod(fd, FILE_MODE)  # whatever the umask
+            os.write(fd, _PREAMBLE.encode("utf-8"))
+        finally:
+            os.close(fd)
+        return None
+
+    def _last_mirrored_id(self) -> int | None:
+        if not self.path.is_file():
+            raise OutputRefusedError(self.path, "is not a regular file; choose another path for the memory mirror")
+        last: int | None = None
+        fence: str | None = None
+        with self.path.open(encoding="utf-8", errors="replace") as lines:
+            if lines.readline().rstrip("\n") != MIRROR_HEADER:
+                raise OutputRefusedError(
+                    self.path, f"exists and is not a memory mirror (its first line is not {MIRROR_HEADER!r}); "
+                    "it is left untouched: choose another path"
+                )
+            for line in lines:  # one line at a time: memory stays flat however long the file is
+                line = line.rstrip("\n")
+                opened = _FENCE.match(line)
+                if fence is not None:
+                    if line == fence:
+                        fence = None
+                elif opened:
+                    fence = opened.group(1)
+                elif heading := _RECORD_HEADING.match(line):
+                    last = int(heading.group(3))
+        return last
+
+    def _write(self, text: str) -> None:
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        try:
+            os.write(fd, text.encode("utf-8"))
+        finally:
+            os.close(fd)
+
+    def __repr__(self) -> str:
+        return f"MarkdownFileMemory(path={str(self.path)!r}, max_in_memory={self.max_in_memory})"
+
+
+def _block(record: MemoryRecord) -> str:
+    """A record as Markdown: a heading, its metadata as a list, its content in a fence longer than any inside."""
+    longest = max((len(run) for run in re.findall(r"`+", record.content)), default=0)
+    fence = "`" * max(3, longest + 1)
+    facts = "".join(f"- {key}: {value}\n" for key, value in record.metadata.items() if value is not None)
+    body = record.content if record.content.endswith("\n") or not record.content else record.content + "\n"
+    return f"\n## Step {record.step_id} · {record.role} · event {record.event_id}\n{facts}\n{fence}text\n{body}{fence}\n"
