@@ -7,8 +7,8 @@ types, the config union, the builders and the error messages from this list.
 """
 
 from openhands_memory.condenser.impl.amortized_forgetting_condenser import AmortizedForgettingCondenser
-from openhands_memory.condenser.impl.compact_history_condenser import CompactHistoryCondenser
 from openhands_memory.condenser.impl.browser_output_condenser import BrowserOutputCondenser
+from openhands_memory.condenser.impl.compact_history_condenser import CompactHistoryCondenser
 from openhands_memory.condenser.impl.conversation_window_condenser import ConversationWindowCondenser
 from openhands_memory.condenser.impl.large_output_offload_condenser import LargeOutputOffloadCondenser
 from openhands_memory.condenser.impl.llm_attention_condenser import LLMAttentionCondenser

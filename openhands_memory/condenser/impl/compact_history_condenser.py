@@ -382,14 +382,15 @@ class CompactHistoryCondenser(ModelSummarizingCondenser):
             if view.unhandled_condensation_request:
                 return Condensation(plan.action())  # nothing to summarize: only mark the request handled
             raise NoCondensationAvailable(self.name, "every event in view is kept for good")
-        if self._pending_warning is not None:
-            self.add_metadata("warning", self._pending_warning)
-            self._pending_warning = None
+        warning = self._pending_warning
+        if warning is not None:
+            self.add_metadata("warning", warning)
         if self.threshold is not None:
             self.add_metadata("threshold", self.threshold)
         self.add_metadata("max_tokens", self.budget)
         self.add_metadata("micro_compaction", micro)
         action = self.summarized(plan)
+        self._pending_warning = None  # in the log now (a failed or skipped summary leaves it pending)
         after = counter(condensed_events(view, action))
         before = micro["tokens_after"]
         stage = {

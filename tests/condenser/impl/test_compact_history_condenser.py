@@ -91,7 +91,7 @@ def test_a_warning_is_logged_once_per_crossing_before_any_compaction(caplog: pyt
 
 def test_the_warning_rides_on_the_first_compaction_in_the_log() -> None:
     s = _session()
-    fake, llm = fake_llm("S1", "S2")
+    _, llm = fake_llm("S1", "S2")
     condenser = CompactHistoryCondenser(llm, max_tokens=900)
     assert condenser.condense(s.view) is not None and condenser.warnings == 1
     s.turn("cat third", "D" * 1500)  # 12, 13: over 900 tokens even with 5 micro-compacted
