@@ -22,6 +22,7 @@ from openhands_memory.condenser.impl.compact_history_condenser import CONTINUATI
 from openhands_memory.errors import CondenserConfigError
 from openhands_memory.events import CmdOutputObservation
 from openhands_memory.testing.condenser_replay import replay_with_condenser
+from openhands_memory.testing.fake_llm import litellm_error
 from openhands_memory.testing.strategies import agent_sessions
 from openhands_memory.view import View
 
@@ -109,6 +110,17 @@ def test_the_warning_rides_on_the_first_compaction_in_the_log() -> None:
     assert isinstance(later, Condensation) and later.metadata is not None
     assert "warning" not in later.metadata.extra  # recorded once; the counter says how many
     assert condenser.warnings == 1
+
+
+def test_a_skipped_summary_leaves_the_warning_pending_for_the_next_one() -> None:
+    s = _session()
+    fake, llm = fake_llm(litellm_error("RateLimitError", "slow down"), "S")
+    condenser = CompactHistoryCondenser(llm, max_tokens=500, on_model_error="skip")
+    skipped = condenser.condense(s.view)
+    assert isinstance(skipped, View) and skipped[5] is not s.view[5]  # the micro view, nothing appended
+    result = condenser.condense(s.view)
+    assert isinstance(result, Condensation) and result.metadata is not None
+    assert result.metadata.extra["warning"]["at_event_id"] == 11 and len(fake.calls) == 2
 
 
 def test_past_the_budget_old_long_outputs_are_micro_compacted_in_the_view_only() -> None:
