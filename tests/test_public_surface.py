@@ -37,6 +37,7 @@ STRATEGY_NAMES = [
     "NoOpCondenser", "ObservationMaskingCondenser", "BrowserOutputCondenser", "RecentEventsCondenser",
     "AmortizedForgettingCondenser", "ConversationWindowCondenser", "PipelineCondenser", "LLMSummarizingCondenser",
     "StructuredSummaryCondenser", "LLMAttentionCondenser", "LargeOutputOffloadCondenser",
+    "WindowHistoryCondenser", "TokenBudgetSummaryCondenser", "CompactHistoryCondenser",
 ]  # fmt: skip
 """Every built-in strategy: its condenser class and its config class (`<name>Config`) are exported."""
 
@@ -80,7 +81,7 @@ SURFACE: dict[str, list[str]] = {
         "Condenser", "RollingCondenser", "ForgettingCondenser", "SummarizingCondenser", "Condensation",
         "CondensationMetadata", "CondensationReason",
         *(f"{name}{suffix}" for name in STRATEGY_NAMES for suffix in ("", "Config")), "StateSummary",
-        "CondenserConfig", "CondenserContext", "CondenserFactory", "OnModelError",
+        "CondenserConfig", "CondenserContext", "CondenserFactory", "OnModelError", "ContextWindowShare",
         "load_condenser_config", "parse_condenser_config", "register_condenser", "registered_condenser_types",
         "TokenCounter", "ApproximateTokenCounter", "LLMTokenCounter",
         "REQUEST_CONDENSATION_TOOL_NAME", "condensation_request_tool", "condensation_request_from_tool_call",

@@ -40,6 +40,7 @@ from openhands_memory.condenser.forgetting import ForgettingCondenser, Summarizi
 from openhands_memory.condenser.impl import (
     AmortizedForgettingCondenser,
     BrowserOutputCondenser,
+    CompactHistoryCondenser,
     ConversationWindowCondenser,
     LargeOutputOffloadCondenser,
     LLMAttentionCondenser,
@@ -49,15 +50,21 @@ from openhands_memory.condenser.impl import (
     PipelineCondenser,
     RecentEventsCondenser,
     StructuredSummaryCondenser,
+    TokenBudgetSummaryCondenser,
+    WindowHistoryCondenser,
 )
+from openhands_memory.condenser.impl.compact_history_condenser import CompactHistoryCondenserConfig
 from openhands_memory.condenser.impl.large_output_offload_condenser import LargeOutputOffloadCondenserConfig
 from openhands_memory.condenser.impl.structured_summary_condenser import StateSummary
+from openhands_memory.condenser.impl.token_budget_summary_condenser import TokenBudgetSummaryCondenserConfig
+from openhands_memory.condenser.impl.window_history_condenser import WindowHistoryCondenserConfig
 from openhands_memory.condenser.request import (
     REQUEST_CONDENSATION_TOOL_NAME,
     condensation_request_from_tool_call,
     condensation_request_tool,
     is_condensation_request_call,
 )
+from openhands_memory.condenser.thresholds import ContextWindowShare
 from openhands_memory.condenser.tokens import ApproximateTokenCounter, LLMTokenCounter, TokenCounter
 
 __all__ = [
@@ -67,6 +74,8 @@ __all__ = [
     "ApproximateTokenCounter",
     "BrowserOutputCondenser",
     "BrowserOutputCondenserConfig",
+    "CompactHistoryCondenser",
+    "CompactHistoryCondenserConfig",
     "Condensation",
     "CondensationMetadata",
     "CondensationReason",
@@ -74,6 +83,7 @@ __all__ = [
     "CondenserConfig",
     "CondenserContext",
     "CondenserFactory",
+    "ContextWindowShare",
     "ConversationWindowCondenser",
     "ConversationWindowCondenserConfig",
     "ForgettingCondenser",
@@ -98,7 +108,11 @@ __all__ = [
     "StructuredSummaryCondenser",
     "StructuredSummaryCondenserConfig",
     "SummarizingCondenser",
+    "TokenBudgetSummaryCondenser",
+    "TokenBudgetSummaryCondenserConfig",
     "TokenCounter",
+    "WindowHistoryCondenser",
+    "WindowHistoryCondenserConfig",
     "condensation_request_from_tool_call",
     "condensation_request_tool",
     "is_condensation_request_call",

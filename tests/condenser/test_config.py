@@ -48,7 +48,7 @@ OPENHANDS_DEFAULTS: dict[str, dict[str, Any]] = {
     "conversation_window": {},
     "pipeline": {"condensers": []},
 }
-OUR_TYPES = {"large_output_offload"}
+OUR_TYPES = {"large_output_offload", "window_history", "token_budget_summary", "compact_history"}
 """Built-in types OpenHands does not have."""
 OUR_ADDITIONS = {
     "max_tokens", "max_events", "summary_prompt", "llm_config", "on_model_error", "max_event_length", "max_summary_share",
@@ -93,6 +93,7 @@ def test_a_model_backed_strategy_gets_every_field_of_its_config(strategy: type[M
     fields = {"keep_first": 3, "max_size": 40, "max_event_length": 777, "max_tokens": 5000, "on_model_error": "skip"}
     fields.update({"summary_prompt": "Be brief.", "max_summary_share": 0.25} if "summary_prompt" in strategy.config_cls.model_fields else {})
     fields.update({"strict_response": True} if "strict_response" in strategy.config_cls.model_fields else {})
+    fields = {name: value for name, value in fields.items() if name in strategy.config_cls.model_fields}  # token-triggered ones have no max_size
     counter = ApproximateTokenCounter()
     built = Condenser.from_config({"type": strategy.config_type, "llm_config": "fast", **fields},
                                   token_counter=counter, llm_configs={"fast": {"model": "gpt-4o-mini"}})  # fmt: skip
@@ -169,8 +170,9 @@ def test_fields_reach_the_condenser_and_a_pipeline_shares_one_token_counter() ->
     ("data", "message"),
     [
         ({"type": "recnt"}, "Unknown condenser type 'recnt'. Did you mean 'recent'?"),
-        ({"type": "xyz"}, "Unknown condenser type 'xyz'. Known types: amortized, browser_output_masking, conversation_window, "
-                          "large_output_offload, llm, llm_attention, noop, observation_masking, pipeline, recent, structured."),
+        ({"type": "xyz"}, "Unknown condenser type 'xyz'. Known types: amortized, browser_output_masking, compact_history, "
+                          "conversation_window, large_output_offload, llm, llm_attention, noop, observation_masking, pipeline, "
+                          "recent, structured, token_budget_summary, window_history."),
         ({}, "A condenser config needs a 'type': one of amortized, browser_output_masking, "),
         ({"type": 3}, "A condenser 'type' must be a string, got 3."),
         ({"type": "recent", "max_events": 0}, "condenser 'recent': max_events: Input should be greater than or equal to 1"),
@@ -344,4 +346,5 @@ def test_every_strategy_names_its_config_type_and_is_exported_by_the_package() -
     assert types == {
         "amortized", "browser_output_masking", "conversation_window", "large_output_offload", "llm", "llm_attention",
         "noop", "observation_masking", "pipeline", "recent", "structured",
+        "window_history", "token_budget_summary", "compact_history",
     }  # fmt: skip

@@ -8,6 +8,7 @@ types, the config union, the builders and the error messages from this list.
 
 from openhands_memory.condenser.impl.amortized_forgetting_condenser import AmortizedForgettingCondenser
 from openhands_memory.condenser.impl.browser_output_condenser import BrowserOutputCondenser
+from openhands_memory.condenser.impl.compact_history_condenser import CompactHistoryCondenser
 from openhands_memory.condenser.impl.conversation_window_condenser import ConversationWindowCondenser
 from openhands_memory.condenser.impl.large_output_offload_condenser import LargeOutputOffloadCondenser
 from openhands_memory.condenser.impl.llm_attention_condenser import LLMAttentionCondenser
@@ -17,6 +18,8 @@ from openhands_memory.condenser.impl.observation_masking_condenser import Observ
 from openhands_memory.condenser.impl.pipeline import PipelineCondenser
 from openhands_memory.condenser.impl.recent_events_condenser import RecentEventsCondenser
 from openhands_memory.condenser.impl.structured_summary_condenser import StructuredSummaryCondenser
+from openhands_memory.condenser.impl.token_budget_summary_condenser import TokenBudgetSummaryCondenser
+from openhands_memory.condenser.impl.window_history_condenser import WindowHistoryCondenser
 
 BUILTIN_CONDENSERS = (
     NoOpCondenser,
@@ -30,12 +33,16 @@ BUILTIN_CONDENSERS = (
     PipelineCondenser,
     ConversationWindowCondenser,
     LargeOutputOffloadCondenser,
+    WindowHistoryCondenser,
+    TokenBudgetSummaryCondenser,
+    CompactHistoryCondenser,
 )
 """The built-in strategies, in the order of the config union; adding one to it registers it."""
 
 __all__ = [
     "AmortizedForgettingCondenser",
     "BrowserOutputCondenser",
+    "CompactHistoryCondenser",
     "ConversationWindowCondenser",
     "LLMAttentionCondenser",
     "LargeOutputOffloadCondenser",
@@ -45,4 +52,6 @@ __all__ = [
     "PipelineCondenser",
     "RecentEventsCondenser",
     "StructuredSummaryCondenser",
+    "TokenBudgetSummaryCondenser",
+    "WindowHistoryCondenser",
 ]

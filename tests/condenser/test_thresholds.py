@@ -1,0 +1,107 @@
+"""Token limits as a share of the model's context window (Inkeep's model-aware thresholds)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from openhands_memory.condenser import Condenser, ContextWindowShare
+from openhands_memory.condenser.thresholds import CONVERSATION_SHARE, resolve_token_limit, sub_agent_share
+from openhands_memory.errors import CondenserConfigError
+from openhands_memory.llm.llm import LLM
+
+from .impl._model_helpers import fake_config
+
+
+@pytest.mark.parametrize(
+    ("window", "conversation", "sub_agent"),
+    [
+        (400_000, 200_000, 360_000),  # Inkeep: 400K -> 360K
+        (200_000, 100_000, 180_000),  # Inkeep: 200K -> 180K
+        (1_048_576, 524_288, 954_204),  # Inkeep: 1M -> 954K (a 1,048,576-token window)
+        (64_000, 32_000, 54_400),  # small windows: 85%
+    ],
+)
+def test_the_presets_give_inkeeps_thresholds(window: int, conversation: int, sub_agent: int) -> None:
+    assert ContextWindowShare(preset="conversation", context_window=window).limit_for(window) == conversation
+    assert ContextWindowShare(preset="sub_agent").limit_for(window) == sub_agent
+
+
+def test_the_sub_agent_share_grows_with_the_window() -> None:
+    assert CONVERSATION_SHARE == 0.5
+    assert [sub_agent_share(w) for w in (99_999, 100_000, 499_999, 500_000, 2_000_000)] == [0.85, 0.9, 0.9, 0.91, 0.91]
+
+
+def test_reserved_output_tokens_come_off_the_limit() -> None:
+    spec = ContextWindowShare(share=0.5, reserved_output_tokens=8_192)
+    assert spec.limit_for(200_000) == 91_808
+    with pytest.raises(ValueError, match=re.escape("reserved_output_tokens (8192) leave no room in 0.5 of a 10000-token window")):
+        spec.limit_for(10_000)
+
+
+def test_a_plain_number_is_kept_as_it_is() -> None:
+    assert resolve_token_limit(16_000, llm=None, condenser_type="x") == (16_000, None)
+    assert resolve_token_limit(None, llm=None, condenser_type="x") == (None, None)
+
+
+def test_the_window_comes_from_the_config_then_the_llm_config() -> None:
+    llm = LLM(fake_config(max_input_tokens=200_000))
+    limit, record = resolve_token_limit(ContextWindowShare(preset="sub_agent"), llm=llm, condenser_type="x")
+    assert limit == 180_000
+    assert record == {
+        "context_window": 200_000, "window_source": "llm_config", "model": "fake-model", "share": 0.9,
+        "preset": "sub_agent", "reserved_output_tokens": 0, "limit": 180_000,
+    }  # fmt: skip
+    limit, record = resolve_token_limit(ContextWindowShare(share=0.5, context_window=400_000), llm=llm, condenser_type="x")
+    assert limit == 200_000 and record is not None and record["window_source"] == "config"
+
+
+def test_the_window_comes_from_litellms_model_info_offline() -> None:
+    spec = ContextWindowShare(preset="sub_agent", model="claude-sonnet-4-5")
+    limit, record = resolve_token_limit(spec, llm=None, condenser_type="x")
+    assert limit == 180_000  # litellm's local map: max_input_tokens 200,000
+    assert record is not None and (record["window_source"], record["model"]) == ("litellm", "claude-sonnet-4-5")
+
+
+def test_an_unknown_window_is_a_config_error_naming_the_model_and_the_fixes() -> None:
+    config = {
+        "type": "token_budget_summary",
+        "llm_config": {"model": "no-such-model-anywhere", "num_retries": 0},
+        "max_tokens": {"preset": "conversation"},
+    }
+    message = (
+        "condenser 'token_budget_summary': max_tokens: the context window of model 'no-such-model-anywhere' is unknown "
+        "(litellm's model map has no max_input_tokens for it): set context_window in this threshold, or "
+        "max_input_tokens in the model's LLM config"
+    )
+    with pytest.raises(CondenserConfigError, match=re.escape(message)):
+        Condenser.from_config(config)
+    with pytest.raises(CondenserConfigError, match="a share of the context window needs a model"):
+        resolve_token_limit(ContextWindowShare(share=0.5), llm=None, condenser_type="x")
+
+
+@pytest.mark.parametrize(
+    ("max_tokens", "message"),
+    [
+        ({"share": 0.5, "preset": "sub_agent"}, "max_tokens: give exactly one of share and preset"),
+        ({"shares": 0.5}, "max_tokens: shares: unknown field. Did you mean 'share'?"),
+        ({"share": 1.5}, "max_tokens: share: Input should be less than or equal to 1"),
+        ({"preset": "subagent"}, "max_tokens: preset: Input should be 'conversation' or 'sub_agent'"),
+        (0, "max_tokens: must be at least 1 token, got 0"),
+    ],
+)
+def test_a_bad_threshold_is_named(max_tokens: object, message: str) -> None:
+    config = {"type": "compact_history", "llm_config": {"model": "gpt-4o"}, "max_tokens": max_tokens}
+    with pytest.raises(CondenserConfigError, match=re.escape(f"condenser 'compact_history': {message}")):
+        Condenser.from_config(config)
+
+
+def test_both_size_triggered_model_backed_strategies_accept_a_share() -> None:
+    llm_config = {"model": "fake-model", "max_input_tokens": 128_000}
+    for type_name in ("token_budget_summary", "compact_history"):
+        condenser = Condenser.from_config(
+            {"type": type_name, "llm_config": llm_config, "max_tokens": {"preset": "conversation", "reserved_output_tokens": 4_000}}
+        )
+        assert condenser.max_tokens == 60_000  # type: ignore[attr-defined]
+        assert condenser.threshold["limit"] == 60_000  # type: ignore[attr-defined]
