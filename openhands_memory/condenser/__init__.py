@@ -39,6 +39,7 @@ from openhands_memory.condenser.config import (
 from openhands_memory.condenser.forgetting import ForgettingCondenser, SummarizingCondenser
 from openhands_memory.condenser.impl import (
     AmortizedForgettingCondenser,
+    AutoContextCondenser,
     BrowserOutputCondenser,
     ConversationWindowCondenser,
     LargeOutputOffloadCondenser,
@@ -50,6 +51,7 @@ from openhands_memory.condenser.impl import (
     RecentEventsCondenser,
     StructuredSummaryCondenser,
 )
+from openhands_memory.condenser.impl.auto_context_condenser import AutoContextCondenserConfig, AutoContextPrompts
 from openhands_memory.condenser.impl.large_output_offload_condenser import LargeOutputOffloadCondenserConfig
 from openhands_memory.condenser.impl.structured_summary_condenser import StateSummary
 from openhands_memory.condenser.request import (
@@ -65,6 +67,9 @@ __all__ = [
     "AmortizedForgettingCondenser",
     "AmortizedForgettingCondenserConfig",
     "ApproximateTokenCounter",
+    "AutoContextCondenser",
+    "AutoContextCondenserConfig",
+    "AutoContextPrompts",
     "BrowserOutputCondenser",
     "BrowserOutputCondenserConfig",
     "Condensation",

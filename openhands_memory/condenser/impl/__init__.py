@@ -7,6 +7,7 @@ types, the config union, the builders and the error messages from this list.
 """
 
 from openhands_memory.condenser.impl.amortized_forgetting_condenser import AmortizedForgettingCondenser
+from openhands_memory.condenser.impl.auto_context_condenser import AutoContextCondenser
 from openhands_memory.condenser.impl.browser_output_condenser import BrowserOutputCondenser
 from openhands_memory.condenser.impl.conversation_window_condenser import ConversationWindowCondenser
 from openhands_memory.condenser.impl.large_output_offload_condenser import LargeOutputOffloadCondenser
@@ -30,11 +31,13 @@ BUILTIN_CONDENSERS = (
     PipelineCondenser,
     ConversationWindowCondenser,
     LargeOutputOffloadCondenser,
+    AutoContextCondenser,
 )
 """The built-in strategies, in the order of the config union; adding one to it registers it."""
 
 __all__ = [
     "AmortizedForgettingCondenser",
+    "AutoContextCondenser",
     "BrowserOutputCondenser",
     "ConversationWindowCondenser",
     "LLMAttentionCondenser",
