@@ -123,6 +123,9 @@ _TOOL_TAGS = (_TAGS[1], _TAGS[2])
 _MIN_SUMMARY_CHARS = 400
 """A model summary may always take this many characters, even of a small unit (the token check still applies)."""
 
+_TRUNCATION_MARK = len("\n... [truncated] ...\n")
+"""The characters `truncate` adds where it cuts."""
+
 _MIN_CUT_CHARS = 40
 """A summary is never cut shorter than this: the unit is then left alone."""
 
@@ -571,7 +574,7 @@ class AutoContextCondenser(ModelCaller, RollingCondenser):
             )
         if target is not None and len(summary) > target:
             self.add_metadata("summary_cut", {"characters": len(summary), "target": target})
-            summary = truncate(summary, target)
+            summary = truncate(summary, max(0, target - _TRUNCATION_MARK))  # at most `target` with the mark
         return summary
 
     def _request(self, prompt: str) -> str:
