@@ -374,13 +374,13 @@ class AutoContextCondenser(ModelCaller, RollingCondenser):
 
     def get_condensation(self, view: View) -> Condensation:
         scan = self._scan(view)
-        candidate = self._find(scan)
+        candidate = self._find(scan, fewer_events=self._over_count_only(view))
         if candidate is None:
             return self._exhausted(view)
         action = self._compress(scan, candidate)
         after = view.apply(action)
         over_after = self.over_threshold(after) is not None
-        exhausted = over_after and self._find(self._scan(after)) is None
+        exhausted = over_after and self._find(self._scan(after), fewer_events=self._over_count_only(after)) is None
         events = scan.events
         chosen = set(candidate.indexes)
         self.add_metadata(
@@ -423,8 +423,16 @@ class AutoContextCondenser(ModelCaller, RollingCondenser):
             plan_text=plan_hint(current_plan(events)),
         )
 
-    def _find(self, scan: _Scan) -> _Candidate | None:
-        """The first unit of the lightest strategy that has one a summary can shrink (None: none has)."""
+    def _over_count_only(self, events: Sequence[Event]) -> bool:
+        """Over the event threshold and under the token one: only compressions of two events or more help."""
+        return len(events) >= self.msg_threshold and self.token_counter(events) < self.token_threshold
+
+    def _find(self, scan: _Scan, *, fewer_events: bool = False) -> _Candidate | None:
+        """The first unit of the lightest strategy that has one a summary can shrink (None: none has).
+
+        With `fewer_events`, a unit of one event (a large message shrunk in place) does not count:
+        it would leave the view over the event threshold, and the next call would look again.
+        """
         finders: tuple[Callable[[_Scan], Iterator[_Candidate]], ...] = (
             self._tool_run,
             lambda s: self._large_output(s, protect_last_keep=True),
@@ -435,6 +443,8 @@ class AutoContextCondenser(ModelCaller, RollingCondenser):
         )
         for finder in finders:
             for candidate in finder(scan):
+                if fewer_events and len(candidate.indexes) < 2:
+                    continue
                 if self._can_shrink(scan, candidate):
                     return candidate
         return None

@@ -284,7 +284,7 @@ def test_strategy_5_summarizes_a_large_message_of_the_current_round_with_its_han
     big = s.agent("Here is my analysis: " + BIG)  # 4: large, but no tool output to offload
     s.turn("ls", "small")  # 5-6: the latest response
     fake, llm = _scripted("the analysis says x")
-    condensation = _condense(_condenser(llm, msg_threshold=7), s.view)
+    condensation = _condense(_condenser(llm, max_token=1, token_ratio=1.0), s.view)  # over the token threshold
     action = condensation.action
     assert list(action.forgotten) == [4]
     assert action.summary == (
@@ -539,3 +539,17 @@ def test_escalation_order_on_a_real_openhands_log() -> None:
     assert tokens == sorted(tokens, reverse=True) and len(set(tokens)) == len(tokens)  # each one made it smaller
     assert [r["exhausted"] for r in records] == [False] * (len(records) - 1) + [True]
     assert condenser.exhausted_count == 1  # the call that ended the loop
+
+
+def test_over_the_event_threshold_only_a_message_shrunk_in_place_does_not_count() -> None:
+    """Strategy 5 leaves the number of events as it is: with only the event threshold reached, strategy 6 acts."""
+    s = Session()
+    s.header()
+    s.agent("Here is my analysis: " + BIG)  # 4: large
+    s.turn("ls", "small")  # 5-6: the latest response
+    view = s.view
+    by_tokens = _condense(_condenser(_scripted()[1], max_token=1, token_ratio=1.0), view)
+    assert _record(by_tokens)["event_type"] == "CURRENT_ROUND_LARGE_MESSAGE_SUMMARY"
+    by_count = _condense(_condenser(_scripted()[1], msg_threshold=7), view)
+    assert _record(by_count)["event_type"] == "CURRENT_ROUND_MESSAGE_COMPRESS"
+    assert sorted(by_count.action.forgotten) == [2, 3, 4]
