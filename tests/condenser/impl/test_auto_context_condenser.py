@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REAL_LOGS_DIR, require_real_logs_dir
+from conftest import REAL_LOGS_DIR, real_log_params, require_real_log, require_real_logs_dir
 
 from openhands_memory.condenser import (
     AutoContextCondenser,
@@ -17,7 +17,11 @@ from openhands_memory.condenser import (
     Condenser,
     load_condenser_config,
 )
-from openhands_memory.condenser.impl.auto_context_condenser import CURRENT_ROUND_PROMPT, ROUND_SUMMARY_PROMPT
+from openhands_memory.condenser.impl.auto_context_condenser import (
+    COMPRESSION_EVENT_TYPES,
+    CURRENT_ROUND_PROMPT,
+    ROUND_SUMMARY_PROMPT,
+)
 from openhands_memory.condenser._model_backed import render_event
 from openhands_memory.condenser.impl.large_output_offload_condenser import offload_notice
 from openhands_memory.errors import CondenserConfigError
@@ -31,6 +35,7 @@ from openhands_memory.events import (
     TaskTrackingObservation,
     ToolCallMetadata,
 )
+from openhands_memory.testing.condenser_replay import replay_with_condenser
 from openhands_memory.testing.fake_llm import FakeLLM, FakeReply
 from openhands_memory.view import View
 
@@ -553,3 +558,23 @@ def test_over_the_event_threshold_only_a_message_shrunk_in_place_does_not_count(
     by_count = _condense(_condenser(_scripted()[1], msg_threshold=7), view)
     assert _record(by_count)["event_type"] == "CURRENT_ROUND_MESSAGE_COMPRESS"
     assert sorted(by_count.action.forgotten) == [2, 3, 4]
+
+
+@pytest.mark.parametrize("log", [*real_log_params("v0_"), *real_log_params("v1_")])
+def test_replaying_a_real_log_keeps_every_rule(log: Path | None) -> None:
+    """Step by step, as a controller would: no tool call split from its result, the head kept, and the
+    incremental view (several persisting summaries) equal to the view rebuilt from the log."""
+    path = require_real_log(log)
+    condenser = _condenser(
+        NumberedSummaries().llm(),
+        msg_threshold=24,
+        max_token=6000,
+        last_keep=8,
+        large_payload_threshold=2000,
+        offload_single_preview=200,
+    )
+    history = history_of(path)
+    replay = replay_with_condenser(history, condenser, keep_first=1, persisting=True)
+    assert all(record.extra["compression"]["event_type"] in COMPRESSION_EVENT_TYPES for record in replay.condensations)
+    if len(history) > 40:
+        assert replay.condensations
