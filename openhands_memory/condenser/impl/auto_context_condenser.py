@@ -40,23 +40,43 @@ logged once until a compression acts again, and `exhausted_count` counts those c
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
-from openhands_memory.condenser._boundaries import ViewStructure, analyze, condensation_action, forget_id
+from openhands_memory.condenser._boundaries import (
+    ViewStructure,
+    analyze,
+    condensation_action,
+    forget_id,
+)
 from openhands_memory.condenser._config_base import CONFIG, LLMConfigRef, OnModelError
-from openhands_memory.condenser._model_backed import CITE_EVENT_IDS, ModelCaller, condenser_llm, event_block, render_event
+from openhands_memory.condenser._model_backed import (
+    CITE_EVENT_IDS,
+    ModelCaller,
+    condenser_llm,
+    event_block,
+    render_event,
+)
 from openhands_memory.condenser._plan import current_plan, is_task_tracking, plan_hint
 from openhands_memory.condenser._text import truncate
 from openhands_memory.condenser._views import is_summary
-from openhands_memory.condenser.base import Condensation, CondensationReason, RollingCondenser
-from openhands_memory.condenser.impl.large_output_offload_condenser import LargeOutputOffloadCondenser
+from openhands_memory.condenser.base import (
+    Condensation,
+    CondensationReason,
+    RollingCondenser,
+)
+from openhands_memory.condenser.impl.large_output_offload_condenser import (
+    LargeOutputOffloadCondenser,
+)
 from openhands_memory.condenser.tokens import TokenCounter
-from openhands_memory.errors import CondenserConfigError, LLMError, NoCondensationAvailable
+from openhands_memory.errors import (
+    CondenserConfigError,
+    LLMError,
+    NoCondensationAvailable,
+)
 from openhands_memory.events import (
     Action,
     AgentCondensationObservation,

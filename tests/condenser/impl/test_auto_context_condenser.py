@@ -8,7 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REAL_LOGS_DIR, real_log_params, require_real_log, require_real_logs_dir
+from conftest import (
+    REAL_LOGS_DIR,
+    real_log_params,
+    require_real_log,
+    require_real_logs_dir,
+)
 
 from openhands_memory.condenser import (
     AutoContextCondenser,
@@ -17,13 +22,15 @@ from openhands_memory.condenser import (
     Condenser,
     load_condenser_config,
 )
+from openhands_memory.condenser._model_backed import render_event
 from openhands_memory.condenser.impl.auto_context_condenser import (
     COMPRESSION_EVENT_TYPES,
     CURRENT_ROUND_PROMPT,
     ROUND_SUMMARY_PROMPT,
 )
-from openhands_memory.condenser._model_backed import render_event
-from openhands_memory.condenser.impl.large_output_offload_condenser import offload_notice
+from openhands_memory.condenser.impl.large_output_offload_condenser import (
+    offload_notice,
+)
 from openhands_memory.errors import CondenserConfigError
 from openhands_memory.events import (
     AgentCondensationObservation,
@@ -210,7 +217,7 @@ def test_strategy_1_compresses_a_run_of_past_tool_messages_into_one_persisting_s
 
 
 def test_strategy_1_needs_min_consecutive_tool_messages_and_respects_last_keep() -> None:
-    fake, llm = _scripted()
+    _, llm = _scripted()
     # Two turns (4 tool messages) are too short a run: the round is summarized instead (strategy 4).
     condensation = _condense(_condenser(llm, msg_threshold=8), _two_rounds(2).view)
     assert _record(condensation)["event_type"] == "PREVIOUS_ROUND_CONVERSATION_SUMMARY"
@@ -263,9 +270,11 @@ def test_the_latest_response_and_what_follows_it_are_never_compressed(caplog: py
     assert condenser.exhausted_count == 2
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert warnings == [
-        "auto_context: the view is over its threshold (6 events, "
-        f"{condenser.token_counter(view)} tokens; thresholds 6 events, {condenser.token_threshold} tokens) "
-        "and no strategy has anything left to compress"
+        (
+            "auto_context: the view is over its threshold (6 events, "
+            f"{condenser.token_counter(view)} tokens; thresholds 6 events, {condenser.token_threshold} tokens) "
+            "and no strategy has anything left to compress"
+        )
     ]
 
 
@@ -405,7 +414,7 @@ def test_the_first_and_the_latest_user_messages_are_never_compressed() -> None:
     s.turn("ls", "file " * 16)  # 4-5
     s.user("x" * 400)  # 6: a large latest user message (the current round starts here)
     s.agent("ok")  # 7
-    fake, llm = _scripted("listed the files")
+    _, llm = _scripted("listed the files")
     outcome = _condense(_condenser(llm, msg_threshold=8), s.view)
     assert _record(outcome)["event_type"] == "PREVIOUS_ROUND_CONVERSATION_SUMMARY"
     assert sorted(outcome.action.forgotten) == [2, 3, 4, 5]
