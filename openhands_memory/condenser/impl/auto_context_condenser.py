@@ -323,6 +323,8 @@ class AutoContextCondenser(ModelCaller, RollingCondenser):
                 model would reject it.
         """
         super().__init__(token_counter=token_counter)
+        # The config model holds the rules (ranges, the preview below the threshold): check the
+        # arguments with it, so a condenser built in code fails as its config would.
         try:
             AutoContextCondenserConfig(
                 llm_config="checked",
