@@ -85,7 +85,7 @@ SURFACE: dict[str, list[str]] = {
         "load_condenser_config", "parse_condenser_config", "register_condenser", "registered_condenser_types",
         "TokenCounter", "ApproximateTokenCounter", "LLMTokenCounter",
         "REQUEST_CONDENSATION_TOOL_NAME", "condensation_request_tool", "condensation_request_from_tool_call",
-        "is_condensation_request_call",
+        "is_condensation_request_call", "AutoContextCondenser", "AutoContextCondenserConfig", "AutoContextPrompts",
     ],
     "openhands_memory.conversation_memory": [
         "HISTORY_POLICY_PRESETS",

@@ -39,6 +39,7 @@ from openhands_memory.condenser.config import (
 from openhands_memory.condenser.forgetting import ForgettingCondenser, SummarizingCondenser
 from openhands_memory.condenser.impl import (
     AmortizedForgettingCondenser,
+    AutoContextCondenser,
     BrowserOutputCondenser,
     CompactHistoryCondenser,
     ConversationWindowCondenser,
@@ -53,6 +54,7 @@ from openhands_memory.condenser.impl import (
     TokenBudgetSummaryCondenser,
     WindowHistoryCondenser,
 )
+from openhands_memory.condenser.impl.auto_context_condenser import AutoContextCondenserConfig, AutoContextPrompts
 from openhands_memory.condenser.impl.compact_history_condenser import CompactHistoryCondenserConfig
 from openhands_memory.condenser.impl.large_output_offload_condenser import LargeOutputOffloadCondenserConfig
 from openhands_memory.condenser.impl.structured_summary_condenser import StateSummary
@@ -72,6 +74,9 @@ __all__ = [
     "AmortizedForgettingCondenser",
     "AmortizedForgettingCondenserConfig",
     "ApproximateTokenCounter",
+    "AutoContextCondenser",
+    "AutoContextCondenserConfig",
+    "AutoContextPrompts",
     "BrowserOutputCondenser",
     "BrowserOutputCondenserConfig",
     "CompactHistoryCondenser",

@@ -5,9 +5,9 @@
   with its usage reported as `condenser` unless the config names it.
 - **Events in a prompt.** `render_event` writes an event as text (its kind, its source, the fields
   that differ from their defaults); `event_block` wraps it in `<EVENT id=N>` tags, cut to a length.
-- **Bounded prompts.** `ModelBacked.ask` builds the request for an event length; when the model
+- **Bounded prompts.** `ModelCaller.ask` builds the request for an event length; when the model
   says the prompt does not fit its context window, it halves the length and asks again, a few times.
-- **Failures.** `ModelBacked.handle_model_error` applies the configured `OnModelError`: raise the
+- **Failures.** `ModelCaller.handle_model_error` applies the configured `OnModelError`: raise the
   error, fall back (the caller then condenses without the model), or skip (`NoCondensationAvailable`,
   which `RollingCondenser.condense` turns into the unchanged view). Fallback and skip apply to
   transient failures only: a missing key or a rejected request is always raised.
@@ -31,7 +31,7 @@ from openhands_memory.condenser._text import NOT_PROMPT_TEXT as _NOT_PROMPT_TEXT
 from openhands_memory.condenser._text import truncate
 from openhands_memory.condenser._views import is_summary
 from openhands_memory.condenser._config_base import ModelBackedConfig, OnModelError
-from openhands_memory.condenser.base import Condensation
+from openhands_memory.condenser.base import Condensation, Condenser
 from openhands_memory.condenser.forgetting import ForgettingCondenser, ForgettingPlan, SummarizingCondenser
 from openhands_memory.condenser.tokens import TokenCounter
 from openhands_memory.errors import LLMContextWindowExceededError, LLMError, LLMResponseError, NoCondensationAvailable
@@ -51,6 +51,7 @@ __all__ = [
     "MIN_SUMMARY_TOKENS",
     "SHRINK_TRIES",
     "ModelBacked",
+    "ModelCaller",
     "ModelSummarizingCondenser",
     "condenser_llm",
     "event_block",
@@ -191,17 +192,13 @@ def _is_transient_model_error(error: LLMError) -> bool:
     return error.retryable or isinstance(error, LLMContextWindowExceededError)
 
 
-class ModelBacked(ForgettingCondenser):
-    """Base for condensers that call a model: the arguments they share, the shrink-and-retry loop,
-    usage records and the failure rule.
+class ModelCaller(Condenser):
+    """The model half of a model-backed condenser: its model, the shrink-and-retry loop, usage
+    records and the failure rule, for any condenser (`ModelBacked` adds the forgetting plan).
 
-    Its constructor takes what every model-backed strategy is configured with (the fields of
-    `ModelBackedConfig`), and `build` makes one from such a config; a strategy adds only its own
-    arguments. Put it before the strategy's other base (`class C(ModelBacked, SummarizingCondenser)`).
+    A strategy that is not a `ForgettingCondenser` puts it before its other base
+    (`class C(ModelCaller, RollingCondenser)`), calls `init_model` and sets `max_event_length`.
     """
-
-    default_max_event_length: ClassVar[int] = 10_000
-    """`max_event_length` when none is given."""
 
     llm: LLM
     """The model the condenser calls."""
@@ -212,53 +209,6 @@ class ModelBacked(ForgettingCondenser):
     of it; None once a model call succeeds."""
     max_event_length: int
     """Event texts are cut to this many characters in the prompt (less after an overflow)."""
-
-    def __init__(
-        self,
-        llm: LLM | LLMConfig,
-        max_size: int = 100,
-        keep_first: int = 1,
-        *,
-        max_tokens: int | None = None,
-        max_event_length: int | None = None,
-        on_model_error: OnModelError = "raise",
-        token_counter: TokenCounter | None = None,
-        **options: Any,
-    ) -> None:
-        """Set the model and the budgets.
-
-        Args:
-            llm: the model it calls (an `LLMConfig` is wrapped by `condenser_llm`).
-            max_size: condense when the view has more events than this; keep about half.
-            keep_first: the first events of the view, kept for good.
-            max_tokens: condense when the view has more tokens than this; keep about half.
-            max_event_length: cut each event's text to this many characters in the prompt
-                (default: the strategy's `default_max_event_length`).
-            on_model_error: what a failed or unusable answer leads to (see `OnModelError`).
-            token_counter: counts tokens (default: `ApproximateTokenCounter`).
-            options: the strategy's own arguments, for the next base's constructor.
-
-        Raises:
-            ValueError: a size rule is broken (see `ForgettingCondenser`), `max_event_length` < 1,
-                or `on_model_error` is unknown.
-        """
-        if max_event_length is None:
-            max_event_length = self.default_max_event_length
-        if max_event_length < 1:
-            raise ValueError(f"max_event_length ({max_event_length}) must be at least 1")
-        super().__init__(max_size, keep_first, max_tokens=max_tokens, token_counter=token_counter, **options)
-        self.max_event_length = max_event_length  # after the base's: `SummarizingCondenser` sets its own default
-        self.init_model(llm, on_model_error)
-
-    @classmethod
-    def build(cls, config: ModelBackedConfig, context: CondenserContext) -> ModelBacked:  # type: ignore[override]
-        """Build from a config: the model its `llm_config` names (resolved in `context`), every other field by name.
-
-        Raises:
-            CondenserConfigError: `llm_config` names an LLM config the context does not hold.
-        """
-        llm = condenser_llm(context.resolve_llm_config(config.llm_config, condenser_type=config.type))  # type: ignore[attr-defined]
-        return cls(llm, **cls.config_arguments(config, exclude=("llm_config",)), token_counter=context.token_counter)
 
     def init_model(self, llm: LLM | LLMConfig, on_model_error: OnModelError) -> None:
         """Set the model (an `LLMConfig` is wrapped by `condenser_llm`) and the failure rule.
@@ -321,6 +271,66 @@ class ModelBacked(ForgettingCondenser):
             raise NoCondensationAvailable(self.name, f"the model failed, condensing skipped: {error}") from error
         self.add_metadata("outcome", "fallback")
         self.add_metadata("error", f"{type(error).__name__}: {error}")
+
+
+class ModelBacked(ModelCaller, ForgettingCondenser):
+    """Base for condensers that call a model: the arguments they share, the shrink-and-retry loop,
+    usage records and the failure rule.
+
+    Its constructor takes what every model-backed strategy is configured with (the fields of
+    `ModelBackedConfig`), and `build` makes one from such a config; a strategy adds only its own
+    arguments. Put it before the strategy's other base (`class C(ModelBacked, SummarizingCondenser)`).
+    """
+
+    default_max_event_length: ClassVar[int] = 10_000
+    """`max_event_length` when none is given."""
+
+    def __init__(
+        self,
+        llm: LLM | LLMConfig,
+        max_size: int = 100,
+        keep_first: int = 1,
+        *,
+        max_tokens: int | None = None,
+        max_event_length: int | None = None,
+        on_model_error: OnModelError = "raise",
+        token_counter: TokenCounter | None = None,
+        **options: Any,
+    ) -> None:
+        """Set the model and the budgets.
+
+        Args:
+            llm: the model it calls (an `LLMConfig` is wrapped by `condenser_llm`).
+            max_size: condense when the view has more events than this; keep about half.
+            keep_first: the first events of the view, kept for good.
+            max_tokens: condense when the view has more tokens than this; keep about half.
+            max_event_length: cut each event's text to this many characters in the prompt
+                (default: the strategy's `default_max_event_length`).
+            on_model_error: what a failed or unusable answer leads to (see `OnModelError`).
+            token_counter: counts tokens (default: `ApproximateTokenCounter`).
+            options: the strategy's own arguments, for the next base's constructor.
+
+        Raises:
+            ValueError: a size rule is broken (see `ForgettingCondenser`), `max_event_length` < 1,
+                or `on_model_error` is unknown.
+        """
+        if max_event_length is None:
+            max_event_length = self.default_max_event_length
+        if max_event_length < 1:
+            raise ValueError(f"max_event_length ({max_event_length}) must be at least 1")
+        super().__init__(max_size, keep_first, max_tokens=max_tokens, token_counter=token_counter, **options)
+        self.max_event_length = max_event_length  # after the base's: `SummarizingCondenser` sets its own default
+        self.init_model(llm, on_model_error)
+
+    @classmethod
+    def build(cls, config: ModelBackedConfig, context: CondenserContext) -> ModelBacked:  # type: ignore[override]
+        """Build from a config: the model its `llm_config` names (resolved in `context`), every other field by name.
+
+        Raises:
+            CondenserConfigError: `llm_config` names an LLM config the context does not hold.
+        """
+        llm = condenser_llm(context.resolve_llm_config(config.llm_config, condenser_type=config.type))  # type: ignore[attr-defined]
+        return cls(llm, **cls.config_arguments(config, exclude=("llm_config",)), token_counter=context.token_counter)
 
 
 class ModelSummarizingCondenser(ModelBacked, SummarizingCondenser):

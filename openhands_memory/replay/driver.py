@@ -9,8 +9,9 @@ happens on the way:
   the controller's own condensation requests are no steps). Before the step
   is yielded the condenser is asked; each `Condensation` it returns is appended to the replayed
   history (a `CondensationMade`) and the condenser asked again, as a controller does, until it
-  returns the view the model is shown. A loop that makes no progress raises
-  `CondensationStalledError` (see `openhands_memory.condenser.guard.CondensationGuard`).
+  returns the view the model is shown. A loop that makes no progress (the prompt, in the
+  condenser's tokens, no smaller) raises `CondensationStalledError` (see
+  `openhands_memory.condenser.guard.CondensationGuard`).
 - a `RecordedCondensation` for each condensation the log itself holds, when `keep_recorded`.
   Otherwise the log's condensations and condensation requests are left out: the condenser decides
   afresh.
@@ -161,7 +162,11 @@ class Replayer:
         """Events of the log read so far."""
         self.steps = 0
         """Agent steps reached so far."""
-        self._guard = CondensationGuard(condenser.name, limit=max_condensations_per_step)
+        # Progress is the prompt getting smaller in tokens, by the condenser's counter, as `History`
+        # measures it: a condensation may shrink a large event in place and leave the count unchanged.
+        self._guard = CondensationGuard(
+            condenser.name, limit=max_condensations_per_step, token_counter=getattr(condenser, "token_counter", None)
+        )
         self._builder = ViewBuilder()
         self._ids: dict[int, int] = {}  # the log's id -> the replayed id
         self._taken: set[int] = set()  # every replayed id

@@ -107,8 +107,12 @@ def check_condensation(
     *,
     keep_first: int = 0,
     where: str = "condensation",
+    persisting: bool = False,
 ) -> View:
     """Check one condensation against the view it was made for; return the view it produces.
+
+    `persisting`: the condenser writes persisting summaries (`summary_persists=True`, OpenHands SDK
+    semantics, as `auto_context` does); otherwise the flag must not be set.
 
     - nothing in the first `keep_first` events, the system prompt or the first user message is forgotten;
     - no tool call is split from its result, no batch of parallel calls is split, no observation
@@ -116,7 +120,10 @@ def check_condensation(
     - a request is handled, and nothing listed stays in view;
     - the summary offset, if any, is within the kept events.
     """
-    assert action.summary_persists is None, f"{where}: summary_persists must not be set"
+    if persisting:
+        assert action.summary is None or action.summary_persists is True, f"{where}: the summary does not persist"
+    else:
+        assert action.summary_persists is None, f"{where}: summary_persists must not be set"
     listed = action.forgotten_lookup()
     events = view.events
     protected = list(range(min(keep_first, len(events))))
@@ -174,6 +181,7 @@ def replay_with_condenser(
     *,
     keep_first: int = 0,
     check: bool = True,
+    persisting: bool = False,
 ) -> CondenserReplay:
     """Replay `events` (an agent history) through `condenser`, checking each step (see the module docstring).
 
@@ -182,6 +190,7 @@ def replay_with_condenser(
         condenser: asked at every agent step.
         keep_first: the head the condenser promised to keep (checked).
         check: run the checks (turn off to time the condenser alone).
+        persisting: the condenser writes persisting summaries (see `check_condensation`).
 
     Raises:
         AssertionError: a check failed, or the condenser kept condensing without progress.
@@ -200,7 +209,7 @@ def replay_with_condenser(
             if isinstance(item, CondensationMade):
                 action = item.condensation.action
                 if check:
-                    check_condensation(item.view, action, keep_first=keep_first, where=where)
+                    check_condensation(item.view, action, keep_first=keep_first, where=where, persisting=persisting)
                 assert item.condensation.metadata is not None, f"{where}: the condensation has no metadata"
                 result.condensations.append(item.condensation.metadata)
                 # Of a range, only the ids of events in view: a range may be far wider than the log.

@@ -48,7 +48,7 @@ OPENHANDS_DEFAULTS: dict[str, dict[str, Any]] = {
     "conversation_window": {},
     "pipeline": {"condensers": []},
 }
-OUR_TYPES = {"large_output_offload", "window_history", "token_budget_summary", "compact_history"}
+OUR_TYPES = {"large_output_offload", "auto_context", "window_history", "token_budget_summary", "compact_history"}
 """Built-in types OpenHands does not have."""
 OUR_ADDITIONS = {
     "max_tokens", "max_events", "summary_prompt", "llm_config", "on_model_error", "max_event_length", "max_summary_share",
@@ -170,10 +170,10 @@ def test_fields_reach_the_condenser_and_a_pipeline_shares_one_token_counter() ->
     ("data", "message"),
     [
         ({"type": "recnt"}, "Unknown condenser type 'recnt'. Did you mean 'recent'?"),
-        ({"type": "xyz"}, "Unknown condenser type 'xyz'. Known types: amortized, browser_output_masking, compact_history, "
-                          "conversation_window, large_output_offload, llm, llm_attention, noop, observation_masking, pipeline, "
-                          "recent, structured, token_budget_summary, window_history."),
-        ({}, "A condenser config needs a 'type': one of amortized, browser_output_masking, "),
+        ({"type": "xyz"}, "Unknown condenser type 'xyz'. Known types: amortized, auto_context, browser_output_masking, "
+                          "compact_history, conversation_window, large_output_offload, llm, llm_attention, noop, "
+                          "observation_masking, pipeline, recent, structured, token_budget_summary, window_history."),
+        ({}, "A condenser config needs a 'type': one of amortized, auto_context, browser_output_masking, "),
         ({"type": 3}, "A condenser 'type' must be a string, got 3."),
         ({"type": "recent", "max_events": 0}, "condenser 'recent': max_events: Input should be greater than or equal to 1"),
         ({"type": "recent", "keep_frist": 2}, "condenser 'recent': keep_frist: unknown field. Did you mean 'keep_first'?"),
@@ -344,7 +344,7 @@ def test_every_strategy_names_its_config_type_and_is_exported_by_the_package() -
         assert getattr(condenser, name) is getattr(impl, name), name
     types = {getattr(impl, name).config_type for name in impl.__all__}
     assert types == {
-        "amortized", "browser_output_masking", "conversation_window", "large_output_offload", "llm", "llm_attention",
-        "noop", "observation_masking", "pipeline", "recent", "structured",
+        "amortized", "auto_context", "browser_output_masking", "conversation_window", "large_output_offload", "llm",
+        "llm_attention", "noop", "observation_masking", "pipeline", "recent", "structured",
         "window_history", "token_budget_summary", "compact_history",
     }  # fmt: skip

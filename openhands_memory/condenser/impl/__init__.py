@@ -7,6 +7,7 @@ types, the config union, the builders and the error messages from this list.
 """
 
 from openhands_memory.condenser.impl.amortized_forgetting_condenser import AmortizedForgettingCondenser
+from openhands_memory.condenser.impl.auto_context_condenser import AutoContextCondenser
 from openhands_memory.condenser.impl.browser_output_condenser import BrowserOutputCondenser
 from openhands_memory.condenser.impl.compact_history_condenser import CompactHistoryCondenser
 from openhands_memory.condenser.impl.conversation_window_condenser import ConversationWindowCondenser
@@ -36,11 +37,13 @@ BUILTIN_CONDENSERS = (
     WindowHistoryCondenser,
     TokenBudgetSummaryCondenser,
     CompactHistoryCondenser,
+    AutoContextCondenser,
 )
 """The built-in strategies, in the order of the config union; adding one to it registers it."""
 
 __all__ = [
     "AmortizedForgettingCondenser",
+    "AutoContextCondenser",
     "BrowserOutputCondenser",
     "CompactHistoryCondenser",
     "ConversationWindowCondenser",
