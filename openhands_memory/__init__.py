@@ -47,6 +47,7 @@ if TYPE_CHECKING:
         LLMServiceUnavailableError,
         LLMTimeoutError,
         MalformedEventError,
+        MemoryAdapterError,
         NoCondensationAvailable,
         OpenHandsMemoryError,
         OutOfOrderRecordError,
@@ -58,7 +59,10 @@ if TYPE_CHECKING:
         StoreError,
         StoreLockedError,
         StoreReplacedError,
+        UnknownDelegationError,
     )
+    from openhands_memory.conversation_memory import HistoryPolicy
+    from openhands_memory.pipeline_config import load_pipeline_config
     from openhands_memory.events import (
         Action,
         AgentCondensationObservation,
@@ -88,6 +92,7 @@ if TYPE_CHECKING:
         dump_events,
         event_from_dict,
         event_to_dict,
+        event_to_trajectory,
         load_events,
     )
     from openhands_memory.history import History
@@ -115,6 +120,10 @@ _HOME: dict[str, str] = {
     "dump_events": _EVENTS,
     "event_from_dict": _EVENTS,
     "event_to_dict": _EVENTS,
+    "event_to_trajectory": _EVENTS,
+    # what the model is shown: a final trim of the messages, and a pipeline file with one
+    "HistoryPolicy": "openhands_memory.conversation_memory",
+    "load_pipeline_config": "openhands_memory.pipeline_config",
     # the events a controller builds (every other kind: `openhands_memory.events`)
     "Event": _EVENTS,
     "Action": _EVENTS,
@@ -158,6 +167,8 @@ _HOME: dict[str, str] = {
     "CondensationStalledError": _ERRORS,
     "StepNotFoundError": _ERRORS,
     "InvalidSecretError": _ERRORS,
+    "MemoryAdapterError": _ERRORS,
+    "UnknownDelegationError": _ERRORS,
     "OutputRefusedError": _ERRORS,
     "OutputExistsError": _ERRORS,
     "OutputIsInputError": _ERRORS,

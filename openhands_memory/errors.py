@@ -11,6 +11,8 @@ both print it and act on it::
     │                                                       tokens, largest_events
     ├─ StepNotFoundError(OpenHandsMemoryError, IndexError)      step, steps (exit_code 2)
     ├─ InvalidSecretError(OpenHandsMemoryError, ValueError)     name, reason, length
+    ├─ MemoryAdapterError(OpenHandsMemoryError, ValueError)     reason (a bad query, argument or feed)
+    ├─ UnknownDelegationError(OpenHandsMemoryError, ValueError) delegation
     ├─ OutputRefusedError(OpenHandsMemoryError)                path, reason
     │  ├─ OutputExistsError(OutputRefusedError, FileExistsError)   (unless asked to overwrite)
     │  └─ OutputIsInputError(OutputRefusedError, ValueError)      input_path (always)
@@ -327,6 +329,23 @@ class InvalidSecretError(OpenHandsMemoryError, ValueError):
         self.length = length
         """How many characters its value has, when it is a string."""
         super().__init__(f"secret {name!r}: {reason}")
+
+
+class MemoryAdapterError(OpenHandsMemoryError, ValueError):
+    """A memory adapter was given a query, an argument or a record it cannot take; it is unchanged."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)
+
+
+class UnknownDelegationError(OpenHandsMemoryError, ValueError):
+    """A scope names a delegation that no `AgentDelegateAction` of the events opened."""
+
+    def __init__(self, delegation: int) -> None:
+        self.delegation = delegation
+        """The id the scope gave (an `AgentDelegateAction`'s id)."""
+        super().__init__(f"no delegation was opened by event {delegation}: no AgentDelegateAction has that id")
 
 
 class OutputRefusedError(OpenHandsMemoryError):

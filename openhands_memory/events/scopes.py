@@ -53,6 +53,7 @@ from openhands_memory.events.actions import AgentDelegateAction, MessageAction
 from openhands_memory.events._wire import wire_of
 from openhands_memory.events.base import Event
 from openhands_memory.events.observations import AgentDelegateObservation
+from openhands_memory.errors import UnknownDelegationError
 
 __all__ = [
     "TOP_LEVEL",
@@ -227,7 +228,7 @@ def events_in_scope(events: Iterable[Event], scope: Scope) -> list[Event]:
     # Two passes: a delegate's view of the conversation holds messages from before it was opened.
     owners = [tracker.add(event) for event in events]
     if scope.delegation is not None and scope.delegation not in tracker.delegations:
-        raise ValueError(f"no delegation was opened by event {scope.delegation}: no AgentDelegateAction has that id")
+        raise UnknownDelegationError(scope.delegation)
     return [event for event, owner in zip(events, owners, strict=True) if tracker.is_in_scope(event, owner, scope)]
 
 

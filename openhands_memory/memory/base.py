@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from itertools import count
 from typing import Any, Self
 
-from openhands_memory.errors import DuplicateEventError
+from openhands_memory.errors import DuplicateEventError, MemoryAdapterError
 from openhands_memory.events import Event
 from openhands_memory.memory.records import MemoryRecord, StepCounter, is_remembered
 from openhands_memory.stream import EventStream
@@ -48,7 +48,7 @@ class MemoryQuery:
         """Check a QitOS query dict; an unknown key or a value of the wrong type is an error, not ignored.
 
         Raises:
-            ValueError: an unknown key (with the closest known one), or a value of the wrong type.
+            MemoryAdapterError: an unknown key (with the closest known one), or a value of the wrong type.
         """
         if query is None:
             return cls()
@@ -58,13 +58,13 @@ class MemoryQuery:
             if key not in _QUERY_KEYS:
                 close = difflib.get_close_matches(str(key), _QUERY_KEYS, n=1)
                 hint = f" Did you mean {close[0]!r}?" if close else f" Known keys: {', '.join(_QUERY_KEYS)}."
-                raise ValueError(f"unknown memory query key {key!r}.{hint}")
+                raise MemoryAdapterError(f"unknown memory query key {key!r}.{hint}")
         roles = query.get("roles")
         if roles is not None and (isinstance(roles, str) or not all(isinstance(r, str) for r in roles)):
-            raise ValueError(f"query 'roles' must be a list of role names, not {roles!r}")
+            raise MemoryAdapterError(f"query 'roles' must be a list of role names, not {roles!r}")
         text = query.get("text")
         if text is not None and not isinstance(text, str):
-            raise ValueError(f"query 'text' must be a string, not {text!r}")
+            raise MemoryAdapterError(f"query 'text' must be a string, not {text!r}")
         return cls(
             roles=frozenset(roles) if roles is not None else None,
             step_min=_count_or_none(query, "step_min"),
@@ -90,7 +90,7 @@ def _count_or_none(query: Mapping[str, Any], key: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"query {key!r} must be a non-negative integer, not {value!r}")
+        raise MemoryAdapterError(f"query {key!r} must be a non-negative integer, not {value!r}")
     return value
 
 
@@ -106,7 +106,7 @@ def _one_line(text: str, width: int) -> str:
 
 def check_size(name: str, value: int, *, minimum: int = 0) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, not {value!r}")
+        raise MemoryAdapterError(f"{name} must be an integer >= {minimum}, not {value!r}")
     return value
 
 
@@ -147,7 +147,7 @@ class Memory(ABC):
         `state` and `observation` are QitOS' arguments; these adapters do not use them.
 
         Raises:
-            ValueError: the query has an unknown key or a value of the wrong type.
+            MemoryAdapterError: the query has an unknown key or a value of the wrong type.
         """
 
     @abstractmethod
@@ -180,10 +180,10 @@ class Memory(ABC):
         events at or before `last_event_id`, which are already in memory.
 
         Raises:
-            ValueError: the event has no id (it was never stored).
+            MemoryAdapterError: the event has no id (it was never stored).
         """
         if event.id is None:
-            raise ValueError(f"memory is fed from the log; this {event.kind} event has no id (it was never stored)")
+            raise MemoryAdapterError(f"memory is fed from the log; this {event.kind} event has no id (it was never stored)")
         if self._last_event_id is not None and event.id <= self._last_event_id:
             return None
         if not is_remembered(event):
@@ -208,10 +208,10 @@ class Memory(ABC):
         """Follow `stream`: project the events it holds that this memory has not seen, then every new one.
 
         Raises:
-            ValueError: this memory already follows a stream.
+            MemoryAdapterError: this memory already follows a stream.
         """
         if self._attached is not None:
-            raise ValueError("this memory already follows a stream; detach() it first")
+            raise MemoryAdapterError("this memory already follows a stream; detach() it first")
         name = f"memory-{type(self).__name__}-{next(_subscriber_names)}"
         # Subscribe first, then catch up: an event added meanwhile arrives twice and is skipped once.
         stream.subscribe(self.append_event, name)

@@ -16,6 +16,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from openhands_memory.errors import MemoryAdapterError
+
 __all__ = ["Embedder", "HashedBagOfWords", "SparseVector", "sparse"]
 
 Embedder = Callable[[str], Sequence[float]]
@@ -40,9 +42,9 @@ class HashedBagOfWords:
     """
 
     def __init__(self, dimensions: int = 2048) -> None:
-        """Raises: ValueError: `dimensions` is not an integer >= 8."""
+        """Raises: MemoryAdapterError: `dimensions` is not an integer >= 8."""
         if isinstance(dimensions, bool) or not isinstance(dimensions, int) or dimensions < 8:
-            raise ValueError(f"dimensions must be an integer >= 8, not {dimensions!r}")
+            raise MemoryAdapterError(f"dimensions must be an integer >= 8, not {dimensions!r}")
         self.dimensions = dimensions
 
     def __call__(self, text: str) -> list[float]:
@@ -83,10 +85,10 @@ class SparseVector:
         """The cosine of the angle between the two vectors (0 when either is zero).
 
         Raises:
-            ValueError: the vectors differ in length (two embedders mixed in one memory).
+            MemoryAdapterError: the vectors differ in length (two embedders mixed in one memory).
         """
         if self.size != other.size:
-            raise ValueError(
+            raise MemoryAdapterError(
                 f"vectors of different lengths ({self.size} and {other.size}): one memory needs one embedder"
             )
         if not self.norm or not other.norm:

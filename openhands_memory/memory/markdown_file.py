@@ -44,7 +44,7 @@ class MarkdownFileMemory(Memory):
 
         Raises:
             OutputRefusedError: `path` exists and is not a mirror (or is not a regular file); it is left untouched.
-            ValueError: `max_in_memory` is not an integer >= 0.
+            MemoryAdapterError: `max_in_memory` is not an integer >= 0.
             OSError: the file or its folder cannot be read or created.
         """
         super().__init__()

@@ -23,7 +23,7 @@ class SummaryMemory(Memory):
     """
 
     def __init__(self, keep_last: int = 10) -> None:
-        """Raises: ValueError: `keep_last` is not an integer >= 0."""
+        """Raises: MemoryAdapterError: `keep_last` is not an integer >= 0."""
         super().__init__()
         self.keep_last = check_size("keep_last", keep_last)
         self._records: list[MemoryRecord] = []

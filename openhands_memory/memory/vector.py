@@ -21,7 +21,7 @@ class VectorMemory(Memory):
     """
 
     def __init__(self, embedder: Embedder | None = None, top_k: int = 5) -> None:
-        """Raises: ValueError: `top_k` is not an integer >= 1."""
+        """Raises: MemoryAdapterError: `top_k` is not an integer >= 1."""
         super().__init__()
         self.embedder: Embedder = embedder if embedder is not None else HashedBagOfWords()
         self.top_k = check_size("top_k", top_k, minimum=1)
@@ -36,7 +36,7 @@ class VectorMemory(Memory):
         Without it: the most recent records. `roles` and `step_min` filter first in both cases.
 
         Raises:
-            ValueError: the query has an unknown key or a wrong value, or the embedder's vectors differ in length.
+            MemoryAdapterError: the query has an unknown key or a wrong value, or the embedder's vectors differ in length.
         """
         parsed = MemoryQuery.parse(query)
         limit = parsed.limit(self.top_k)

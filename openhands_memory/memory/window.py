@@ -19,7 +19,7 @@ class WindowMemory(Memory):
     """
 
     def __init__(self, window_size: int = 20) -> None:
-        """Raises: ValueError: `window_size` is not an integer >= 0."""
+        """Raises: MemoryAdapterError: `window_size` is not an integer >= 0."""
         super().__init__()
         self.window_size = check_size("window_size", window_size)
         self._records: list[MemoryRecord] = []
