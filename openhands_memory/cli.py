@@ -304,6 +304,11 @@ def _replay(args: argparse.Namespace) -> int:
             ("total prompt tokens", f"{report.total_prompt_tokens:,}"),
             ("final view", f"{report.final_view_events:,} events"),
             ("tool-call repairs", f"{report.tool_call_repairs:,} (calls or results left out to keep the chat valid)"),
+            *(
+                [("history policy", f"{report.messages_trimmed:,} messages trimmed, summed over the steps")]
+                if report.messages_trimmed
+                else []
+            ),
             ("replay time", f"{report.seconds:.2f} s (+ {report.tokenizer_seconds:.2f} s loading the tokenizer)"),
         ]
     )

@@ -37,15 +37,15 @@ from openhands_memory.condenser import (
     Condenser,
     LLMTokenCounter,
     NoOpCondenser,
-    load_condenser_config,
 )
-from openhands_memory.conversation_memory import ConversationMemory
+from openhands_memory.conversation_memory import ConversationMemory, HistoryPolicy, approximate_message_tokens
 from openhands_memory.errors import StepNotFoundError
 from openhands_memory.events import CondensationAction, Event, MessageAction, load_events
 from openhands_memory.history import DEFAULT_CONDENSER_CONFIG, default_condenser
 from openhands_memory.llm.message import Message
 from openhands_memory.replay.driver import AgentStep, CondensationMade, RecordedCondensation, Replayer
 from openhands_memory.view import View
+from openhands_memory.pipeline_config import load_pipeline_config
 
 __all__ = [
     "DEFAULT_TOKEN_MODEL",
@@ -78,6 +78,8 @@ class Pipeline:
     """The condenser to run."""
     description: str
     """What it is, for people: `default offline pipeline (observation_masking, amortized)`."""
+    history_policy: HistoryPolicy | None = None
+    """The final trim of every step's messages (a pipeline file's `[history_policy]`); None: none."""
 
     @classmethod
     def default(cls) -> Pipeline:
@@ -86,7 +88,7 @@ class Pipeline:
 
 
 def load_pipeline(path: str | os.PathLike[str] | None) -> Pipeline:
-    """The condenser a config file describes (TOML `[condenser]` table or JSON), or the default with no path.
+    """The pipeline a file describes (TOML `[condenser]` and optional `[history_policy]` tables, or JSON), or the default with no path.
 
     Raises:
         CondenserConfigError: the file is missing, unreadable, or the config is not valid
@@ -94,9 +96,13 @@ def load_pipeline(path: str | os.PathLike[str] | None) -> Pipeline:
     """
     if path is None:
         return Pipeline.default()
-    config = load_condenser_config(path)
-    condenser = Condenser.from_config(config)
-    return Pipeline(condenser, f"{path} ({describe_config(config.model_dump())})")
+    config = load_pipeline_config(path)
+    condenser = Condenser.from_config(config.condenser)
+    description = f"{path} ({describe_config(config.condenser.model_dump())})"
+    policy = config.history_policy
+    if policy is not None:
+        description += f" + history_policy({policy.describe()})"
+    return Pipeline(condenser, description, policy)
 
 
 def describe_config(config: Mapping[str, Any]) -> str:
@@ -135,6 +141,8 @@ class ReplayStep:
     tool_call_repairs: int = 0
     """Tool calls or results the message layer left out of this step's chat to keep it valid
     (`ConversationMemory.last_repairs`): a view a condenser made should need none."""
+    messages_trimmed: int = 0
+    """Messages the pipeline's history policy dropped from this step's chat (0 without a policy)."""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -226,6 +234,11 @@ class ReplayReport:
         return sum(s.tool_call_repairs for s in self.steps)
 
     @property
+    def messages_trimmed(self) -> int:
+        """Messages the pipeline's history policy dropped, summed over the steps (see `ReplayStep.messages_trimmed`)."""
+        return sum(s.messages_trimmed for s in self.steps)
+
+    @property
     def peak_view_events(self) -> int:
         """The most events the model was shown at one step."""
         return max((s.view_events for s in self.steps), default=0)
@@ -290,8 +303,11 @@ class StepSnapshot:
 class _Measure:
     """Renders what the model is shown and counts its tokens, step after step (caching per event and message)."""
 
-    def __init__(self, model: str | None) -> None:
+    def __init__(self, model: str | None, policy: HistoryPolicy | None = None) -> None:
         self.memory = ConversationMemory(system_prompt="")
+        self.policy = policy
+        self.trimmed = 0
+        """Messages the policy dropped from the last step's chat."""
         self.llm: Any = None
         self._shown: View | None = None
         self._initial: MessageAction | None = None
@@ -320,7 +336,14 @@ class _Measure:
         return not isinstance(counter, LLMTokenCounter) or counter.is_estimate
 
     def messages(self, shown: View, initial: MessageAction | None) -> list[Message]:
-        messages = self._messages = self.memory.process_events(shown, initial)
+        messages = self.memory.process_events(shown, initial)
+        if self.policy is not None:
+            # The policy trims whole tool exchanges, so the chat stays valid; tokens count what is left.
+            count = None if self.llm is None else (lambda message: int(self.llm.count_tokens([message])))
+            trim = self.policy.apply(messages, count_tokens=count)
+            self.trimmed = trim.dropped
+            messages = trim.messages
+        self._messages = messages
         self._shown, self._initial = shown, initial
         return messages
 
@@ -331,6 +354,9 @@ class _Measure:
         return self.memory.process_events(events, self._initial)
 
     def tokens(self, shown: View) -> int:
+        if self.policy is not None and self.llm is None:
+            # The offline counter estimates a view's events; with a policy, estimate the messages it left.
+            return sum(map(approximate_message_tokens, self._messages))
         return self.counter(shown)
 
 
@@ -344,7 +370,7 @@ def _condenser_for(condenser: Condenser | Pipeline | None, recorded: bool) -> Pi
     else:
         pipeline = Pipeline.default()
     if recorded:
-        return Pipeline(pipeline.condenser, f"recorded condensations + {pipeline.description}")
+        return Pipeline(pipeline.condenser, f"recorded condensations + {pipeline.description}", pipeline.history_policy)
     return pipeline
 
 
@@ -411,7 +437,7 @@ def replay_events(
         CondensationStalledError: the condenser made no progress at a step.
     """
     pipeline = _condenser_for(condenser, recorded)
-    measure = _Measure(model)
+    measure = _Measure(model, pipeline.history_policy)
     total = len(events) if isinstance(events, Sequence) else None
     report = ReplayReport(source=source, pipeline=pipeline.description, model=model, recorded=recorded)
     replayer = Replayer(pipeline.condenser, keep_recorded=recorded)
@@ -434,6 +460,7 @@ def replay_events(
                     condensations=item.condensations,
                     unhandled_condensation_request=shown.unhandled_condensation_request,
                     tool_call_repairs=repairs,
+                    messages_trimmed=measure.trimmed,
                 )
             )
         else:
@@ -488,13 +515,13 @@ def snapshot_at(
     """
     pipeline = _condenser_for(condenser, recorded)
     replayer = Replayer(pipeline.condenser, keep_recorded=recorded)
-    memory = ConversationMemory(system_prompt="")
+    measure = _Measure(None, pipeline.history_policy)  # renders, and trims by the pipeline's policy
     for item in replayer.replay(events):
         if isinstance(item, AgentStep) and item.number == step:
-            messages = memory.process_events(item.shown, replayer.initial_user_action)
+            messages = measure.messages(item.shown, replayer.initial_user_action)
             return StepSnapshot(step, item.number, item.event, item.view, item.shown, messages)
     if step is not None:
         raise StepNotFoundError(step, replayer.steps)
     shown, _ = replayer.settle()
-    messages = memory.process_events(shown, replayer.initial_user_action)
+    messages = measure.messages(shown, replayer.initial_user_action)
     return StepSnapshot(None, replayer.steps, None, replayer.view, shown, messages)

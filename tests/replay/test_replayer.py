@@ -188,3 +188,22 @@ def test_a_step_whose_view_leaves_a_tool_call_unanswered_counts_the_repair() -> 
     assert [s.tool_call_repairs for s in report.steps] == [0, 1]
     assert report.tool_call_repairs == 1 and report.summary()["tool_call_repairs"] == 1
     assert report.to_dict()["per_step"][1]["tool_call_repairs"] == 1
+
+
+def test_a_pipeline_file_s_history_policy_trims_every_step_s_chat(tmp_path: Path) -> None:
+    pipeline_file = tmp_path / "window.toml"
+    pipeline_file.write_text('[condenser]\ntype = "noop"\n\n[history_policy]\nmax_messages = 6\n')
+    pipeline = load_pipeline(pipeline_file)
+    assert pipeline.history_policy is not None and pipeline.history_policy.max_messages == 6
+    assert pipeline.description.endswith("(noop) + history_policy(max_messages=6)")
+    plain = replay_log(BUNDLED, condenser=NoOpCondenser(), model=None)
+    trimmed = replay_log(BUNDLED, condenser=pipeline, model=None)
+    # The system message and the first user message are pinned; at most 6 others (whole tool exchanges).
+    assert max(s.messages for s in trimmed.steps) <= 2 + 6
+    late_plain, late = plain.steps[-1], trimmed.steps[-1]
+    assert late.messages_trimmed == late_plain.messages - late.messages > 0
+    assert late.tokens < late_plain.tokens and trimmed.messages_trimmed == sum(s.messages_trimmed for s in trimmed.steps)
+    assert trimmed.tool_call_repairs == 0
+    # A snapshot shows the chat the policy left.
+    snapshot = snapshot_at(load_events(BUNDLED), 120, condenser=pipeline, recorded=False)
+    assert len(snapshot.messages) == late.messages
