@@ -93,7 +93,8 @@ class LLMAttentionCondenser(ModelBacked):
     The model is made to call `select_important_events` (a forced tool call); with a config that
     turns native tool calling off it is asked for a JSON object instead. A reply with no tool call
     but JSON text is read either way. When everything fits the budget, or nothing more does, the
-    model is not asked.
+    model is not asked. With no model (`llm=None`, no `llm_config`) it forgets like `amortized`: a
+    ranking is not something the events themselves can give.
     """
 
     config_cls = LLMAttentionCondenserConfig
@@ -130,6 +131,9 @@ class LLMAttentionCondenser(ModelBacked):
             LLMError: the model failed and `on_model_error` is `raise`.
             NoCondensationAvailable: the model failed and `on_model_error` is `skip`.
         """
+        if self.llm is None:
+            self.add_metadata("outcome", "no model: forgot like amortized")
+            return False
         rankable = [False] * len(structure.events)
         for index in candidates:
             rankable[index] = True
@@ -197,7 +201,7 @@ class LLMAttentionCondenser(ModelBacked):
 
     @property
     def _uses_tools(self) -> bool:
-        return self.llm.config.native_tool_calling is not False
+        return self.llm is not None and self.llm.config.native_tool_calling is not False
 
     def rank(
         self, structure: ViewStructure, rankable: list[bool], room: int, *, max_event_length: int | None = None
@@ -207,6 +211,7 @@ class LLMAttentionCondenser(ModelBacked):
         Raises:
             LLMError: the call failed, or the reply names no event of the view (`LLMResponseError`).
         """
+        assert self.llm is not None, "asked only when there is a model"
         prompt = self.build_prompt(structure, rankable, room, max_event_length=max_event_length)
         messages = [{"role": "user", "content": prompt}]
         if self._uses_tools:
@@ -226,7 +231,7 @@ class LLMAttentionCondenser(ModelBacked):
             LLMResponseError: no `select_important_events` call (nor JSON text), arguments that do
                 not fit `ImportantEventSelection`, or no id of `events` at all.
         """
-        model = self.llm.config.model
+        model = self.llm.config.model if self.llm is not None else None
         arguments = called_tool_arguments(response, SELECT_EVENTS_TOOL_NAME)
         if isinstance(arguments, list):
             arguments = {"ids": arguments}

@@ -183,7 +183,7 @@ class StructuredSummaryCondenser(ModelSummarizingCondenser):
     default_prompt: ClassVar[str] = STRUCTURED_SUMMARY_PROMPT
     closing: ClassVar[str] = f"Now call {STATE_SUMMARY_TOOL_NAME} with the new summary."
 
-    def init_model(self, llm: LLM | LLMConfig, on_model_error: OnModelError) -> None:
+    def init_model(self, llm: LLM | LLMConfig | None, on_model_error: OnModelError) -> None:
         """Set the model and the failure rule, refusing a model without native tool calling.
 
         Raises:
@@ -191,7 +191,7 @@ class StructuredSummaryCondenser(ModelSummarizingCondenser):
             ValueError: `on_model_error` is unknown.
         """
         super().init_model(llm, on_model_error)
-        if self.llm.config.native_tool_calling is False:
+        if self.llm is not None and self.llm.config.native_tool_calling is False:
             raise CondenserConfigError(
                 f"the structured summary is a forced tool call, but model {self.llm.config.model!r} is set up "
                 "without native tool calling (native_tool_calling = false); turn it on, or use the 'llm' condenser",
@@ -205,6 +205,7 @@ class StructuredSummaryCondenser(ModelSummarizingCondenser):
         Raises:
             LLMError: the call failed, or the answer is not a usable state summary (`LLMResponseError`).
         """
+        assert self.llm is not None, "asked only when there is a model"
         response = self.llm.completion(
             [{"role": "user", "content": prompt}],
             tools=[StateSummary.tool()],
@@ -219,7 +220,7 @@ class StructuredSummaryCondenser(ModelSummarizingCondenser):
             LLMResponseError: no `create_state_summary` call (nor a JSON object as text), arguments
                 that are not a JSON object or do not fit, or a summary with every field empty.
         """
-        model = self.llm.config.model
+        model = self.llm.config.model if self.llm is not None else None
         arguments = called_tool_arguments(response, STATE_SUMMARY_TOOL_NAME)
         if not isinstance(arguments, dict):
             raise LLMResponseError(
