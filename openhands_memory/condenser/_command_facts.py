@@ -51,6 +51,7 @@ _PYTEST_TOTALS = re.compile(
     r"^=*\s*((?:\d+ (?:passed|failed|errors?|skipped|deselected|xfailed|xpassed|warnings?)(?:, )?)+"
     r"(?: in [\d.]+s(?: \([^)]*\))?)?)\s*=*$"
 )
+_PYTEST_E = re.compile(r"^E\s+\S")
 _ERROR_LINE = re.compile(
     r"^E\s+\S|\b[A-Z]\w*(?:Error|Exception)\b|\berror\b|\bFAILED\b|\bFAIL\b|^fatal:|Traceback \(most recent"
     r"|No such file or directory|command not found|Permission denied",
@@ -107,25 +108,29 @@ def test_outcome(output: str) -> str | None:
 
 
 def first_error_line(output: str, *, limit: int) -> str | None:
-    """The first line of `output` that reads as an error (pytest's `E ...`, `...Error`, `error:`, `fatal:`, ...), cut to `limit`.
-
-    For a Python traceback, the exception it ends with (`ModuleNotFoundError: No module named 'x'`),
-    not its `Traceback (most recent call last):` heading.
-    """
+    """The line of `output` that best says what went wrong, cut to `limit`: pytest's first `E ...`
+    line, else the exception a Python traceback ends with (`ModuleNotFoundError: No module named 'x'`,
+    not its `Traceback (most recent call last):` heading), else the first line that reads as an
+    error (`...Error`, `error:`, `fatal:`, `FAILED`, ...)."""
+    generic = exception = None
     in_traceback = False
     for line in output.splitlines():
         stripped = line.strip()
         if not stripped:
             continue
+        if _PYTEST_E.match(line):
+            return one_line(stripped, limit)
         if in_traceback:
             if not line[:1].isspace() and not stripped.startswith("Traceback"):
-                return one_line(stripped, limit)
+                exception = exception or stripped
+                in_traceback = False
             continue
         if stripped.startswith("Traceback (most recent call last)"):
             in_traceback = True
-        elif not stripped.startswith("=") and _ERROR_LINE.search(stripped):
-            return one_line(stripped, limit)
-    return "Traceback (most recent call last): (no exception line)" if in_traceback else None
+        elif generic is None and not stripped.startswith("=") and _ERROR_LINE.search(stripped):
+            generic = stripped
+    found = exception or generic
+    return one_line(found, limit) if found is not None else None
 
 
 def git_branch(command: str, output: str) -> str | None:

@@ -393,7 +393,7 @@ class _Summary:
                 out.append(f"- … {_count(len(lines) - keep, 'line')} left out")
             else:
                 shown = lines
-            limit = USER_MESSAGE_CHARS if name == "USER_CONTEXT" else _LINE_CHARS
+            limit = USER_MESSAGE_CHARS + len("user: ") if name == "USER_CONTEXT" else _LINE_CHARS
             out.extend(f"- {one_line(line.text, limit)}{_cite(line.ids)}" for line in shown)
         if len(out) == 1:
             out.append("CURRENT_STATE:\n- nothing to report from these events")
