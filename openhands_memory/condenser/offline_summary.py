@@ -110,7 +110,8 @@ def _key(section: str, text: str) -> str:
     if section == "CODE_STATE":
         return text.split(": ", 1)[0]  # the path
     if section == "TASK_TRACKING":
-        return text.split(" ", 1)[0]  # the task id
+        task_id, _, rest = text.partition(" ")
+        return task_id if rest.startswith("[") else text  # `id [status] title`, else a line a model wrote
     if section == "CHANGES":
         return text
     task = _TASK.match(text)
@@ -416,7 +417,7 @@ def _first_difference(old: str | None, new: str | None) -> tuple[str, str]:
         same += 1
     if same == len(old_lines) == len(new_lines):
         return old or "", new or ""
-    return "\n".join(old_lines[same:]) or "(nothing)", "\n".join(new_lines[same:]) or "(nothing)"
+    return "\n".join(old_lines[same:]), "\n".join(new_lines[same:])
 
 
 def _count(n: int, noun: str) -> str:
@@ -436,6 +437,10 @@ def _describe_change(event: FileEditAction | FileWriteAction) -> str:
         return f"created ({_lines(event.file_text)})"
     if command == "str_replace":
         old, new = _first_difference(event.old_str, event.new_str)
+        if not old.strip() and new.strip():
+            return f"added {_lines(new)}: {_snippet(new)}"
+        if old.strip() and not new.strip():
+            return f"removed {_lines(old)}: {_snippet(old)}"
         return f"replaced {_snippet(old)} with {_snippet(new)}"
     if command == "insert":
         return f"inserted {_lines(event.new_str)} after line {event.insert_line}: {_snippet(event.new_str)}"

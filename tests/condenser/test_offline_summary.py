@@ -97,6 +97,18 @@ def test_edits_and_reads_give_code_state_and_changes_by_path_and_a_failed_edit_s
     ]
 
 
+def test_a_replacement_is_described_from_its_first_changed_line() -> None:
+    s = SessionBuilder()
+    s.add(FileEditAction(path="a.py", command="str_replace", old_str="def f():\n    pass", new_str="def f():\n    pass\n\n\ndef g():\n    pass"))
+    s.add(FileEditAction(path="a.py", command="str_replace", old_str="import os\nimport sys", new_str="import os"))
+    s.add(FileEditAction(path="a.py", command="str_replace", old_str="x = 1", new_str="x = 2\ny = 3"))
+    assert _section(offline_summary(s.events), "CHANGES") == [
+        "- a.py: added 4 lines: `def g():`… (event 0)",
+        "- a.py: removed 1 line: `import sys` (event 1)",
+        "- a.py: replaced `x = 1` with `x = 2`… (event 2)",
+    ]
+
+
 def test_the_latest_task_list_fills_task_tracking_completed_and_pending() -> None:
     s = SessionBuilder()
     s.add(TaskTrackingAction(command="plan", task_list=[{"id": "1", "title": "Old plan", "status": "todo"}]))
