@@ -228,12 +228,15 @@ def run_events(
     started = time.perf_counter()
     condenser = pipeline.build()
     members = list(model_backed_members(condenser))
+    summarizer = options.summarizer
     if options.model is not None:
         use_model(condenser, options.model)
     elif options.completion_fn is not None:
         use_stand_in(condenser, options.completion_fn)
     else:
-        use_offline_summarizer(condenser)
+        stood_in = use_offline_summarizer(condenser)
+        if stood_in:  # strategies that cannot do without a model get the stand-in; say so
+            summarizer += f"; {STAND_IN_NAME} for {', '.join(sorted({m.name for m in stood_in}))}"
     for member in members:
         llm = getattr(member, "llm", None)
         if llm is not None:
@@ -275,7 +278,7 @@ def run_events(
         "events_forgotten": len(replayer.view.forgotten_event_ids & log_ids),
         "tool_call_repairs": repairs,
         "final_view_events": len(shown),
-        "summarizer": options.summarizer if members else None,
+        "summarizer": summarizer if members else None,
         "condenser_seconds": timed.seconds,
         **retention.to_dict(),
         "recall_indexed_events": recall.indexed,

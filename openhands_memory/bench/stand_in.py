@@ -89,17 +89,23 @@ def _config_of(member: Condenser) -> LLMConfig:
     return llm.config if llm is not None else LLMConfig(model="no-model")
 
 
-def use_offline_summarizer(condenser: Condenser) -> Condenser:
-    """Make every model-backed member of `condenser` condense without a model; returns `condenser`.
+def use_offline_summarizer(condenser: Condenser, completion_fn: CompletionFn = stand_in_completion) -> list[Condenser]:
+    """Make every model-backed member of `condenser` condense without a real model; returns the
+    members that got `completion_fn` instead.
 
-    The summarizers then write the offline structured summary (`OFFLINE_SUMMARIZER_NAME`);
-    `llm_attention` forgets like `amortized`. A registered strategy that is not a `ModelBacked`
-    keeps its model (it may not know how to do without one).
+    A `ModelBacked` member loses its model: the summarizers then write the offline structured
+    summary (`OFFLINE_SUMMARIZER_NAME`), `llm_attention` forgets like `amortized`. Any other member
+    with a model (a strategy that may not know how to do without one) calls `completion_fn`, the
+    stand-in by default, so that nothing calls a real model offline.
     """
+    stood_in: list[Condenser] = []
     for member in model_backed_members(condenser):
         if isinstance(member, ModelBacked):
             member.llm = None
-    return condenser
+        else:
+            member.llm = LLM(_config_of(member), completion_fn=completion_fn)  # type: ignore[attr-defined]
+            stood_in.append(member)
+    return stood_in
 
 
 def use_stand_in(condenser: Condenser, completion_fn: CompletionFn = stand_in_completion) -> Condenser:
