@@ -13,7 +13,8 @@ fixed-limit fallback (no condensation, the last 50 messages and 8,000 tokens of 
 with a message.
 
 It is `openhands-memory bench` with these inputs (see `openhands_memory.bench`): offline, the
-model-backed condensers call the deterministic stand-in summarizer, and tokens are counted with
+model-backed condensers run without a model (the summarizers write the offline structured summary,
+built from the events), and tokens are counted with
 litellm's gpt-4o tokenizer (shipped with litellm, nothing is downloaded). It prints the table
 (plain, then Markdown), writes `results.json`, `results.csv` and `context_tokens.png` to `--out`,
 and with `--plot-to` also a smaller plot of the six logs with the most steps. It always exits 0

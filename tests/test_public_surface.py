@@ -87,6 +87,7 @@ SURFACE: dict[str, list[str]] = {
         "TokenCounter", "ApproximateTokenCounter", "LLMTokenCounter",
         "REQUEST_CONDENSATION_TOOL_NAME", "condensation_request_tool", "condensation_request_from_tool_call",
         "is_condensation_request_call", "AutoContextCondenser", "AutoContextCondenserConfig", "AutoContextPrompts",
+        "OFFLINE_SUMMARIZER_NAME", "offline_summary",
     ],
     "openhands_memory.conversation_memory": [
         "HISTORY_POLICY_PRESETS",

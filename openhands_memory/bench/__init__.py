@@ -11,7 +11,7 @@ from the command line.
 
 Modules: `runner` (tasks and executors), `metrics` (per-step accumulation, totals), `retention`
 (facts, the presence check, the search for them), `tokenizer` (prompts as token sequences),
-`stand_in` (the offline stand-in for the model), `report` (table, JSON, CSV, plot), `cli` (the
+`stand_in` (what model-backed condensers call: no model by default, a stand-in, or a real one), `report` (table, JSON, CSV, plot), `cli` (the
 subcommand).
 """
 

@@ -42,8 +42,8 @@ def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
             "of the forgotten events (files edited, failed commands, test ids, user instructions) the final view "
             "still holds. Writes results.json, results.csv and context_tokens.png (with matplotlib) to --out; "
             "existing ones are replaced only with --force. "
-            "Offline by default: model-backed condensers call a deterministic stand-in summarizer, and tokens are "
-            "approximated at 4 characters a token."
+            "Offline by default: model-backed condensers run without a model (the summarizers write the offline "
+            "structured summary, built from the events), and tokens are approximated at 4 characters a token."
         ),
     )
     bench.add_argument("logs", type=Path, nargs="+", metavar="LOG", help="logs to replay (never changed)")
@@ -60,7 +60,7 @@ def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--model",
         default=None,
         metavar="M",
-        help="model-backed condensers call M for real (through litellm; costs money); default: the stand-in summarizer",
+        help="model-backed condensers call M for real (through litellm; costs money); default: no model, the offline structured summarizer",
     )
     bench.add_argument(
         "--tokenizer",

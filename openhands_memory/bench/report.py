@@ -30,6 +30,7 @@ import orjson
 from openhands_memory._files import make_private_folder, refuse_inputs, write_atomically
 from openhands_memory.bench.runner import BenchResults
 from openhands_memory.bench.stand_in import STAND_IN_NAME
+from openhands_memory.condenser.offline_summary import OFFLINE_SUMMARIZER_NAME
 from openhands_memory.errors import OutputExistsError
 
 __all__ = [
@@ -185,7 +186,9 @@ def format_header(results: BenchResults) -> str:
     ]
     if results.uses_summarizer:
         summarizer = results.options.summarizer
-        if summarizer == STAND_IN_NAME:
+        if summarizer == OFFLINE_SUMMARIZER_NAME:
+            summarizer += " (deterministic, no model: summaries built from the events; --model M for a model's)"
+        elif summarizer == STAND_IN_NAME:
             summarizer += " (deterministic, offline; its summaries are placeholders: --model M for a real one)"
         rows.append(("summarizer", summarizer))
     where = "in this process" if results.jobs == 1 and results.executor == "process" else f"{results.jobs} {results.executor} workers"

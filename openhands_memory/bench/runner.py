@@ -24,8 +24,9 @@ local Ray started with `num_cpus=jobs` (the `ray` extra). Workers import the lib
 a condenser type registered at run time (`register_condenser`) is known to them only if the
 module that registers it is imported when the config is unpickled (its config class's module).
 
-Model-backed condensers call `stand_in_completion` unless `model` is given (see
-`openhands_memory.bench.stand_in`).
+Model-backed condensers run without a model unless `model` (a real model) or `completion_fn` (a
+stand-in for one) is given: the summarizers then write the offline structured summary (see
+`openhands_memory.bench.stand_in` and `openhands_memory.condenser.offline_summary`).
 """
 
 from __future__ import annotations
@@ -43,10 +44,18 @@ from pydantic import BaseModel
 
 from openhands_memory.bench.metrics import PromptMeter, RunMetrics, summarize_runs
 from openhands_memory.bench.retention import RECALL_LIMIT, measure_retention
-from openhands_memory.bench.stand_in import STAND_IN_NAME, model_backed_members, stand_in_completion, use_model, use_stand_in
+from openhands_memory.bench.stand_in import (
+    STAND_IN_NAME,
+    model_backed_members,
+    stand_in_completion,
+    use_model,
+    use_offline_summarizer,
+    use_stand_in,
+)
 from openhands_memory.bench.tokenizer import APPROXIMATE, Tokenizer, tokenizer_for
 from openhands_memory.condenser import Condensation, Condenser, parse_condenser_config
 from openhands_memory.conversation_memory import ConversationMemory, HistoryPolicy, HistoryTrim
+from openhands_memory.condenser.offline_summary import OFFLINE_SUMMARIZER_NAME
 from openhands_memory.errors import CondenserConfigError, OpenHandsMemoryError
 from openhands_memory.events import (
     CondensationAction,
@@ -153,17 +162,20 @@ class BenchOptions:
     tokenizer: str = APPROXIMATE
     """`approximate`, or a model whose litellm tokenizer tokenizes the prompts."""
     model: str | None = None
-    """The model that model-backed condensers call; None: `completion_fn` stands in for it."""
+    """The model that model-backed condensers call; None: `completion_fn` stands in for it, or no model at all."""
     context_limit: int = DEFAULT_CONTEXT_WINDOW
     """Steps with more prompt tokens than this are counted as over the limit."""
-    completion_fn: CompletionFn = stand_in_completion
-    """What model-backed condensers call when `model` is None (a module-level function, so it pickles)."""
+    completion_fn: CompletionFn | None = None
+    """What model-backed condensers call when `model` is None (a module-level function, so it pickles,
+    e.g. `stand_in_completion`); None: no model, the summarizers write the offline structured summary."""
 
     @property
     def summarizer(self) -> str:
         """What the reports call the model of the model-backed condensers."""
         if self.model is not None:
             return self.model
+        if self.completion_fn is None:
+            return OFFLINE_SUMMARIZER_NAME
         if self.completion_fn is stand_in_completion:
             return STAND_IN_NAME
         return f"completion function {getattr(self.completion_fn, '__qualname__', repr(self.completion_fn))}"
@@ -237,13 +249,20 @@ def run_events(
     started = time.perf_counter()
     condenser = pipeline.build()
     members = list(model_backed_members(condenser))
+    summarizer = options.summarizer
     if options.model is not None:
         use_model(condenser, options.model)
-    else:
+    elif options.completion_fn is not None:
         use_stand_in(condenser, options.completion_fn)
+    else:
+        stood_in = use_offline_summarizer(condenser)
+        if stood_in:  # strategies that cannot do without a model get the stand-in; say so
+            summarizer += f"; {STAND_IN_NAME} for {', '.join(sorted({m.name for m in stood_in}))}"
     for member in members:
-        # Look the model up now (litellm's import takes seconds), so it is not timed as condensing.
-        member.llm.context_window()  # type: ignore[attr-defined]
+        llm = getattr(member, "llm", None)
+        if llm is not None:
+            # Look the model up now (litellm's import takes seconds), so it is not timed as condensing.
+            llm.context_window()
     timed = _TimedCondenser(condenser)
     replayer = Replayer(timed)
     memory = ConversationMemory(system_prompt="")
@@ -301,7 +320,7 @@ def run_events(
         "history_policy_over_limit_steps": trims.over_limit_steps,
         "history_policy_hidden_events": len(hidden),
         "final_view_events": len(shown),
-        "summarizer": options.summarizer if members else None,
+        "summarizer": summarizer if members else None,
         "condenser_seconds": timed.seconds,
         **retention.to_dict(),
         "recall_indexed_events": recall.indexed,
@@ -514,7 +533,7 @@ def run_benchmark(
     context_limit: int = DEFAULT_CONTEXT_WINDOW,
     jobs: int = 1,
     executor: Executor = "process",
-    completion_fn: CompletionFn = stand_in_completion,
+    completion_fn: CompletionFn | None = None,
     progress: ProgressCallback | None = None,
 ) -> BenchResults:
     """Replay every log through every pipeline and measure each run (see the module docstring).
@@ -525,11 +544,12 @@ def run_benchmark(
             unique by a `-2`, `-3` suffix.
         tokenizer: `approximate`, or a model whose litellm tokenizer to use; None: `model` if
             given, else `approximate`.
-        model: the model model-backed condensers call, for real; None: `completion_fn` stands in.
+        model: the model model-backed condensers call, for real; None: `completion_fn` stands in, or none.
         context_limit: steps above this many prompt tokens are counted.
         jobs: worker processes (or Ray CPUs); 1 runs everything in this process.
         executor: `process` or `ray` (needs the `ray` extra).
-        completion_fn: the stand-in for the model, when `model` is None (module-level, to pickle).
+        completion_fn: the stand-in for the model, when `model` is None (module-level, to pickle,
+            e.g. `stand_in_completion`); None: no model, the offline structured summarizer.
         progress: called with (done, total) after each task.
 
     Raises:

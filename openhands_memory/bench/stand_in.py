@@ -1,12 +1,13 @@
-"""Which model the model-backed condensers of a benchmarked pipeline call: a deterministic stand-in, or a real one.
+"""What the model-backed condensers of a benchmarked pipeline call: no model, a deterministic stand-in, or a real one.
 
 The model-backed strategies (`llm`, `structured`, `llm_attention`) call a model to condense.
-Offline, the benchmark gives them `stand_in_completion` instead (named `STAND_IN_NAME` in every
-report): no network, no API key, the same answer for the same prompt. Its summaries are short
-placeholders ("USER_CONTEXT: the task / COMPLETED: N events (events A-B)", citing the span of ids it
-was given, as a real summary is asked to), so a pipeline that summarizes is
-measured for its context sizes, its cache friendliness and its calls, not for what a real summary
-would keep. `use_model(condenser, "gpt-4o-mini")` makes them call a real model instead.
+Offline, the benchmark takes their model away (`use_offline_summarizer`): the summarizers then
+write the offline structured summary, built from the events (named `OFFLINE_SUMMARIZER_NAME` in
+every report; no network, no API key, no model call), and `llm_attention` forgets like `amortized`.
+`use_stand_in` gives them `stand_in_completion` instead (`STAND_IN_NAME`): a fake model whose
+summaries are short placeholders ("USER_CONTEXT: the task / COMPLETED: N events (events A-B)"),
+to measure a pipeline's calls and their cost without a real model. `use_model(condenser,
+"gpt-4o-mini")` makes them call a real model.
 """
 
 from __future__ import annotations
@@ -17,9 +18,17 @@ from collections.abc import Iterator
 from typing import Any
 
 from openhands_memory.condenser import Condenser, PipelineCondenser
-from openhands_memory.llm import LLM, CompletionFn
+from openhands_memory.condenser._model_backed import ModelBacked
+from openhands_memory.llm import LLM, CompletionFn, LLMConfig
 
-__all__ = ["STAND_IN_NAME", "model_backed_members", "stand_in_completion", "use_model", "use_stand_in"]
+__all__ = [
+    "STAND_IN_NAME",
+    "model_backed_members",
+    "stand_in_completion",
+    "use_model",
+    "use_offline_summarizer",
+    "use_stand_in",
+]
 
 STAND_IN_NAME = "stand-in summarizer"
 """What reports call `stand_in_completion`."""
@@ -66,12 +75,37 @@ def stand_in_completion(**kwargs: Any) -> dict[str, Any]:
 
 
 def model_backed_members(condenser: Condenser) -> Iterator[Condenser]:
-    """The condensers in `condenser` (itself, or the members of pipelines, nested ones too) that call a model."""
+    """The condensers in `condenser` (itself, or the members of pipelines, nested ones too) that call a model,
+    or would: a built-in model-backed strategy configured without one counts too."""
     if isinstance(condenser, PipelineCondenser):
         for member in condenser.condensers:
             yield from model_backed_members(member)
-    elif isinstance(getattr(condenser, "llm", None), LLM):
+    elif isinstance(condenser, ModelBacked) or isinstance(getattr(condenser, "llm", None), LLM):
         yield condenser
+
+
+def _config_of(member: Condenser) -> LLMConfig:
+    llm: LLM | None = member.llm  # type: ignore[attr-defined]
+    return llm.config if llm is not None else LLMConfig(model="no-model")
+
+
+def use_offline_summarizer(condenser: Condenser, completion_fn: CompletionFn = stand_in_completion) -> list[Condenser]:
+    """Make every model-backed member of `condenser` condense without a real model; returns the
+    members that got `completion_fn` instead.
+
+    A `ModelBacked` member loses its model: the summarizers then write the offline structured
+    summary (`OFFLINE_SUMMARIZER_NAME`), `llm_attention` forgets like `amortized`. Any other member
+    with a model (a strategy that may not know how to do without one) calls `completion_fn`, the
+    stand-in by default, so that nothing calls a real model offline.
+    """
+    stood_in: list[Condenser] = []
+    for member in model_backed_members(condenser):
+        if isinstance(member, ModelBacked):
+            member.llm = None
+        else:
+            member.llm = LLM(_config_of(member), completion_fn=completion_fn)  # type: ignore[attr-defined]
+            stood_in.append(member)
+    return stood_in
 
 
 def use_stand_in(condenser: Condenser, completion_fn: CompletionFn = stand_in_completion) -> Condenser:
@@ -81,8 +115,7 @@ def use_stand_in(condenser: Condenser, completion_fn: CompletionFn = stand_in_co
     the configured model), so the cost is what those tokens would cost with that model.
     """
     for member in model_backed_members(condenser):
-        llm: LLM = member.llm  # type: ignore[attr-defined]
-        member.llm = LLM(llm.config, completion_fn=completion_fn)  # type: ignore[attr-defined]
+        member.llm = LLM(_config_of(member), completion_fn=completion_fn)  # type: ignore[attr-defined]
     return condenser
 
 
@@ -94,6 +127,5 @@ def use_model(condenser: Condenser, model: str) -> Condenser:
     """
     update = {"model": model, "input_cost_per_token": None, "output_cost_per_token": None, "max_input_tokens": None}
     for member in model_backed_members(condenser):
-        llm: LLM = member.llm  # type: ignore[attr-defined]
-        member.llm = LLM(llm.config.model_copy(update=update))  # type: ignore[attr-defined]
+        member.llm = LLM(_config_of(member).model_copy(update=update))  # type: ignore[attr-defined]
     return condenser

@@ -6,7 +6,10 @@ from configs (`Condenser.from_config({"type": "amortized", "max_size": 120})`, o
 `[condenser]` table via `load_condenser_config`). Everything here works offline except the
 model-backed strategies: `llm` and `structured` (on `SummarizingCondenser`) and `llm_attention`
 (on `ForgettingCondenser`) call a model through litellm (offline with an
-`LLMConfig.mock_response`), and say with `on_model_error` what a failing model leads to.
+`LLMConfig.mock_response`), and say with `on_model_error` what a failing model leads to. With no
+model configured (no `llm_config`), or as the `fallback` of a failed call, `llm` and `structured`
+write the offline structured summary (`offline_summary`: OpenHands' sections filled from the
+events themselves) and `llm_attention` forgets like `amortized`.
 """
 
 from openhands_memory.condenser.base import (
@@ -60,6 +63,7 @@ from openhands_memory.condenser.impl.large_output_offload_condenser import Large
 from openhands_memory.condenser.impl.structured_summary_condenser import StateSummary
 from openhands_memory.condenser.impl.token_budget_summary_condenser import TokenBudgetSummaryCondenserConfig
 from openhands_memory.condenser.impl.window_history_condenser import WindowHistoryCondenserConfig
+from openhands_memory.condenser.offline_summary import OFFLINE_SUMMARIZER_NAME, offline_summary
 from openhands_memory.condenser.request import (
     REQUEST_CONDENSATION_TOOL_NAME,
     condensation_request_from_tool_call,
@@ -70,6 +74,7 @@ from openhands_memory.condenser.thresholds import ContextWindowShare
 from openhands_memory.condenser.tokens import ApproximateTokenCounter, LLMTokenCounter, TokenCounter
 
 __all__ = [
+    "OFFLINE_SUMMARIZER_NAME",
     "REQUEST_CONDENSATION_TOOL_NAME",
     "AmortizedForgettingCondenser",
     "AmortizedForgettingCondenserConfig",
@@ -122,6 +127,7 @@ __all__ = [
     "condensation_request_tool",
     "is_condensation_request_call",
     "load_condenser_config",
+    "offline_summary",
     "parse_condenser_config",
     "register_condenser",
     "registered_condenser_types",

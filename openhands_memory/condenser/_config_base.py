@@ -69,8 +69,8 @@ LLMConfigRef = Annotated[LLMConfig | str, BeforeValidator(llm_config_ref)]
 OnModelError = Literal["raise", "fallback", "skip"]
 """What a model-backed condenser does when its model fails (after `LLM`'s own retries) or answers
 with nothing usable: `raise` the `LLMError` (nothing is condensed; the log stays as it was),
-`fallback` to condensing without the model (the summarizers forget the same events under a
-placeholder summary that says no summary could be made; `llm_attention` forgets like `amortized`),
+`fallback` to condensing without the model (the summarizers forget the same events under the
+offline structured summary, built from the events; `llm_attention` forgets like `amortized`),
 or `skip` this time (the view is returned unchanged, a pending request stays pending, and the
 next step asks the model again). `fallback` and `skip` apply to transient failures (those `LLM`
 retries, and a prompt too long even shrunk); a missing or refused API key and a rejected request
@@ -90,8 +90,9 @@ class ModelBackedConfig(SizeChecked):
     """What every model-backed condenser is configured with."""
 
     model_config = CONFIG
-    llm_config: LLMConfigRef
-    """The model it asks: an LLM config, or the name of one."""
+    llm_config: LLMConfigRef | None = None
+    """The model it asks: an LLM config, or the name of one. None: no model; the summarizers write
+    the offline structured summary (built from the events), `llm_attention` forgets like `amortized`."""
     keep_first: int = Field(default=1, ge=0)
     """The number of initial events always kept; less than half of `max_size`."""
     max_size: int = Field(default=100, ge=2)

@@ -7,13 +7,18 @@
   that differ from their defaults); `event_block` wraps it in `<EVENT id=N>` tags, cut to a length.
 - **Bounded prompts.** `ModelCaller.ask` builds the request for an event length; when the model
   says the prompt does not fit its context window, it halves the length and asks again, a few times.
+- **No model.** A condenser built with no model (`llm=None`; no `llm_config` in its config)
+  condenses without one: the summarizers write the offline structured summary
+  (`offline_summary`, recorded as `summarizer: "offline structured summarizer"`), `llm_attention`
+  forgets like `amortized`. `ModelCaller.write_offline_summary` is the one way to write it.
 - **Failures.** `ModelCaller.handle_model_error` applies the configured `OnModelError`: raise the
-  error, fall back (the caller then condenses without the model), or skip (`NoCondensationAvailable`,
-  which `RollingCondenser.condense` turns into the unchanged view). Fallback and skip apply to
-  transient failures only: a missing key or a rejected request is always raised.
+  error, fall back (the caller then condenses without the model: the summarizers write the offline
+  structured summary), or skip (`NoCondensationAvailable`, which `RollingCondenser.condense` turns
+  into the unchanged view). Fallback and skip apply to transient failures only: a missing key or a
+  rejected request is always raised.
 - **Summarizers.** `ModelSummarizingCondenser` is `SummarizingCondenser` with all of the above: the
   prompt (instructions, the previous summary, the forgotten events, the request to cite their ids),
-  the condensation, the fallback placeholder. `llm` and `structured` differ only in how they ask (`request_summary`).
+  the condensation, the offline summary with no model or as the fallback. `llm` and `structured` differ only in how they ask (`request_summary`).
 - **Summaries that shrink the prompt.** A summary may take at most `max_summary_share` of the tokens
   of what it replaces (the forgotten events and the summary before it), or `MIN_SUMMARY_TOKENS`
   when that is more; a longer one is cut to fit, or left out when not even a cut one fits, and the
@@ -33,6 +38,7 @@ from openhands_memory.condenser._views import is_summary
 from openhands_memory.condenser._config_base import ModelBackedConfig, OnModelError
 from openhands_memory.condenser.base import Condensation, Condenser
 from openhands_memory.condenser.forgetting import ForgettingCondenser, ForgettingPlan, SummarizingCondenser
+from openhands_memory.condenser.offline_summary import OFFLINE_SUMMARIZER_NAME, offline_summary
 from openhands_memory.condenser.tokens import TokenCounter
 from openhands_memory.errors import LLMContextWindowExceededError, LLMError, LLMResponseError, NoCondensationAvailable
 from openhands_memory.events import AgentCondensationObservation, Event, Observation
@@ -200,8 +206,8 @@ class ModelCaller(Condenser):
     (`class C(ModelCaller, RollingCondenser)`), calls `init_model` and sets `max_event_length`.
     """
 
-    llm: LLM
-    """The model the condenser calls."""
+    llm: LLM | None
+    """The model the condenser calls; None: it condenses without one (see the module docstring)."""
     on_model_error: OnModelError
     """What happens when the model fails or answers with nothing usable (see `OnModelError`)."""
     last_error: LLMError | None
@@ -210,8 +216,8 @@ class ModelCaller(Condenser):
     max_event_length: int
     """Event texts are cut to this many characters in the prompt (less after an overflow)."""
 
-    def init_model(self, llm: LLM | LLMConfig, on_model_error: OnModelError) -> None:
-        """Set the model (an `LLMConfig` is wrapped by `condenser_llm`) and the failure rule.
+    def init_model(self, llm: LLM | LLMConfig | None, on_model_error: OnModelError) -> None:
+        """Set the model (an `LLMConfig` is wrapped by `condenser_llm`; None: no model) and the failure rule.
 
         Raises:
             ValueError: `on_model_error` is not one of `raise`, `fallback`, `skip`.
@@ -246,8 +252,24 @@ class ModelCaller(Condenser):
 
     def record_usage_since(self, before: LLMMetrics) -> None:
         """Record the model usage since `before` (a `metrics.snapshot()`) for the condensation being made."""
+        assert self.llm is not None, "only a condenser with a model has usage to record"
         self.record_llm_usage(self.llm.metrics.diff(before).to_dict())
         self.add_metadata("model", self.llm.config.model)
+
+    def write_offline_summary(self, events: list[Event], previous: list[str], *, max_tokens: int | None) -> str:
+        """The offline structured summary of `events` folded into the `previous` summaries (see
+        `offline_summary`), within `max_tokens` by this condenser's token counter as far as its
+        rounds can bring it; recorded as `summarizer: "offline structured summarizer"`.
+
+        What every model-backed strategy writes with no model, or as its `fallback`.
+        """
+        self.add_metadata("summarizer", OFFLINE_SUMMARIZER_NAME)
+        if max_tokens is None:
+            return offline_summary(events, previous=previous)
+        counter = self.token_counter
+        return offline_summary(
+            events, previous=previous, fits=lambda text: counter([AgentCondensationObservation(content=text)]) <= max_tokens
+        )
 
     def handle_model_error(self, error: LLMError) -> None:
         """Apply `on_model_error` to a failed model call; returns only to fall back.
@@ -287,7 +309,7 @@ class ModelBacked(ModelCaller, ForgettingCondenser):
 
     def __init__(
         self,
-        llm: LLM | LLMConfig,
+        llm: LLM | LLMConfig | None = None,
         max_size: int = 100,
         keep_first: int = 1,
         *,
@@ -300,7 +322,8 @@ class ModelBacked(ModelCaller, ForgettingCondenser):
         """Set the model and the budgets.
 
         Args:
-            llm: the model it calls (an `LLMConfig` is wrapped by `condenser_llm`).
+            llm: the model it calls (an `LLMConfig` is wrapped by `condenser_llm`); None: no model,
+                it condenses without one (see the module docstring).
             max_size: condense when the view has more events than this; keep about half.
             keep_first: the first events of the view, kept for good.
             max_tokens: condense when the view has more tokens than this; keep about half.
@@ -324,12 +347,15 @@ class ModelBacked(ModelCaller, ForgettingCondenser):
 
     @classmethod
     def build(cls, config: ModelBackedConfig, context: CondenserContext) -> ModelBacked:  # type: ignore[override]
-        """Build from a config: the model its `llm_config` names (resolved in `context`), every other field by name.
+        """Build from a config: the model its `llm_config` names (resolved in `context`; none when it
+        names none), every other field by name.
 
         Raises:
             CondenserConfigError: `llm_config` names an LLM config the context does not hold.
         """
-        llm = condenser_llm(context.resolve_llm_config(config.llm_config, condenser_type=config.type))  # type: ignore[attr-defined]
+        llm = None
+        if config.llm_config is not None:
+            llm = condenser_llm(context.resolve_llm_config(config.llm_config, condenser_type=config.type))  # type: ignore[attr-defined]
         return cls(llm, **cls.config_arguments(config, exclude=("llm_config",)), token_counter=context.token_counter)
 
 
@@ -353,7 +379,7 @@ class ModelSummarizingCondenser(ModelBacked, SummarizingCondenser):
 
     def __init__(
         self,
-        llm: LLM | LLMConfig,
+        llm: LLM | LLMConfig | None = None,
         max_size: int = 100,
         keep_first: int = 1,
         *,
@@ -407,24 +433,25 @@ class ModelSummarizingCondenser(ModelBacked, SummarizingCondenser):
         """
 
     def summarize(self, plan: ForgettingPlan) -> str:
-        """The model's summary of `plan` (shrinking the prompt if it overflows the context window).
+        """The model's summary of `plan` (shrinking the prompt if it overflows the context window);
+        with no model, the offline structured summary (`offline_summary_of`).
 
         Raises:
             LLMError: the model failed or answered with nothing usable.
         """
+        if self.llm is None:
+            return self.offline_summary_of(plan)
         return self.ask(lambda limit: self.request_summary(self.build_prompt(plan, max_event_length=limit)))
 
+    def offline_summary_of(self, plan: ForgettingPlan) -> str:
+        """The offline structured summary of `plan`'s forgotten events and the summaries it replaces,
+        within `summary_budget(plan)` (see `ModelCaller.write_offline_summary`)."""
+        return self.write_offline_summary(plan.forgotten_events, self.summaries_in(plan), max_tokens=self.summary_budget(plan))
+
     def fallback_summary(self, plan: ForgettingPlan, error: LLMError) -> str:
-        """The placeholder written when the model failed: says so, and carries the previous summary over."""
-        forgotten = sum(1 for e in plan.forgotten_events if not is_summary(e))
-        text = (
-            f"[No summary: the model could not summarize the {forgotten} events forgotten here "
-            f"({type(error).__name__}).]"
-        )
-        previous = "\n\n".join(self.summaries_in(plan))
-        if previous:
-            text += "\n\nThe summary before them, unchanged:\n" + previous
-        return text
+        """What is written when the model failed and `on_model_error` is `fallback`: the offline
+        structured summary (the condensation records the error)."""
+        return self.offline_summary_of(plan)
 
     def summary_budget(self, plan: ForgettingPlan) -> int:
         """The most tokens a summary for `plan` may take: `max_summary_share` of what it replaces
@@ -476,6 +503,10 @@ class ModelSummarizingCondenser(ModelBacked, SummarizingCondenser):
                 return Condensation(plan.action())  # nothing to summarize: only mark the request handled
             raise NoCondensationAvailable(self.name, "every event in view is kept for good")
         self.last_error = None
+        if self.llm is None:
+            summary = self.offline_summary_of(plan)
+            self.add_metadata("outcome", "offline summary")
+            return Condensation(plan.action(summary=self.fit_summary(plan, summary)))
         before = self.llm.metrics.snapshot()
         try:
             summary = self.summarize(plan)

@@ -88,7 +88,7 @@ def test_the_progress_bar_redraws_at_most_ten_times_a_second_and_always_at_the_e
     assert stream.getvalue().endswith("\r" + " " * 17 + "\r")
 
 
-def test_model_backed_pipelines_name_the_stand_in(
+def test_model_backed_pipelines_name_the_offline_summarizer(
     files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     llm = write_toml(
@@ -98,7 +98,7 @@ def test_model_backed_pipelines_name_the_stand_in(
     )
     assert bench(files["condensing"], "--pipeline", llm, "--out", files["out"], "--no-plot", "--markdown") == 0
     out = capsys.readouterr().out
-    assert "summarizer         stand-in summarizer (deterministic, offline" in out
+    assert "summarizer         offline structured summarizer (deterministic, no model: summaries built from the events" in out
     assert "| llm | 5 |" in out
 
 

@@ -14,6 +14,8 @@ import pytest
 from openhands_memory.bench import BenchOptions, PipelineSpec, STAND_IN_NAME, run_benchmark
 from openhands_memory.bench.metrics import summarize_runs
 from openhands_memory.bench.runner import run_events, without_timings
+from openhands_memory.bench.stand_in import stand_in_completion
+from openhands_memory.condenser.offline_summary import OFFLINE_SUMMARIZER_NAME
 from openhands_memory.errors import CondenserConfigError
 from openhands_memory.events import CmdRunAction, ToolCallMetadata
 from openhands_memory.replay import load_pipeline
@@ -113,10 +115,15 @@ def test_a_forgotten_failing_command_is_retained_only_through_the_summary() -> N
     assert run["summarizer_cost_known"] is True
     assert (run["facts_forgotten"], run["facts_retained"], run["retention"]) == (1, 1, 1.0)
 
-    placeholder = measure(condensing_log(), LLM)  # the stand-in's summary names no command
+    placeholder = measure(condensing_log(), LLM, completion_fn=stand_in_completion)  # its summary names no command
     assert placeholder["summarizer"] == STAND_IN_NAME
     assert placeholder["summarizer_calls"] == 2
     assert (placeholder["facts_forgotten"], placeholder["facts_retained"]) == (1, 0)
+
+    offline = measure(condensing_log(), LLM)  # the default: no model; the offline summary lists the failed command
+    assert offline["summarizer"] == OFFLINE_SUMMARIZER_NAME
+    assert (offline["condensations"], offline["summarizer_calls"], offline["summarizer_cost"]) == (2, 0, 0.0)
+    assert (offline["facts_forgotten"], offline["facts_retained"]) == (1, 1)
 
 
 def test_a_forgotten_fact_is_recoverable_when_a_search_of_the_replayed_log_finds_its_event() -> None:
@@ -175,10 +182,10 @@ def test_run_benchmark_runs_every_log_through_every_pipeline_in_order(logs: list
     assert [spec.description for spec in results.pipelines] == ["noop", "llm"]
     totals = {row["pipeline"]: row for row in results.totals()}
     assert totals["none"]["steps"] == 3 + 5
-    assert totals["summarize"]["summarizer"] == STAND_IN_NAME
+    assert totals["summarize"]["summarizer"] == OFFLINE_SUMMARIZER_NAME
     assert totals["none"]["summarizer"] is None
     assert results.options.tokenizer == "approximate"
-    assert results.to_dict()["summarizer"] == STAND_IN_NAME
+    assert results.to_dict()["summarizer"] == OFFLINE_SUMMARIZER_NAME
 
 
 def test_two_jobs_give_the_same_results_as_one(logs: list[Path], pipelines: list[Path]) -> None:

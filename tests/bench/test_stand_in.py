@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import json
 
-from openhands_memory.bench.stand_in import model_backed_members, stand_in_completion, use_model, use_stand_in
-from openhands_memory.condenser import Condenser
+from openhands_memory.bench.stand_in import (
+    model_backed_members,
+    stand_in_completion,
+    use_model,
+    use_offline_summarizer,
+    use_stand_in,
+)
+from openhands_memory.condenser import Condenser, PipelineCondenser
+from openhands_memory.llm import LLM, LLMConfig
+from openhands_memory.view import View
 
 LLM_CONFIG = {"model": "gpt-4o", "input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6, "max_input_tokens": 1000}
 
@@ -60,6 +68,26 @@ def test_use_stand_in_keeps_each_members_config_and_calls_the_stand_in() -> None
         assert member.llm.completion_fn is stand_in_completion  # type: ignore[attr-defined]
         assert member.llm.config.model == "gpt-4o"  # type: ignore[attr-defined]
         assert member.llm.config.input_cost_per_token == 1e-6  # type: ignore[attr-defined]
+
+
+class _OwnModelCondenser(Condenser):
+    """A strategy with a model that is no `ModelBacked` (it may not know how to do without one)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.llm = LLM(LLMConfig(model="gpt-4o"))
+
+    def condense(self, view: View) -> View:
+        return view
+
+
+def test_use_offline_summarizer_takes_the_model_away_and_gives_any_other_member_the_stand_in() -> None:
+    own = _OwnModelCondenser()
+    condenser = PipelineCondenser(pipeline(), own)
+    assert use_offline_summarizer(condenser) == [own]
+    summarizer, attention = [m for m in model_backed_members(condenser) if m is not own]
+    assert summarizer.llm is None and attention.llm is None  # type: ignore[attr-defined]
+    assert own.llm.completion_fn is stand_in_completion and own.llm.config.model == "gpt-4o"
 
 
 def test_use_model_names_the_model_and_drops_the_old_models_prices_and_window() -> None:

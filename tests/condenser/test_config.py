@@ -179,7 +179,6 @@ def test_fields_reach_the_condenser_and_a_pipeline_shares_one_token_counter() ->
         ({"type": "recent", "keep_frist": 2}, "condenser 'recent': keep_frist: unknown field. Did you mean 'keep_first'?"),
         ({"type": "amortized", "max_size": 10, "keep_first": 5},
          "condenser 'amortized': keep_first (5) must be less than half of max_size (10)"),
-        ({"type": "llm"}, "condenser 'llm': llm_config: required field is missing"),
         ({"type": "pipeline", "condensers": [{"type": "noop"}, {"type": "recent", "max_events": -1}]},
          "condenser 'pipeline': condensers.1.max_events: Input should be greater than or equal to 1"),
         ({"type": "pipeline", "condensers": [{"type": "amortised"}]},

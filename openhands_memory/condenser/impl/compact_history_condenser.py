@@ -103,8 +103,8 @@ class CompactHistoryCondenserConfig(BaseModel):
     model_config = CONFIG
     type: Literal["compact_history"] = "compact_history"
     """The condenser type."""
-    llm_config: LLMConfigRef
-    """The model that writes the continuation summary: an LLM config, or the name of one."""
+    llm_config: LLMConfigRef | None = None
+    """The model that writes the continuation summary: an LLM config, or the name of one. None: no model, the offline structured summarizer writes the summary."""
     max_tokens: TokenLimit = 16_000
     """The prompt's token budget (QitOS' default: 16,000), or a share of the model's context window
     (`{ preset = "conversation" }`, ...; see `ContextWindowShare`)."""
@@ -181,7 +181,7 @@ class CompactHistoryCondenser(ModelSummarizingCondenser):
 
     def __init__(
         self,
-        llm: LLM | LLMConfig,
+        llm: LLM | LLMConfig | None = None,
         keep_last_rounds: int = 2,
         keep_last_messages: int = 8,
         *,
@@ -409,6 +409,9 @@ class CompactHistoryCondenser(ModelSummarizingCondenser):
     def summarized(self, plan: ForgettingPlan) -> CondensationAction:
         """The condensation action for `plan` with the model's summary (or `on_model_error`'s outcome)."""
         self.last_error = None
+        if self.llm is None:
+            self.add_metadata("outcome", "offline summary")
+            return plan.action(summary=self.fit_summary(plan, self.offline_summary_of(plan)))
         before = self.llm.metrics.snapshot()
         try:
             summary = self.summarize(plan)

@@ -105,7 +105,8 @@ class LLMAttentionCondenser(ModelBacked):
     The model is made to call `select_important_events` (a forced tool call); with a config that
     turns native tool calling off it is asked for a JSON object instead. A reply with no tool call
     but JSON text is read either way. When everything fits the budget, or nothing more does, the
-    model is not asked.
+    model is not asked. With no model (`llm=None`, no `llm_config`) it forgets like `amortized`: a
+    ranking is not something the events themselves can give.
     """
 
     config_cls = LLMAttentionCondenserConfig
@@ -115,7 +116,7 @@ class LLMAttentionCondenser(ModelBacked):
     """A selection with no id of the view raises `LLMResponseError` instead of being read as empty."""
 
     def __init__(
-        self, llm: LLM | LLMConfig, max_size: int = 100, keep_first: int = 1, *, strict_response: bool = False, **options: Any
+        self, llm: LLM | LLMConfig | None = None, max_size: int = 100, keep_first: int = 1, *, strict_response: bool = False, **options: Any
     ) -> None:
         """Set the model, the budgets and how an empty selection is taken.
 
@@ -159,6 +160,9 @@ class LLMAttentionCondenser(ModelBacked):
             LLMError: the model failed and `on_model_error` is `raise`.
             NoCondensationAvailable: the model failed and `on_model_error` is `skip`.
         """
+        if self.llm is None:
+            self.add_metadata("outcome", "no model: forgot like amortized")
+            return False
         rankable = [False] * len(structure.events)
         for index in candidates:
             rankable[index] = True
@@ -226,7 +230,7 @@ class LLMAttentionCondenser(ModelBacked):
 
     @property
     def _uses_tools(self) -> bool:
-        return self.llm.config.native_tool_calling is not False
+        return self.llm is not None and self.llm.config.native_tool_calling is not False
 
     def rank(
         self, structure: ViewStructure, rankable: list[bool], room: int, *, max_event_length: int | None = None
@@ -236,6 +240,7 @@ class LLMAttentionCondenser(ModelBacked):
         Raises:
             LLMError: the call failed, or the reply names no event of the view (`LLMResponseError`).
         """
+        assert self.llm is not None, "asked only when there is a model"
         prompt = self.build_prompt(structure, rankable, room, max_event_length=max_event_length)
         messages = [{"role": "user", "content": prompt}]
         if self._uses_tools:
@@ -258,7 +263,7 @@ class LLMAttentionCondenser(ModelBacked):
             LLMResponseError: no `select_important_events` call (nor JSON text), arguments that do
                 not fit `ImportantEventSelection`, or, with `strict_response`, no id of `events` at all.
         """
-        model = self.llm.config.model
+        model = self.llm.config.model if self.llm is not None else None
         arguments = called_tool_arguments(response, SELECT_EVENTS_TOOL_NAME)
         if isinstance(arguments, list):
             arguments = {"ids": arguments}

@@ -95,5 +95,6 @@ class LLMSummarizingCondenser(ModelSummarizingCondenser):
         Raises:
             LLMError: the call failed, or the reply has no text (`LLMResponseError`).
         """
+        assert self.llm is not None, "asked only when there is a model"
         response = self.llm.completion([{"role": "user", "content": prompt}], require_text=True)
         return response.text.strip()

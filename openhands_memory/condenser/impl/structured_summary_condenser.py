@@ -195,7 +195,7 @@ class StructuredSummaryCondenser(ModelSummarizingCondenser):
     """An unusable answer raises `LLMResponseError` instead of giving an empty summary."""
 
     def __init__(
-        self, llm: LLM | LLMConfig, max_size: int = 100, keep_first: int = 1, *, strict_response: bool = False, **options: Any
+        self, llm: LLM | LLMConfig | None = None, max_size: int = 100, keep_first: int = 1, *, strict_response: bool = False, **options: Any
     ) -> None:
         """Set the model, the budgets, the prompt and how an unusable answer is taken.
 
@@ -212,7 +212,7 @@ class StructuredSummaryCondenser(ModelSummarizingCondenser):
         self.strict_response = strict_response
         super().__init__(llm, max_size, keep_first, **options)
 
-    def init_model(self, llm: LLM | LLMConfig, on_model_error: OnModelError) -> None:
+    def init_model(self, llm: LLM | LLMConfig | None, on_model_error: OnModelError) -> None:
         """Set the model and the failure rule, refusing a model without native tool calling.
 
         Raises:
@@ -220,7 +220,7 @@ class StructuredSummaryCondenser(ModelSummarizingCondenser):
             ValueError: `on_model_error` is unknown.
         """
         super().init_model(llm, on_model_error)
-        if self.llm.config.native_tool_calling is False:
+        if self.llm is not None and self.llm.config.native_tool_calling is False:
             raise CondenserConfigError(
                 f"the structured summary is a forced tool call, but model {self.llm.config.model!r} is set up "
                 "without native tool calling (native_tool_calling = false); turn it on, or use the 'llm' condenser",
@@ -238,6 +238,7 @@ class StructuredSummaryCondenser(ModelSummarizingCondenser):
             LLMError: the call failed, or, with `strict_response`, the answer is not a usable state
                 summary (`LLMResponseError`).
         """
+        assert self.llm is not None, "asked only when there is a model"
         try:
             response = self.llm.completion(
                 [{"role": "user", "content": prompt}],
@@ -261,7 +262,7 @@ class StructuredSummaryCondenser(ModelSummarizingCondenser):
             LLMResponseError: no `create_state_summary` call (nor a JSON object as text), arguments
                 that are not a JSON object or do not fit, or a summary with every field empty.
         """
-        model = self.llm.config.model
+        model = self.llm.config.model if self.llm is not None else None
         arguments = called_tool_arguments(response, STATE_SUMMARY_TOOL_NAME)
         if not isinstance(arguments, dict):
             raise LLMResponseError(

@@ -33,8 +33,8 @@ class TokenBudgetSummaryCondenserConfig(BaseModel):
     model_config = CONFIG
     type: Literal["token_budget_summary"] = "token_budget_summary"
     """The condenser type."""
-    llm_config: LLMConfigRef
-    """The model that summarizes: an LLM config, or the name of one."""
+    llm_config: LLMConfigRef | None = None
+    """The model that summarizes: an LLM config, or the name of one. None: no model, the offline structured summarizer writes the summary."""
     max_tokens: TokenLimit = 16_000
     """Condense when the prompt has more tokens than this (QitOS' default: 16,000), or a share of
     the model's context window (`{ share = 0.5 }`, `{ preset = "conversation" }`; see `ContextWindowShare`)."""
@@ -75,7 +75,7 @@ class TokenBudgetSummaryCondenser(ModelSummarizingCondenser):
 
     def __init__(
         self,
-        llm: LLM | LLMConfig,
+        llm: LLM | LLMConfig | None = None,
         keep_last: int = 8,
         keep_first: int = 1,
         *,

@@ -21,6 +21,7 @@ from openhands_memory.condenser import (
     PipelineCondenser,
     load_condenser_config,
 )
+from openhands_memory.condenser.offline_summary import OFFLINE_SUMMARIZER_NAME, OFFLINE_SUMMARY_HEADER
 from openhands_memory.condenser._model_backed import MIN_SUMMARY_TOKENS, SHRINK_TRIES
 from openhands_memory.condenser.impl.llm_summarizing_condenser import SUMMARY_PROMPT
 from openhands_memory.errors import (
@@ -205,7 +206,7 @@ def test_raise_leaves_the_log_as_it_was(failure: str) -> None:
 
 
 @pytest.mark.parametrize("failure", sorted(FAILURES))
-def test_fallback_forgets_the_same_events_under_a_placeholder_that_keeps_the_previous_summary(failure: str) -> None:
+def test_fallback_forgets_the_same_events_under_the_offline_summary_that_keeps_the_previous_summary(failure: str) -> None:
     reply, error, _ = FAILURES[failure]
     s, condenser, fake = _with_previous_summary()
     condenser.on_model_error = "fallback"
@@ -215,11 +216,12 @@ def test_fallback_forgets_the_same_events_under_a_placeholder_that_keeps_the_pre
     assert isinstance(result, Condensation) and result.metadata is not None
     assert result.action.forgotten == expected_plan.forgotten_ids
     summary = result.action.summary
-    assert summary is not None and summary.startswith(
-        f"[No summary: the model could not summarize the 20 events forgotten here ({error.__name__}).]"
-    )
-    assert summary.endswith("The summary before them, unchanged:\nEARLIER")
+    assert summary is not None and summary.startswith(OFFLINE_SUMMARY_HEADER + "\nCURRENT_STATE:\n- EARLIER\n")
+    # The commands of the forgotten events: the newest 8, and how many earlier ones are left out.
+    assert summary.endswith("- other commands run: `cmd5`, `again0`, `again1`, `again2`, `again3`, `again4`, `again5`, "
+                            "`again6` and 2 before them (events 14-15, 17-30)")
     assert result.metadata.extra["outcome"] == "fallback"
+    assert result.metadata.extra["summarizer"] == OFFLINE_SUMMARIZER_NAME
     assert result.metadata.extra["error"].startswith(error.__name__)
     assert isinstance(condenser.last_error, error)
     check_llm_metrics(result.action.llm_metrics, calls=0)  # failed calls are not billed

@@ -14,6 +14,7 @@ from conftest import REPO_ROOT
 
 from openhands_memory.condenser import Condensation, LLMAttentionCondenser, LLMSummarizingCondenser, StructuredSummaryCondenser
 from openhands_memory.condenser._model_backed import ModelBacked
+from openhands_memory.condenser.offline_summary import OFFLINE_SUMMARIZER_NAME, OFFLINE_SUMMARY_HEADER
 from openhands_memory.errors import LLMAuthenticationError, LLMBadRequestError, LLMError
 from openhands_memory.llm.llm import LLM
 from openhands_memory.testing.fake_llm import litellm_error
@@ -61,7 +62,8 @@ def test_a_prompt_too_long_even_shrunk_still_falls_back() -> None:
     result = LLMSummarizingCondenser(llm, max_size=20, keep_first=4, on_model_error="fallback").condense(session(10).view)
     assert isinstance(result, Condensation) and result.metadata is not None
     assert result.metadata.extra["outcome"] == "fallback"
-    assert result.action.summary is not None and result.action.summary.startswith("[No summary: ")
+    assert result.action.summary is not None and result.action.summary.startswith(OFFLINE_SUMMARY_HEADER)
+    assert result.metadata.extra["summarizer"] == OFFLINE_SUMMARIZER_NAME
 
 
 def _without_api_keys() -> dict[str, str]:

@@ -14,6 +14,7 @@ from openhands_memory.condenser.impl.structured_summary_condenser import (
     STATE_SUMMARY_TOOL_NAME,
     STRUCTURED_SUMMARY_PROMPT,
 )
+from openhands_memory.condenser.offline_summary import OFFLINE_SUMMARY_HEADER
 from openhands_memory.errors import CondenserConfigError, LLMResponseError
 from openhands_memory.events import AgentCondensationObservation
 from openhands_memory.llm.llm import LLM
@@ -116,14 +117,16 @@ def test_garbage_raises_and_leaves_the_log_as_it_was(garbage: str) -> None:
 
 
 @pytest.mark.parametrize("garbage", sorted(GARBAGE))
-def test_garbage_falls_back_to_a_placeholder(garbage: str) -> None:
+def test_garbage_falls_back_to_the_offline_summary(garbage: str) -> None:
     reply, _ = GARBAGE[garbage]
     _, llm = fake_llm(reply)
     result = StructuredSummaryCondenser(llm, max_size=12, keep_first=4, on_model_error="fallback", strict_response=True).condense(
         session(6).view
     )
     assert isinstance(result, Condensation) and result.metadata is not None
-    assert result.action.summary == "[No summary: the model could not summarize the 10 events forgotten here (LLMResponseError).]"
+    assert result.action.summary == (
+        f"{OFFLINE_SUMMARY_HEADER}\nCURRENT_STATE:\n- other commands run: `cmd0`, `cmd1`, `cmd2`, `cmd3`, `cmd4` (events 4-13)"
+    )
     assert result.action.forgotten == list(range(4, 14))
     assert result.metadata.extra["outcome"] == "fallback"
 
