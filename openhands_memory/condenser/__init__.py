@@ -7,6 +7,8 @@ from configs (`Condenser.from_config({"type": "amortized", "max_size": 120})`, o
 model-backed strategies: `llm` and `structured` (on `SummarizingCondenser`) and `llm_attention`
 (on `ForgettingCondenser`) call a model through litellm (offline with an
 `LLMConfig.mock_response`), and say with `on_model_error` what a failing model leads to.
+A strategy that compresses in steps records each step in its condensation's metadata;
+`compression_events(events)` reads those records back from a log.
 """
 
 from openhands_memory.condenser.base import (
@@ -15,6 +17,15 @@ from openhands_memory.condenser.base import (
     CondensationReason,
     Condenser,
     RollingCondenser,
+)
+from openhands_memory.condenser.compression import (
+    COMPRESSION_METADATA_KEY,
+    CompressionEvent,
+    CompressionEventType,
+    CompressionRecord,
+    compression_event,
+    compression_events,
+    compression_record,
 )
 from openhands_memory.condenser.config import (
     AmortizedForgettingCondenserConfig,
@@ -61,12 +72,16 @@ from openhands_memory.condenser.request import (
 from openhands_memory.condenser.tokens import ApproximateTokenCounter, LLMTokenCounter, TokenCounter
 
 __all__ = [
+    "COMPRESSION_METADATA_KEY",
     "REQUEST_CONDENSATION_TOOL_NAME",
     "AmortizedForgettingCondenser",
     "AmortizedForgettingCondenserConfig",
     "ApproximateTokenCounter",
     "BrowserOutputCondenser",
     "BrowserOutputCondenserConfig",
+    "CompressionEvent",
+    "CompressionEventType",
+    "CompressionRecord",
     "Condensation",
     "CondensationMetadata",
     "CondensationReason",
@@ -99,6 +114,9 @@ __all__ = [
     "StructuredSummaryCondenserConfig",
     "SummarizingCondenser",
     "TokenCounter",
+    "compression_event",
+    "compression_events",
+    "compression_record",
     "condensation_request_from_tool_call",
     "condensation_request_tool",
     "is_condensation_request_call",
