@@ -26,6 +26,7 @@ from openhands_memory.condenser.compression import (
     compression_event,
     compression_events,
     compression_record,
+    compressions_by_type,
 )
 from openhands_memory.condenser.config import (
     AmortizedForgettingCondenserConfig,
@@ -117,6 +118,7 @@ __all__ = [
     "compression_event",
     "compression_events",
     "compression_record",
+    "compressions_by_type",
     "condensation_request_from_tool_call",
     "condensation_request_tool",
     "is_condensation_request_call",

@@ -19,12 +19,20 @@ The record a strategy writes (`CompressionRecord.to_metadata()` builds it)::
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    ValidationError,
+)
 
 from openhands_memory.errors import MalformedEventError
 from openhands_memory.events import CondensationAction, Event
@@ -37,6 +45,7 @@ __all__ = [
     "compression_event",
     "compression_events",
     "compression_record",
+    "compressions_by_type",
 ]
 
 COMPRESSION_METADATA_KEY = "compression"
@@ -142,6 +151,12 @@ def compression_events(events: Iterable[Event]) -> list[CompressionEvent]:
             if compression is not None:
                 found.append(compression)
     return found
+
+
+def compressions_by_type(compressions: Iterable[CompressionEvent | CompressionRecord]) -> dict[str, int]:
+    """How many compressions of each type, in the types' order (lightest first); types that never acted are left out."""
+    counts = Counter(c.event_type for c in compressions)
+    return {kind.value: counts[kind] for kind in CompressionEventType if counts[kind]}
 
 
 def compression_event(action: CondensationAction) -> CompressionEvent | None:
