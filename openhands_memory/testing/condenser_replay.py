@@ -115,8 +115,11 @@ def check_condensation(
       from the action it answers;
     - a request is handled, and nothing listed stays in view;
     - the summary offset, if any, is within the kept events.
+
+    Both summary semantics are allowed: OpenHands V0's (only the newest summary shows) and, with
+    `summary_persists=True`, the SDK's (each summary stays in place until a later condensation
+    forgets its condensation's id), which condensers that leave several summaries use.
     """
-    assert action.summary_persists is None, f"{where}: summary_persists must not be set"
     listed = action.forgotten_lookup()
     events = view.events
     protected = list(range(min(keep_first, len(events))))
