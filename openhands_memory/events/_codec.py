@@ -97,15 +97,20 @@ def event_from_dict(data: dict[str, Any], *, index: int | None = None) -> Event:
     return event
 
 
+# Top-level extras this library once wrote in the payload: `summary_persists` was in `args` (where
+# OpenHands rejects it) before it moved beside `condenser_metadata`.
+_FORMERLY_IN_PAYLOAD = frozenset({"summary_persists"})
+
+
 def _upcast_payload_extras(extras: tuple[str, ...], data: dict[str, Any], shadow: dict[str, Any], flat: dict[str, Any]) -> None:
-    """Read a top-level extra that an older writer put in the payload (`summary_persists` in `args`).
+    """Read a top-level extra from the payload, where an older version of this library wrote it.
 
     It sets the field, and stays where it was found: writing back puts it in the payload again, so
     the round trip is exact in both shapes. Found in both places, the top level wins and the payload
     copy is kept as recorded (a clash, like any other).
     """
     for name in extras:
-        if name in shadow and name not in data:
+        if name in _FORMERLY_IN_PAYLOAD and name in shadow and name not in data:
             flat[name] = shadow.pop(name)
 
 

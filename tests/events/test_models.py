@@ -351,3 +351,10 @@ def test_ipython_observation_with_none_and_empty_image_urls_loads_and_writes_bac
     assert obs.image_urls == [None, "", "data:image/png;base64,AAA"]
     assert event_to_dict(obs) == data
     assert event_from_json(event_to_json(obs)) == obs
+
+
+def test_condenser_metadata_in_args_is_not_ours_and_is_kept_apart() -> None:
+    data = {"id": 3, "action": "condensation", "args": {**_PERSISTING_ARGS, "condenser_metadata": "from elsewhere"}}
+    action = event_from_dict(data)
+    assert action.condenser_metadata is None
+    assert event_to_dict(action) == data
