@@ -327,6 +327,7 @@ def _replay(args: argparse.Namespace) -> int:
                 f"{c.step:>5} {c.id:>6}  {by[:22]:<22} {str(meta.get('reason', '-')):<8} {sizes:>11} {tokens:>17} "
                 f"{len(c.forgotten_ids):>6}"
             )
+    _print_compressions(report.compressions)
     return 0
 
 
@@ -383,6 +384,7 @@ def _inspect(args: argparse.Namespace) -> int:
             if c.summary is not None:
                 text = " ".join(c.summary.split())
                 print(f"{'':>6}  summary at {c.summary_offset}: {text[:90]}{'…' if len(text) > 90 else ''}")
+    _print_compressions(report.compressions)
     return 0
 
 
@@ -531,6 +533,31 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 # -- printing ---------------------------------------------------------------------------------------
+
+
+def _print_compressions(compressions: Sequence[Any]) -> None:
+    """The compression records (`CompressionEvent`s) as a table: one line each, nothing when there are none."""
+    if not compressions:
+        return
+    print()
+    print(
+        f"compression events\n{'id':>6}  {'type':<35} {'count':>5} {'between ids':>12} {'tokens before -> after':>23} "
+        f"{'model in/out':>13}  notes"
+    )
+    for c in compressions:
+        ident = "-" if c.compressed_message_id is None else str(c.compressed_message_id)
+        span = f"{_id_or_dash(c.previous_message_id)}..{_id_or_dash(c.next_message_id)}"
+        if isinstance(c.tokens_before, int) and isinstance(c.tokens_after, int):
+            tokens = f"{c.tokens_before:,} -> {c.tokens_after:,}"
+        else:
+            tokens = "-"
+        model = f"{c.input_tokens:,}/{c.output_tokens:,}" if c.input_tokens is not None else "-"
+        notes = "exhausted" if c.exhausted else "still over threshold" if c.over_threshold_after else ""
+        print(f"{ident:>6}  {c.event_type.value:<35} {c.compressed_message_count:>5,} {span:>12} {tokens:>23} {model:>13}  {notes}".rstrip())
+
+
+def _id_or_dash(value: int | None) -> str:
+    return "-" if value is None else str(value)
 
 
 def _print_rows(rows: list[tuple[str, str]]) -> None:

@@ -10,9 +10,11 @@ The rules are OpenHands V0's:
   past the end);
 - `unhandled_condensation_request` is true when a request comes after the last condensation.
 
-A condensation with `summary_persists=True` (imported from an OpenHands SDK log) follows the SDK
-instead: its summary is inserted when the condensation is applied and stays until a later
-condensation lists the condensation's id among the forgotten, so several summaries can stand.
+A condensation with `summary_persists=True` (imported from an OpenHands SDK log, or written by a
+condenser that leaves several summaries in place) follows the SDK instead: its summary is inserted
+when the condensation is applied and stays until a later condensation lists the condensation's id
+among the forgotten, so several summaries can stand. Which rule applies is recorded on each
+condensation in the log (the flag, or its absence), never inferred.
 
 `ViewBuilder` keeps the view up to date one event at a time: an append costs O(1) unless it is a
 condensation, which costs in proportion to the current view, never to the whole history.

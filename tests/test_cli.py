@@ -13,7 +13,13 @@ import pytest
 
 from openhands_memory._progress import ProgressBar
 from openhands_memory.cli import main
-from openhands_memory.events import agent_history, event_to_dict, load_events
+from openhands_memory.events import (
+    agent_history,
+    dump_events,
+    event_to_dict,
+    load_events,
+)
+from openhands_memory.testing.compression import compressed_session
 from openhands_memory.view import View
 
 REPO = Path(__file__).resolve().parent.parent
@@ -151,6 +157,62 @@ def test_inspect_json_lists_orphans(real_logs_dir: Path, capsys: pytest.CaptureF
     assert main(["inspect", str(real_logs_dir / "v1_oh-sdk_goal-fixture_events.json"), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert [(o["problem"], o["function_name"]) for o in report["orphans"]] == [("no call", "terminal")]
+
+
+# -- compression records ----------------------------------------------------------------------------
+
+_COMPRESSION_TABLE = """
+compression events
+    id  type                                count  between ids  tokens before -> after  model in/out  notes
+     8  TOOL_INVOCATION_COMPRESS                4         1..6            1,200 -> 700        300/40  still over threshold
+    10  LARGE_MESSAGE_OFFLOAD_UNPROTECTED       2         8..9              700 -> 400             -  exhausted
+"""
+
+
+@pytest.fixture
+def compressed_log(tmp_path: Path) -> Path:
+    path = tmp_path / "compressed.jsonl"
+    dump_events(compressed_session(), path)
+    return path
+
+
+def test_inspect_shows_the_compression_events(compressed_log: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["inspect", str(compressed_log)]) == 0
+    out = capsys.readouterr().out
+    assert out.endswith(_COMPRESSION_TABLE)
+    assert main(["inspect", str(compressed_log), "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)["compressions"]
+    assert [(c["compressed_message_id"], c["event_type"], c["exhausted"]) for c in listed] == [
+        (8, "TOOL_INVOCATION_COMPRESS", False), (10, "LARGE_MESSAGE_OFFLOAD_UNPROTECTED", True),
+    ]  # fmt: skip
+
+
+def test_replay_shows_the_compression_events_of_its_history(compressed_log: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["replay", str(compressed_log), "--recorded"]) == 0
+    assert capsys.readouterr().out.endswith(_COMPRESSION_TABLE)
+    assert main(["replay", str(compressed_log), "--recorded", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["compressions"] == {"TOOL_INVOCATION_COMPRESS": 1, "LARGE_MESSAGE_OFFLOAD_UNPROTECTED": 1}
+    assert [c["compressed_message_id"] for c in report["compression_list"]] == [8, 10]
+
+
+def test_a_log_without_compressions_prints_no_compression_table(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["inspect", str(BUNDLED)]) == 0
+    assert "compression events" not in capsys.readouterr().out
+
+
+def test_a_malformed_compression_record_is_one_line_naming_the_condensation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    events = compressed_session()
+    assert events[10].condenser_metadata is not None
+    events[10].condenser_metadata["extra"]["compression"]["event_type"] = "SHRINK"
+    path = tmp_path / "bad.jsonl"
+    dump_events(events, path)
+    assert main(["inspect", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: id 10: invalid compression record: event_type: Input should be ")
+    assert err.count("\n") == 1
 
 
 # -- view -------------------------------------------------------------------------------------------

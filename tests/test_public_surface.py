@@ -88,6 +88,8 @@ SURFACE: dict[str, list[str]] = {
         "REQUEST_CONDENSATION_TOOL_NAME", "condensation_request_tool", "condensation_request_from_tool_call",
         "is_condensation_request_call", "AutoContextCondenser", "AutoContextCondenserConfig", "AutoContextPrompts",
         "OFFLINE_SUMMARIZER_NAME", "offline_summary",
+        "CompressionEvent", "CompressionEventType", "CompressionRecord", "COMPRESSION_METADATA_KEY",
+        "compression_event", "compression_events", "compression_record", "compressions_by_type",
     ],
     "openhands_memory.conversation_memory": [
         "HISTORY_POLICY_PRESETS",

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -140,6 +142,36 @@ def test_persisting_summaries_stack_until_forgotten_by_their_condensation_id() -
     forget_first = CondensationAction(forgotten_event_ids=[2], summary_persists=True)
     forget_first.id = 5
     assert [getattr(e, "content", e.id) for e in View.from_events([*events, forget_first])] == ["task", "S2"]
+
+
+def test_a_log_with_persisting_condensations_shows_several_summaries_in_place(tmp_path: Path) -> None:
+    # Both shapes of the flag: at the top level (written now) and in args (written before).
+    lines = [
+        {"id": 0, "source": "user", "message": "task", "action": "message", "args": {"content": "task"}},
+        {"id": 1, "source": "agent", "message": "a", "action": "run", "args": {"command": "a"}},
+        {"id": 2, "source": "agent", "message": "b", "action": "run", "args": {"command": "b"}},
+        {"id": 3, "source": "agent", "message": "Summary: S1", "action": "condensation",
+         "args": {"forgotten_event_ids": [1], "summary": "S1", "summary_offset": 1}, "summary_persists": True},
+        {"id": 4, "source": "agent", "message": "c", "action": "run", "args": {"command": "c"}},
+        {"id": 5, "source": "agent", "message": "Summary: S2", "action": "condensation",
+         "args": {"forgotten_event_ids": [4], "summary": "S2", "summary_offset": 3, "summary_persists": True}},
+        {"id": 6, "source": "agent", "message": "d", "action": "run", "args": {"command": "d"}},
+    ]  # fmt: skip
+    log = tmp_path / "events.jsonl"
+    log.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    events = load_events(log)
+    view = View.from_events(events)
+    assert [getattr(e, "command", None) or e.content for e in view] == ["task", "S1", "b", "S2", "d"]  # type: ignore[attr-defined]
+    assert [e.cause for e in view if isinstance(e, AgentCondensationObservation)] == [3, 5]
+    builder = ViewBuilder()
+    for event in events:
+        builder.append(event)
+    assert builder.view == view
+    # The same log without the flag (OpenHands V0): only the newest summary shows, at its offset in the kept events.
+    v0 = [{k: v for k, v in line.items() if k != "summary_persists"} for line in lines]
+    v0[5]["args"] = {k: v for k, v in v0[5]["args"].items() if k != "summary_persists"}
+    log.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in v0))
+    assert [getattr(e, "command", None) or e.content for e in View.from_events(load_events(log))] == ["task", "b", "d", "S2"]  # type: ignore[attr-defined]
 
 
 def test_view_can_be_built_directly() -> None:

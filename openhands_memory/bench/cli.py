@@ -104,7 +104,14 @@ def _error(message: str) -> None:
 
 def run_bench(args: argparse.Namespace) -> int:
     """Run the `bench` subcommand for parsed `args`; returns the exit code (see the module docstring)."""
-    from openhands_memory.bench.report import PLOT_HINT, check_results_output, format_header, format_table, write_results
+    from openhands_memory.bench.report import (
+        PLOT_HINT,
+        check_results_output,
+        format_compressions,
+        format_header,
+        format_table,
+        write_results,
+    )
     from openhands_memory.bench.runner import PipelineSpec, run_benchmark
     from openhands_memory.errors import OpenHandsMemoryError
 
@@ -159,6 +166,10 @@ def run_bench(args: argparse.Namespace) -> int:
     print(format_header(results))
     print()
     print(format_table(results, markdown=args.markdown))
+    compressions = format_compressions(results)
+    if compressions:
+        print()
+        print(compressions)
     for run in results.errors:
         _error(f"{run['log']} ({run['pipeline']}): {run['error']}")
     try:

@@ -15,6 +15,9 @@ Per run (one log through one pipeline):
 - **summarizer** usage, from each condensation's record (`CondensationMetadata.llm_usage`):
   calls, prompt and completion tokens, and cost in USD (the config's prices, else litellm's cost
   map; `summarizer_cost_known` is False when some call had no price).
+- **compressions**: the steps of a progressive strategy (`auto_context`), from each condensation's
+  compression record (`openhands_memory.condenser.compression`), counted by type:
+  `{"TOOL_INVOCATION_COMPRESS": 3, "LARGE_MESSAGE_OFFLOAD": 1}` (types that never acted left out).
 - **condenser time**: wall time spent inside the pipeline's `condense`, every step included.
 - **recall**: the replayed log indexed once for search (`recall_indexed_events`,
   `recall_index_seconds`) and the forgotten facts searched for (`recall_searches`,
@@ -47,7 +50,11 @@ from typing import Any
 import orjson
 
 from openhands_memory.bench.tokenizer import Token, Tokenizer, prompt_text
-from openhands_memory.condenser import CondensationMetadata
+from openhands_memory.condenser import (
+    CompressionEventType,
+    CondensationMetadata,
+    compression_record,
+)
 from openhands_memory.condenser.tokens import EventsRenderer, tools_of
 from openhands_memory.events import Event
 from openhands_memory.llm.message import Message
@@ -174,18 +181,30 @@ class RunMetrics:
     """Every call had a price."""
     condensed_by: dict[str, int] = field(default_factory=dict)
     """Condensations by the condenser that made them (`amortized`, `llm`, ...)."""
+    compressions: dict[str, int] = field(default_factory=dict)
+    """Compression records by type (`TOOL_INVOCATION_COMPRESS`, ...), for a progressive strategy."""
 
     def add_step(self, tokens: int, cached: int) -> None:
         """Record one step's prompt tokens and cached prefix."""
         self.tokens.append(tokens)
         self.cached.append(cached)
 
-    def add_condensation(self, metadata: CondensationMetadata | Mapping[str, Any] | None) -> None:
-        """Record one condensation and the model usage its record holds (None: nothing recorded)."""
+    def add_condensation(
+        self, metadata: CondensationMetadata | Mapping[str, Any] | None, *, event_id: int | None = None
+    ) -> None:
+        """Record one condensation, the model usage its record holds and its compression record (None: nothing recorded).
+
+        Raises:
+            MalformedEventError: its compression record is malformed (the message names `event_id`).
+        """
         self.condensations += 1
         record = metadata.to_dict() if isinstance(metadata, CondensationMetadata) else dict(metadata or {})
         name = str(record.get("condenser") or "unknown")
         self.condensed_by[name] = self.condensed_by.get(name, 0) + 1
+        compression = compression_record(record, event_id=event_id)
+        if compression is not None:
+            kind = compression.event_type.value
+            self.compressions[kind] = self.compressions.get(kind, 0) + 1
         usage = record.get("llm_usage")
         if not isinstance(usage, Mapping):
             return
@@ -216,6 +235,7 @@ class RunMetrics:
             "cache_share": cached / total if total else None,
             "condensations": self.condensations,
             "condensed_by": dict(self.condensed_by),
+            "compressions": ordered_compressions(self.compressions),
             "summarizer_calls": self.summarizer_calls,
             "summarizer_prompt_tokens": self.summarizer_prompt_tokens,
             "summarizer_completion_tokens": self.summarizer_completion_tokens,
@@ -253,19 +273,30 @@ _SUMMED = (
 )
 
 
+def ordered_compressions(counts: Mapping[str, int]) -> dict[str, int]:
+    """Compression counts by type, lightest type first (AgentScope's order), unknown types after, zeros left out."""
+    order = {kind.value: index for index, kind in enumerate(CompressionEventType)}
+    return {kind: counts[kind] for kind in sorted(counts, key=lambda k: (order.get(k, len(order)), k)) if counts[kind]}
+
+
 def summarize_runs(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """One pipeline's totals over its runs (runs with an `error` left out and counted).
 
-    Counts, tokens, cost and time are summed; `peak_context_tokens` is the largest of any run;
-    `mean_context_tokens` is over every step of every run; `cache_share`, `retention` and
-    `recoverability` are ratios of the sums (None when the denominator is 0, and `recoverability`
-    also when some run did not search).
+    Counts, tokens, cost and time are summed (`compressions` type by type); `peak_context_tokens`
+    is the largest of any run; `mean_context_tokens` is over every step of every run; `cache_share`,
+    `retention` and `recoverability` are ratios of the sums (None when the denominator is 0, and
+    `recoverability` also when some run did not search).
     """
     ok = [run for run in runs if not run.get("error")]
     totals: dict[str, Any] = {name: sum(run.get(name) or 0 for run in ok) for name in _SUMMED}
     searched = all(run.get("facts_recoverable") is not None for run in ok)
     if not searched:
         totals["facts_recoverable"] = None  # a sum over some runs only would read as a count over all
+    compressions: dict[str, int] = {}
+    for run in ok:
+        for kind, count in (run.get("compressions") or {}).items():
+            compressions[kind] = compressions.get(kind, 0) + count
+    totals["compressions"] = ordered_compressions(compressions)
     steps, tokens = totals["steps"], totals["total_prompt_tokens"]
     totals.update(
         logs=len(ok),

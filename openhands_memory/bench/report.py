@@ -2,6 +2,7 @@
 
 - `format_table(results)`: one row per pipeline, totals over every log (see
   `openhands_memory.bench.metrics.summarize_runs`); `markdown=True` for a Markdown table.
+  `format_compressions(results)`: below it, the compressions of a progressive strategy by type.
 - `write_json(results, path)`: the settings, every pipeline with its config and totals, and every
   run (log x pipeline) with its per-step token lists (`BenchResults.to_dict`).
 - `write_csv(results, path)`: one row per pipeline (`level` = `pipeline`, `log` = `ALL`), then one
@@ -40,6 +41,7 @@ __all__ = [
     "PLOT_HINT",
     "PLOT_NAME",
     "check_results_output",
+    "format_compressions",
     "format_header",
     "format_table",
     "write_csv",
@@ -172,6 +174,24 @@ def format_table(results: BenchResults, *, markdown: bool = False) -> str:
     def line(cells: Sequence[str]) -> str:
         return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
     return "\n".join([line(headers), "  ".join("-" * w for w in widths), *(line(cells) for cells in rows)])
+
+
+def format_compressions(results: BenchResults) -> str:
+    """The compressions of each pipeline that made some, by type, one line per pipeline (empty when none did).
+
+    `compressions  auto_context: TOOL_INVOCATION_COMPRESS 3, LARGE_MESSAGE_OFFLOAD 1`: the steps of a
+    progressive strategy, from each condensation's compression record, over every log.
+    """
+    lines = []
+    for row in results.totals():
+        counts = row.get("compressions") or {}
+        if counts:
+            by_type = ", ".join(f"{kind} {count:,}" for kind, count in counts.items())
+            lines.append(f"{row['pipeline']}: {by_type}")
+    if not lines:
+        return ""
+    label = "compressions"
+    return "\n".join(f"{label if i == 0 else '':<{len(label)}}  {line}" for i, line in enumerate(lines))
 
 
 def format_header(results: BenchResults) -> str:

@@ -287,10 +287,10 @@ def run_events(
             metrics.add_step(meter(item.shown), meter.last_cached)
             repairs += memory.last_repairs.count
         elif isinstance(item, CondensationMade):
-            metrics.add_condensation(item.condensation.metadata or item.action.condenser_metadata)
+            metrics.add_condensation(item.condensation.metadata or item.action.condenser_metadata, event_id=item.action.id)
     shown, made = replayer.settle()
     for item in made:
-        metrics.add_condensation(item.condensation.metadata or item.action.condenser_metadata)
+        metrics.add_condensation(item.condensation.metadata or item.action.condenser_metadata, event_id=item.action.id)
     history = replayer.history
     log_ids = {e.id for e in history if not isinstance(e, CondensationAction | CondensationRequestAction)}
     recall = _Recall(history)

@@ -10,6 +10,8 @@ model-backed strategies: `llm` and `structured` (on `SummarizingCondenser`) and 
 model configured (no `llm_config`), or as the `fallback` of a failed call, `llm` and `structured`
 write the offline structured summary (`offline_summary`: OpenHands' sections filled from the
 events themselves) and `llm_attention` forgets like `amortized`.
+A strategy that compresses in steps records each step in its condensation's metadata;
+`compression_events(events)` reads those records back from a log.
 """
 
 from openhands_memory.condenser.base import (
@@ -18,6 +20,16 @@ from openhands_memory.condenser.base import (
     CondensationReason,
     Condenser,
     RollingCondenser,
+)
+from openhands_memory.condenser.compression import (
+    COMPRESSION_METADATA_KEY,
+    CompressionEvent,
+    CompressionEventType,
+    CompressionRecord,
+    compression_event,
+    compression_events,
+    compression_record,
+    compressions_by_type,
 )
 from openhands_memory.condenser.config import (
     AmortizedForgettingCondenserConfig,
@@ -75,6 +87,7 @@ from openhands_memory.condenser.tokens import ApproximateTokenCounter, LLMTokenC
 
 __all__ = [
     "OFFLINE_SUMMARIZER_NAME",
+    "COMPRESSION_METADATA_KEY",
     "REQUEST_CONDENSATION_TOOL_NAME",
     "AmortizedForgettingCondenser",
     "AmortizedForgettingCondenserConfig",
@@ -86,6 +99,9 @@ __all__ = [
     "BrowserOutputCondenserConfig",
     "CompactHistoryCondenser",
     "CompactHistoryCondenserConfig",
+    "CompressionEvent",
+    "CompressionEventType",
+    "CompressionRecord",
     "Condensation",
     "CondensationMetadata",
     "CondensationReason",
@@ -123,6 +139,10 @@ __all__ = [
     "TokenCounter",
     "WindowHistoryCondenser",
     "WindowHistoryCondenserConfig",
+    "compression_event",
+    "compression_events",
+    "compression_record",
+    "compressions_by_type",
     "condensation_request_from_tool_call",
     "condensation_request_tool",
     "is_condensation_request_call",

@@ -81,6 +81,8 @@ def event_from_dict(data: dict[str, Any], *, index: int | None = None) -> Event:
                 shadow[key] = value
             else:
                 flat[key] = value
+    if shadow and cls.top_level_extras:
+        _upcast_payload_extras(cls.top_level_extras, data, shadow, flat)
     for key in data:
         if key in envelope:
             flat[key] = data[key]
@@ -91,8 +93,25 @@ def event_from_dict(data: dict[str, Any], *, index: int | None = None) -> Event:
         raise MalformedEventError(
             f"invalid {kind_key} {brief(kind)}: {describe_validation_error(exc)}", index=index, event_id=event_id
         ) from exc
-    set_wire(event, Wire(dict(data), tuple(payload_items) if payload is not _MISSING else None, shadow))
+    set_wire(event, Wire(dict(data), tuple(payload_items) if payload is not _MISSING else None, shadow or None))
     return event
+
+
+# Top-level extras this library once wrote in the payload: `summary_persists` was in `args` (where
+# OpenHands rejects it) before it moved beside `condenser_metadata`.
+_FORMERLY_IN_PAYLOAD = frozenset({"summary_persists"})
+
+
+def _upcast_payload_extras(extras: tuple[str, ...], data: dict[str, Any], shadow: dict[str, Any], flat: dict[str, Any]) -> None:
+    """Read a top-level extra from the payload, where an older version of this library wrote it.
+
+    It sets the field, and stays where it was found: writing back puts it in the payload again, so
+    the round trip is exact in both shapes. Found in both places, the top level wins and the payload
+    copy is kept as recorded (a clash, like any other).
+    """
+    for name in extras:
+        if name in _FORMERLY_IN_PAYLOAD and name in shadow and name not in data:
+            flat[name] = shadow.pop(name)
 
 
 def event_to_dict(event: Event) -> dict[str, Any]:
@@ -118,11 +137,15 @@ def event_to_dict(event: Event) -> dict[str, Any]:
         else:
             out[key] = recorded
     # Fields set after loading (an id given by a stream, say) that the file did not have.
-    for key in (*_TOP_ORDER, *event.top_level_extras):
+    for key in _TOP_ORDER:
         if key not in out and key in envelope:
             value = values[key]
             if value is not None and value is not False:
                 out[key] = _metadata_dict(value) if key == "tool_call_metadata" else value
+    for key in event.top_level_extras:
+        # An extra read from the payload (the older shape) was written back there by `_payload`.
+        if key not in out and values[key] is not None and values[key] is not False and key not in (wire.payload or ()):
+            out[key] = values[key]
     if wire.payload is None and payload_key not in out:
         payload = _payload(event, wire)
         if payload:

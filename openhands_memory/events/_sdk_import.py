@@ -50,8 +50,10 @@ so must whatever renders our view for a model.
 
 Condensations follow the SDK: each is applied, in order, to the view at that moment; it removes
 the forgotten events and inserts its summary at `summary_offset`, and the summary stays until a
-later condensation forgets it. `summary_persists=True` says exactly that to `View`, and forgetting
-a summary is written as forgetting the id of the condensation that made it. Forgotten UUIDs map to
+later condensation forgets it. `summary_persists=True` says exactly that to `View` (it is written at
+the top level of the event's JSON, where OpenHands V0 ignores it, so an imported log written back
+still loads in OpenHands), and forgetting a summary is written as forgetting the id of the
+condensation that made it. Forgotten UUIDs map to
 int ids; a `"<uuid>-summary"` id (today's SDK) maps to the condensation `<uuid>`. Earlier SDK
 versions gave each summary a random id that is never written to the log, so a later condensation
 forgets a UUID found nowhere in the file: such an id is matched to the standing summary at its place

@@ -563,13 +563,17 @@ class CondensationAction(Action):
     summary_persists: bool | None = None
     """OpenHands SDK semantics: the summary enters the view when this condensation is applied and
     stays until a later condensation lists this action's id as forgotten, so several summaries can
-    stand at once. None (OpenHands V0): only the newest summary is shown. Set on imported SDK logs."""
+    stand at once. None (OpenHands V0): only the newest summary is shown. Set on imported SDK logs
+    and by condensers that leave several summaries in place.
+
+    Written at the top level of the JSON, where OpenHands ignores it (in `args` its
+    `CondensationAction(**args)` would fail). Logs written before read it from `args` too, and
+    write it back there."""
     condenser_metadata: JsonObject | None = None
     """What the condenser that made this did and cost (which condenser, why, events and tokens
     before and after, time): written at the top level of the JSON, where OpenHands ignores it."""
 
-    omit_if_none: ClassVar[frozenset[str]] = frozenset({"summary_persists"})
-    top_level_extras: ClassVar[tuple[str, ...]] = ("condenser_metadata",)
+    top_level_extras: ClassVar[tuple[str, ...]] = ("summary_persists", "condenser_metadata")
 
     @model_validator(mode="after")
     def _check_forms(self) -> CondensationAction:

@@ -1,4 +1,5 @@
-"""What a recorded log holds: events and tokens by kind, the largest events, unanswered tool calls, condensations.
+"""What a recorded log holds: events and tokens by kind, the largest events, unanswered tool calls, condensations
+and the compression records of a progressive strategy (`compression_events`).
 
 `inspect_log(path)` reads a log (any layout `load_events` reads) and returns a `LogInspection`.
 Tokens are estimated offline at four characters a token (`ApproximateTokenCounter`): enough to
@@ -16,7 +17,11 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from openhands_memory.condenser import ApproximateTokenCounter
+from openhands_memory.condenser import (
+    ApproximateTokenCounter,
+    CompressionEvent,
+    compression_events,
+)
 from openhands_memory.events import (
     Action,
     AgentFinishAction,
@@ -138,6 +143,8 @@ class LogInspection:
     """The log's condensations, in order."""
     condensation_requests: int = 0
     """Condensation requests in the log."""
+    compressions: list[CompressionEvent] = field(default_factory=list)
+    """The compression records of its condensations (a progressive strategy's steps), in order."""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -161,7 +168,11 @@ def _preview(event: Event, width: int = 80) -> str:
 
 
 def inspect_events(events: Iterable[Event], *, source: str = "<events>", top: int = 10) -> LogInspection:
-    """Inspect a log's events (see the module docstring); `top` is how many of the largest to list."""
+    """Inspect a log's events (see the module docstring); `top` is how many of the largest to list.
+
+    Raises:
+        MalformedEventError: a condensation's compression record is malformed (the message names its id).
+    """
     events = list(events)
     counter = ApproximateTokenCounter()
     report = LogInspection(source=source, events=len(events))
@@ -193,6 +204,7 @@ def inspect_events(events: Iterable[Event], *, source: str = "<events>", top: in
             report.condensation_requests += 1
         elif isinstance(event, CondensationAction):
             report.condensations.append(_condensation_info(event, by_id))
+    report.compressions = compression_events(history)
     return report
 
 
@@ -201,7 +213,8 @@ def inspect_log(path: str | os.PathLike[str], *, top: int = 10) -> LogInspection
 
     Raises:
         FileNotFoundError: no log at `path`.
-        MalformedEventError: the log cannot be read (the message names the file and line).
+        MalformedEventError: the log cannot be read (the message names the file and line), or a
+            condensation's compression record is malformed (the message names its id).
     """
     return inspect_events(load_events(path), source=str(path), top=top)
 

@@ -34,9 +34,12 @@ from typing import Any
 
 from openhands_memory.condenser import (
     ApproximateTokenCounter,
+    CompressionEvent,
     Condenser,
     LLMTokenCounter,
     NoOpCondenser,
+    compression_events,
+    compressions_by_type,
 )
 from openhands_memory.conversation_memory import ConversationMemory, HistoryPolicy, approximate_message_tokens
 from openhands_memory.errors import StepNotFoundError
@@ -248,6 +251,15 @@ class ReplayReport:
         """Events in the view after the last event."""
         return len(self.final_view)
 
+    @property
+    def compressions(self) -> list[CompressionEvent]:
+        """The compression records of the replayed history's condensations (a progressive strategy's steps), in order.
+
+        Raises:
+            MalformedEventError: a condensation's compression record is malformed (the message names its id).
+        """
+        return compression_events(self.history)
+
     def summary(self) -> dict[str, Any]:
         """The headline numbers, JSON-ready."""
         peak = self.peak_step
@@ -261,6 +273,7 @@ class ReplayReport:
             "steps": len(self.steps),
             "condensations": len(self.condensations),
             "new_condensations": sum(1 for c in self.condensations if not c.recorded),
+            "compressions": compressions_by_type(self.compressions),
             "peak_tokens": self.peak_tokens,
             "peak_step": peak.number if peak is not None else None,
             "final_tokens": self.final_tokens,
@@ -279,6 +292,7 @@ class ReplayReport:
             **self.summary(),
             "per_step": [s.to_dict() for s in self.steps],
             "condensation_list": [c.to_dict() for c in self.condensations],
+            "compression_list": [c.to_dict() for c in self.compressions],
         }
 
 

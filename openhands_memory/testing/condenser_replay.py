@@ -119,6 +119,10 @@ def check_condensation(
       from the action it answers;
     - a request is handled, and nothing listed stays in view;
     - the summary offset, if any, is within the kept events.
+
+    Both summary semantics are allowed: OpenHands V0's (only the newest summary shows) and, with
+    `summary_persists=True`, the SDK's (each summary stays in place until a later condensation
+    forgets its condensation's id), which condensers that leave several summaries use.
     """
     if persisting:
         assert action.summary is None or action.summary_persists is True, f"{where}: the summary does not persist"

@@ -219,3 +219,24 @@ def test_openhands_memory_bench_runs_from_the_command_line(files: dict[str, Path
     assert result.returncode == 0, result.stderr
     assert "amortized" in result.stdout.split("\n\n", 1)[1]
     assert json.loads((files["out"] / "results.json").read_text())["jobs"] == 2
+
+
+def test_bench_prints_the_compressions_under_the_table_and_writes_them_to_results_json(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from openhands_memory.bench import PipelineSpec
+    from openhands_memory.condenser import Condenser
+
+    from .test_report import OffloadOldTurns
+
+    offload = write_toml(files["out"].parent / "offload.toml", {"type": "noop"})
+    monkeypatch.setattr(
+        PipelineSpec, "build", lambda self: OffloadOldTurns() if self.name == "offload" else Condenser.from_config(self.config)
+    )
+    code = bench(files["condensing"], "--pipeline", files["noop"], "--pipeline", offload, "--no-plot", "--out", files["out"])
+    out, _ = capsys.readouterr()
+    assert code == 0
+    assert out.endswith("\n\ncompressions  offload: LARGE_MESSAGE_OFFLOAD 3\n")
+    data = json.loads((files["out"] / "results.json").read_text())
+    assert [p["totals"]["compressions"] for p in data["pipelines"]] == [{}, {"LARGE_MESSAGE_OFFLOAD": 3}]
+    assert [r["compressions"] for r in data["runs"]] == [{}, {"LARGE_MESSAGE_OFFLOAD": 3}]

@@ -6,6 +6,7 @@ import pytest
 
 from openhands_memory.bench.metrics import PromptMeter, RunMetrics, common_prefix_length, summarize_runs
 from openhands_memory.condenser import CondensationMetadata, TokenCounter
+from openhands_memory.errors import MalformedEventError
 from openhands_memory.events import MessageAction, SystemMessageAction
 from openhands_memory.llm import Message, TextContent
 
@@ -193,3 +194,41 @@ def test_summarize_runs_counts_recoverable_facts_and_the_cost_of_the_search() ->
 def test_summarize_runs_with_a_run_that_did_not_search_has_no_recoverable_count() -> None:
     totals = summarize_runs([run(facts_forgotten=4, facts_recoverable=3), run(facts_forgotten=2)])
     assert (totals["facts_recoverable"], totals["recoverability"]) == (None, None)
+
+
+def compressed(kind: str, **fields: object) -> dict:
+    record = {"event_type": kind, "compressed_message_count": 2, "previous_message_id": 1, "next_message_id": 4,
+              "over_threshold_after": False, "exhausted": False, **fields}  # fmt: skip
+    return {"condenser": "auto_context", "extra": {"compression": record}}
+
+
+def test_run_metrics_count_compressions_by_type_lightest_first() -> None:
+    metrics = RunMetrics(context_limit=100)
+    metrics.add_condensation(compressed("PREVIOUS_ROUND_CONVERSATION_SUMMARY"))
+    metrics.add_condensation(compressed("TOOL_INVOCATION_COMPRESS"))
+    metrics.add_condensation(compressed("PREVIOUS_ROUND_CONVERSATION_SUMMARY"))
+    metrics.add_condensation(record("amortized"))  # no compression record
+    metrics.add_condensation(None)
+    data = metrics.to_dict()
+    assert data["compressions"] == {"TOOL_INVOCATION_COMPRESS": 1, "PREVIOUS_ROUND_CONVERSATION_SUMMARY": 2}
+    assert data["condensed_by"] == {"auto_context": 3, "amortized": 1, "unknown": 1}
+    assert RunMetrics(context_limit=100).to_dict()["compressions"] == {}
+
+
+def test_a_malformed_compression_record_names_the_condensation() -> None:
+    with pytest.raises(MalformedEventError, match=r"^id 12: invalid compression record: compressed_message_count:"):
+        RunMetrics(context_limit=100).add_condensation(compressed("LARGE_MESSAGE_OFFLOAD", compressed_message_count="2"), event_id=12)
+
+
+def test_summarize_runs_sums_compressions_type_by_type() -> None:
+    totals = summarize_runs(
+        [
+            run(compressions={"LARGE_MESSAGE_OFFLOAD": 2, "CURRENT_ROUND_MESSAGE_COMPRESS": 1}),
+            run(compressions={"TOOL_INVOCATION_COMPRESS": 3, "LARGE_MESSAGE_OFFLOAD": 1}),
+            run(),  # a pipeline without a progressive strategy
+            {"log": "bad.json", "pipeline": "p", "error": "MalformedEventError: ...", "compressions": {"LARGE_MESSAGE_OFFLOAD": 9}},
+        ]
+    )
+    assert totals["compressions"] == {"TOOL_INVOCATION_COMPRESS": 3, "LARGE_MESSAGE_OFFLOAD": 3, "CURRENT_ROUND_MESSAGE_COMPRESS": 1}
+    assert list(totals["compressions"]) == ["TOOL_INVOCATION_COMPRESS", "LARGE_MESSAGE_OFFLOAD", "CURRENT_ROUND_MESSAGE_COMPRESS"]
+    assert summarize_runs([run()])["compressions"] == {}

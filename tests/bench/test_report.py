@@ -13,6 +13,7 @@ from openhands_memory.bench import BenchOptions, BenchResults, PipelineSpec
 from openhands_memory.bench.runner import run_events
 from openhands_memory.bench.report import (
     CSV_COLUMNS,
+    format_compressions,
     format_header,
     format_table,
     write_csv,
@@ -20,6 +21,18 @@ from openhands_memory.bench.report import (
     write_plot,
     write_results,
 )
+
+from openhands_memory.condenser import (
+    COMPRESSION_METADATA_KEY,
+    CompressionEventType,
+    CompressionRecord,
+    Condensation,
+    Condenser,
+    RollingCondenser,
+)
+from openhands_memory.condenser._boundaries import condensation_action
+from openhands_memory.events import CmdOutputObservation, CmdRunAction
+from openhands_memory.view import View
 
 from ._helpers import WordTokenizer
 from .test_runner import LLM, chat_log, condensing_log, summarizer
@@ -137,3 +150,36 @@ def test_without_matplotlib_everything_but_the_plot_is_written(
     written = write_results(results, tmp_path / "out")
     assert written["plot"] is None
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["results.csv", "results.json"]
+
+
+class OffloadOldTurns(RollingCondenser):
+    """Offloads the oldest tool turn (call and output) whenever the view has more than 6 events; records it."""
+
+    def condensation_reason(self, view: View):  # type: ignore[no-untyped-def]
+        return "tokens" if len(view) > 6 else None
+
+    def get_condensation(self, view: View) -> Condensation:
+        turn = [e for e in view.events if isinstance(e, CmdRunAction | CmdOutputObservation)][:2]
+        record = CompressionRecord(
+            event_type=CompressionEventType.LARGE_MESSAGE_OFFLOAD, compressed_message_count=2, previous_message_id=1,
+            next_message_id=None, over_threshold_after=False, exhausted=False,
+        )  # fmt: skip
+        self.add_metadata(COMPRESSION_METADATA_KEY, record.to_metadata())
+        return Condensation(condensation_action(view, [e.id for e in turn if e.id is not None]))
+
+
+def test_compressions_are_counted_per_run_and_pipeline_and_printed_under_the_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    offload = PipelineSpec.from_config("offload", {"type": "noop"})
+    monkeypatch.setattr(PipelineSpec, "build", lambda self: OffloadOldTurns() if self is offload else Condenser.from_config(self.config))
+    # condensing_log: system, task, four tool turns, `Done` (11 events): over 6 events before step 4
+    # (one turn goes), before step 5 and after the last event (one more each time).
+    runs = [run_events(condensing_log().events, spec, OPTIONS, source="c.jsonl", tokenizer=WordTokenizer()) for spec in (NOOP, offload)]
+    assert [run["compressions"] for run in runs] == [{}, {"LARGE_MESSAGE_OFFLOAD": 3}]
+    results = BenchResults(["c.jsonl"], [NOOP, offload], OPTIONS, runs)
+    assert [row["compressions"] for row in results.totals()] == [{}, {"LARGE_MESSAGE_OFFLOAD": 3}]
+    assert format_compressions(results) == "compressions  offload: LARGE_MESSAGE_OFFLOAD 3"
+    assert len(format_table(results).splitlines()) == 4  # the table itself is unchanged
+
+
+def test_no_compression_line_without_compressions(results: BenchResults) -> None:
+    assert format_compressions(results) == ""

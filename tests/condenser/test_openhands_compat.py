@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from openhands_memory.condenser import Condensation, Condenser, condensation_request_from_tool_call
-from openhands_memory.events import event_to_dict
+from openhands_memory.events import CondensationAction, event_to_dict
 from openhands_memory.testing.synthetic import synthetic_session
 from openhands_memory.view import View
 
@@ -27,10 +28,24 @@ print(json.dumps({"kinds": [type(e).__name__ for e in events], "view_ids": [e.id
 """
 
 
-@pytest.mark.slow
-def test_openhands_loads_our_condensations_and_applies_them_the_same() -> None:
+@functools.cache
+def _openhands_importable() -> bool:
+    """The interpreter loads OpenHands' serialization (it may exist while OpenHands is still being installed)."""
+    probe = subprocess.run([str(OPENHANDS_PYTHON), "-c", "import openhands.events.serialization"], capture_output=True, timeout=120)
+    return probe.returncode == 0
+
+
+def require_openhands() -> None:
+    """Skip unless an OpenHands interpreter is at hand."""
     if not OPENHANDS_PYTHON.exists():
         pytest.skip(f"no OpenHands interpreter at {OPENHANDS_PYTHON} (set OPENHANDS_PYTHON)")
+    if not _openhands_importable():
+        pytest.skip(f"OpenHands is not importable by {OPENHANDS_PYTHON}")
+
+
+@pytest.mark.slow
+def test_openhands_loads_our_condensations_and_applies_them_the_same() -> None:
+    require_openhands()
     history = synthetic_session(60, seed=3)
     request = condensation_request_from_tool_call(
         {"id": "call_r", "function": {"name": "request_condensation"}}, model_response={"id": "resp_r"}
@@ -64,3 +79,31 @@ def test_openhands_loads_our_condensations_and_applies_them_the_same() -> None:
     assert loaded["kinds"][-4:] == ["CondensationRequestAction", "CondensationAction", "CondensationRequestAction", "CondensationAction"]
     assert loaded["costs"][-3] == 0.25
     assert loaded["view_ids"] == [e.id for e in View.from_events(history)]
+
+
+_LOAD_ONE = """
+import json, sys
+from openhands.events.serialization import event_from_dict
+event = event_from_dict(json.load(sys.stdin))
+print(json.dumps({"kind": type(event).__name__, "forgotten": list(event.forgotten), "summary": event.summary,
+                  "summary_offset": event.summary_offset}))
+"""
+
+
+@pytest.mark.slow
+def test_openhands_loads_a_persisting_condensation_we_write() -> None:
+    require_openhands()
+    action = CondensationAction(
+        forgotten_event_ids=[3, 4], summary="S", summary_offset=2, summary_persists=True, condenser_metadata={"condenser": "x"}
+    )
+    action.id = 9
+    data = event_to_dict(action)
+    assert data["summary_persists"] is True and "summary_persists" not in data["args"]
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    out = subprocess.run(
+        [str(OPENHANDS_PYTHON), "-c", _LOAD_ONE], input=json.dumps(data), capture_output=True, text=True, env=env, timeout=120
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == {
+        "kind": "CondensationAction", "forgotten": [3, 4], "summary": "S", "summary_offset": 2,
+    }  # fmt: skip

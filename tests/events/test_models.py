@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import orjson
 import pytest
 from hypothesis import given, settings
 from pydantic import ValidationError
@@ -198,6 +199,66 @@ def test_condensation_forgotten_from_either_form() -> None:
     assert CondensationAction(forgotten_event_ids=[], summary="s", summary_offset=2).message == "Summary: s"
 
 
+_PERSISTING_ARGS = {
+    "forgotten_event_ids": [1, 2],
+    "forgotten_events_start_id": None,
+    "forgotten_events_end_id": None,
+    "summary": "S",
+    "summary_offset": 1,
+}
+
+
+def test_a_new_persisting_condensation_writes_the_flag_at_the_top_level() -> None:
+    action = CondensationAction(
+        forgotten_event_ids=[1, 2], summary="S", summary_offset=1, summary_persists=True, condenser_metadata={"condenser": "x"}
+    )
+    data = event_to_dict(action)
+    assert data == {
+        "message": "Summary: S",
+        "action": "condensation",
+        "args": _PERSISTING_ARGS,
+        "summary_persists": True,
+        "condenser_metadata": {"condenser": "x"},
+    }
+    assert event_from_dict(data) == action
+    assert "summary_persists" not in event_to_dict(CondensationAction(forgotten_event_ids=[1]))
+
+
+@pytest.mark.parametrize("where", ["top", "args"])
+def test_persisting_condensation_round_trips_exactly_in_both_shapes(where: str) -> None:
+    data: dict = {"id": 7, "timestamp": "2025-01-01T00:00:00", "source": "agent", "message": "Summary: S", "action": "condensation"}
+    if where == "top":
+        data |= {"args": dict(_PERSISTING_ARGS), "summary_persists": True}
+    else:  # the shape this library wrote before the flag moved to the top level
+        data |= {"args": {**_PERSISTING_ARGS, "summary_persists": True}}
+    action = event_from_dict(data)
+    assert isinstance(action, CondensationAction) and action.summary_persists is True
+    assert event_to_dict(action) == data
+    assert list(event_to_dict(action)["args"]) == list(data["args"])
+    assert event_from_json(orjson.dumps(data)) == action
+
+
+def test_persisting_flag_read_from_args_stays_there_when_changed() -> None:
+    action = event_from_dict({"id": 3, "action": "condensation", "args": {**_PERSISTING_ARGS, "summary_persists": True}})
+    action.summary_persists = False
+    data = event_to_dict(action)
+    assert data["args"]["summary_persists"] is False and "summary_persists" not in data
+
+
+def test_persisting_flag_in_both_places_reads_the_top_level_and_keeps_the_args_copy() -> None:
+    data = {"id": 3, "action": "condensation", "args": {**_PERSISTING_ARGS, "summary_persists": False}, "summary_persists": True}
+    action = event_from_dict(data)
+    assert action.summary_persists is True
+    assert event_to_dict(action) == data
+
+
+def test_a_v0_condensation_has_no_flag_and_writes_none() -> None:
+    data = {"id": 3, "source": "agent", "message": "m", "action": "condensation", "args": dict(_PERSISTING_ARGS)}
+    action = event_from_dict(data)
+    assert action.summary_persists is None
+    assert event_to_dict(action) == data
+
+
 def test_agent_history_leaves_out_what_openhands_leaves_out() -> None:
     kept = [MessageAction(content="hi"), CmdRunAction(command="ls"), CondensationAction(forgotten_event_ids=[])]
     dropped = [
@@ -290,3 +351,10 @@ def test_ipython_observation_with_none_and_empty_image_urls_loads_and_writes_bac
     assert obs.image_urls == [None, "", "data:image/png;base64,AAA"]
     assert event_to_dict(obs) == data
     assert event_from_json(event_to_json(obs)) == obs
+
+
+def test_condenser_metadata_in_args_is_not_ours_and_is_kept_apart() -> None:
+    data = {"id": 3, "action": "condensation", "args": {**_PERSISTING_ARGS, "condenser_metadata": "from elsewhere"}}
+    action = event_from_dict(data)
+    assert action.condenser_metadata is None
+    assert event_to_dict(action) == data

@@ -13,6 +13,7 @@ from openhands_memory.events import (
     ToolCallMetadata,
 )
 from openhands_memory.replay import inspect_events, inspect_log
+from openhands_memory.testing.compression import compressed_session
 
 from ._helpers import Log
 
@@ -64,3 +65,20 @@ def test_a_kind_we_do_not_model_is_named_by_its_kind() -> None:
     report = inspect_log(REAL_LOGS_DIR / "v0_oas_claude-sonnet_traj_safety-signatories.json")
     assert "chat (unknown action)" in {k.kind for k in report.by_kind}
     assert report.largest[0].kind in ("BrowserOutputObservation", "CmdOutputObservation", "IPythonRunCellObservation")
+
+
+def test_a_log_s_compression_records_are_listed_typed_and_in_its_json() -> None:
+    report = inspect_events(compressed_session())
+    assert [(c.compressed_message_id, c.event_type.value, c.compressed_message_count, c.tokens_before, c.tokens_after)
+            for c in report.compressions] == [
+        (8, "TOOL_INVOCATION_COMPRESS", 4, 1200, 700),
+        (10, "LARGE_MESSAGE_OFFLOAD_UNPROTECTED", 2, 700, 400),
+    ]  # fmt: skip
+    assert [c.condenser for c in report.condensations] == ["auto_context", "auto_context"]
+    data = report.to_dict()["compressions"][0]
+    assert (data["event_type"], data["input_tokens"], data["output_tokens"], data["model_seconds"]) == (
+        "TOOL_INVOCATION_COMPRESS", 300, 40, 1.5,
+    )  # fmt: skip
+    plain = Log()
+    plain.header()
+    assert inspect_events(plain.events).compressions == []

@@ -11,7 +11,14 @@ from typing import Any
 import pytest
 from conftest import REAL_LOGS_DIR, REPO_ROOT, require_real_logs_dir
 
-from openhands_memory.condenser import Condenser, NoOpCondenser
+from openhands_memory.condenser import (
+    COMPRESSION_METADATA_KEY,
+    CompressionEventType,
+    CompressionRecord,
+    Condensation,
+    Condenser,
+    NoOpCondenser,
+)
 from openhands_memory.conversation_memory import ConversationMemory
 from openhands_memory.errors import CondenserConfigError, StepNotFoundError
 from openhands_memory.events import CmdRunAction, CondensationAction, ToolCallMetadata, agent_history, load_events
@@ -207,3 +214,34 @@ def test_a_pipeline_file_s_history_policy_trims_every_step_s_chat(tmp_path: Path
     # A snapshot shows the chat the policy left.
     snapshot = snapshot_at(load_events(BUNDLED), 120, condenser=pipeline, recorded=False)
     assert len(snapshot.messages) == late.messages
+
+
+class OffloadOldest(ForgetOldest):
+    """`ForgetOldest`, recording each condensation as a large-message offload (no model)."""
+
+    def get_condensation(self, view: View) -> Condensation:
+        condensation = super().get_condensation(view)
+        kept = [e.id for e in view.events if e.id is not None and not condensation.action.forgets(e.id)]
+        record = CompressionRecord(
+            event_type=CompressionEventType.LARGE_MESSAGE_OFFLOAD, compressed_message_count=2,
+            previous_message_id=kept[self.keep - 1], next_message_id=kept[self.keep],
+            over_threshold_after=False, exhausted=False,
+        )  # fmt: skip
+        self.add_metadata(COMPRESSION_METADATA_KEY, record.to_metadata())
+        return condensation
+
+
+def test_the_compressions_a_pipeline_records_are_in_the_report() -> None:
+    log = Log()
+    log.header()
+    log.turns(4)  # ids 2-9
+    report = replay_events(log.events, condenser=OffloadOldest(5), model=None)
+    made = [c for c in report.condensations if not c.recorded]
+    assert len(made) >= 2
+    compressions = report.compressions
+    assert [c.compressed_message_id for c in compressions] == [c.id for c in made]
+    assert {c.event_type for c in compressions} == {CompressionEventType.LARGE_MESSAGE_OFFLOAD}
+    assert all(c.previous_message_id == 1 and c.condenser == "OffloadOldest" for c in compressions)
+    assert all(c.tokens_before is not None and c.tokens_after is not None and c.tokens_after < c.tokens_before for c in compressions)
+    assert report.summary()["compressions"] == {"LARGE_MESSAGE_OFFLOAD": len(made)}
+    assert [c["compressed_message_id"] for c in report.to_dict()["compression_list"]] == [c.id for c in made]

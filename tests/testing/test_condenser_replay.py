@@ -91,3 +91,25 @@ def test_a_derived_view_must_keep_tool_calls_with_their_results() -> None:
     view = View.from_events([e for e in _history()])
     with pytest.raises(AssertionError, match="were split"):
         check_derived_view(view, View([view[0], view[1], view[3], view[4]]))
+
+
+class SummarizeOldestTurn(RollingCondenser):
+    """Summarizes the oldest tool turn in place, as a persisting summary, while the view holds two or more."""
+
+    def condensation_reason(self, view: View):  # type: ignore[no-untyped-def]
+        return "size" if sum(isinstance(e, CmdRunAction) for e in view) > 1 else None
+
+    def get_condensation(self, view: View) -> Condensation:
+        index = next(i for i, e in enumerate(view) if isinstance(e, CmdRunAction))
+        call = view[index]
+        assert isinstance(call, CmdRunAction)
+        action = condensation_action(view, [call.id, view[index + 1].id], summary=f"ran {call.command}", summary_offset=index)
+        action.summary_persists = True
+        return Condensation(action)
+
+
+def test_persisting_summaries_pass_the_checks_and_stand_together() -> None:
+    replay = replay_with_condenser(_history(), SummarizeOldestTurn(), keep_first=1)
+    assert len(replay.condensations) == 2
+    shown = View.from_events(replay.history)
+    assert [getattr(e, "command", None) or e.content for e in shown] == ["task", "ran c0", "ran c1", "c2", "out", "c3", "out"]  # type: ignore[attr-defined]
