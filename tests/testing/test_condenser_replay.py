@@ -109,7 +109,7 @@ class SummarizeOldestTurn(RollingCondenser):
 
 
 def test_persisting_summaries_pass_the_checks_and_stand_together() -> None:
-    replay = replay_with_condenser(_history(), SummarizeOldestTurn(), keep_first=1)
+    replay = replay_with_condenser(_history(), SummarizeOldestTurn(), keep_first=1, persisting=True)
     assert len(replay.condensations) == 2
     shown = View.from_events(replay.history)
     assert [getattr(e, "command", None) or e.content for e in shown] == ["task", "ran c0", "ran c1", "c2", "out", "c3", "out"]  # type: ignore[attr-defined]
