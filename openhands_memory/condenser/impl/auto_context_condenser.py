@@ -68,6 +68,11 @@ from openhands_memory.condenser.base import (
     CondensationReason,
     RollingCondenser,
 )
+from openhands_memory.condenser.compression import (
+    COMPRESSION_METADATA_KEY,
+    CompressionEventType,
+    CompressionRecord,
+)
 from openhands_memory.condenser.impl.large_output_offload_condenser import (
     LargeOutputOffloadCondenser,
 )
@@ -100,32 +105,14 @@ __all__ = [
     "AutoContextCondenser",
     "AutoContextCondenserConfig",
     "AutoContextPrompts",
-    "CompressionEventType",
 ]
 
 logger = logging.getLogger(__name__)
 
 _TYPE = "auto_context"
 
-CompressionEventType = Literal[
-    "TOOL_INVOCATION_COMPRESS",
-    "LARGE_MESSAGE_OFFLOAD",
-    "LARGE_MESSAGE_OFFLOAD_UNPROTECTED",
-    "PREVIOUS_ROUND_CONVERSATION_SUMMARY",
-    "CURRENT_ROUND_LARGE_MESSAGE_SUMMARY",
-    "CURRENT_ROUND_MESSAGE_COMPRESS",
-]
-"""AgentScope's names of the six compressions, in their order (strategy 1 to 6)."""
-
-COMPRESSION_EVENT_TYPES: tuple[str, ...] = (
-    "TOOL_INVOCATION_COMPRESS",
-    "LARGE_MESSAGE_OFFLOAD",
-    "LARGE_MESSAGE_OFFLOAD_UNPROTECTED",
-    "PREVIOUS_ROUND_CONVERSATION_SUMMARY",
-    "CURRENT_ROUND_LARGE_MESSAGE_SUMMARY",
-    "CURRENT_ROUND_MESSAGE_COMPRESS",
-)
-"""The event type of strategy `n` is `COMPRESSION_EVENT_TYPES[n - 1]`."""
+COMPRESSION_EVENT_TYPES: tuple[CompressionEventType, ...] = tuple(CompressionEventType)
+"""The event type of strategy `n` is `COMPRESSION_EVENT_TYPES[n - 1]` (AgentScope's order, lightest first)."""
 
 # Each summary starts with its strategy's tag, so that a later call can tell from the view alone
 # what a summary stands for: tool calls (strategies 1-3) may join a run of tool messages, a past
@@ -405,17 +392,15 @@ class AutoContextCondenser(ModelCaller, RollingCondenser):
         exhausted = over_after and self._find(self._scan(after), fewer_events=self._over_count_only(after)) is None
         events = scan.events
         chosen = set(candidate.indexes)
-        self.add_metadata(
-            "compression",
-            {
-                "event_type": COMPRESSION_EVENT_TYPES[candidate.strategy - 1],
-                "compressed_message_count": len(candidate.indexes),
-                "previous_message_id": _neighbour_id(events, chosen, candidate.indexes[0], -1),
-                "next_message_id": _neighbour_id(events, chosen, candidate.indexes[-1], 1),
-                "over_threshold_after": over_after,
-                "exhausted": exhausted,
-            },
+        record = CompressionRecord(
+            event_type=COMPRESSION_EVENT_TYPES[candidate.strategy - 1],
+            compressed_message_count=len(candidate.indexes),
+            previous_message_id=_neighbour_id(events, chosen, candidate.indexes[0], -1),
+            next_message_id=_neighbour_id(events, chosen, candidate.indexes[-1], 1),
+            over_threshold_after=over_after,
+            exhausted=exhausted,
         )
+        self.add_metadata(COMPRESSION_METADATA_KEY, record.to_metadata())
         self._warned = False
         return Condensation(action)
 
