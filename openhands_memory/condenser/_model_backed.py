@@ -28,19 +28,32 @@
 from __future__ import annotations
 
 import json
+import logging
 from abc import abstractmethod
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, get_args
 
+from openhands_memory.condenser._config_base import ModelBackedConfig, OnModelError
 from openhands_memory.condenser._text import NOT_PROMPT_TEXT as _NOT_PROMPT_TEXT
 from openhands_memory.condenser._text import truncate
 from openhands_memory.condenser._views import is_summary
-from openhands_memory.condenser._config_base import ModelBackedConfig, OnModelError
 from openhands_memory.condenser.base import Condensation, Condenser
-from openhands_memory.condenser.forgetting import ForgettingCondenser, ForgettingPlan, SummarizingCondenser
-from openhands_memory.condenser.offline_summary import OFFLINE_SUMMARIZER_NAME, offline_summary
+from openhands_memory.condenser.forgetting import (
+    ForgettingCondenser,
+    ForgettingPlan,
+    SummarizingCondenser,
+)
+from openhands_memory.condenser.offline_summary import (
+    OFFLINE_SUMMARIZER_NAME,
+    offline_summary,
+)
 from openhands_memory.condenser.tokens import TokenCounter
-from openhands_memory.errors import LLMContextWindowExceededError, LLMError, LLMResponseError, NoCondensationAvailable
+from openhands_memory.errors import (
+    LLMContextWindowExceededError,
+    LLMError,
+    LLMResponseError,
+    NoCondensationAvailable,
+)
 from openhands_memory.events import AgentCondensationObservation, Event, Observation
 from openhands_memory.llm.config import LLMConfig
 from openhands_memory.llm.llm import LLM, LLMResponse
@@ -50,6 +63,8 @@ from openhands_memory.view import View
 if TYPE_CHECKING:
     from openhands_memory.condenser.config import CondenserContext
 
+
+logger = logging.getLogger(__name__)
 __all__ = [
     "CITE_EVENT_IDS",
     "DEFAULT_MAX_SUMMARY_SHARE",
@@ -227,6 +242,9 @@ class ModelCaller(Condenser):
         self.llm = condenser_llm(llm) if isinstance(llm, LLMConfig) else llm
         self.on_model_error = on_model_error
         self.last_error = None
+        if self.llm is None:
+            # Not an error (offline use is supported), but a forgotten llm_config should be visible.
+            logger.info("%s has no model: it writes the %s", type(self).__name__, OFFLINE_SUMMARIZER_NAME)
 
     def ask(self, request: Callable[[int], T]) -> T:
         """`request(max_event_length)`; when the prompt overflows the model's context window, again
