@@ -54,7 +54,7 @@ SURFACE: dict[str, list[str]] = {
         "Action", "Observation", "Event", "EventId", "EventSource", "ToolCallMetadata", "UnknownAction", "UnknownObservation",
         "ActionConfirmationStatus", "AgentState", "RecallType",
         "agent_history", "is_agent_history",
-        "load_events", "dump_events", "event_from_dict", "event_to_dict", "event_from_json", "event_to_json",
+        "load_events", "iter_events", "dump_events", "event_from_dict", "event_to_dict", "event_from_json", "event_to_json",
         "load_session_folder", "dump_session_folder",
         "validate_log", "validate_events", "ValidationReport", "ValidationFinding",
     ],

@@ -32,6 +32,22 @@ def event_from_dict(data: dict[str, Any], *, index: int | None = None) -> Event:
         MalformedEventError: the dict is not an event, or a field has the wrong type; the error
             names the position `index` (when given) and the event id.
     """
+    return _build(data, index, owned=False)
+
+
+def event_from_parsed(data: dict[str, Any], *, index: int | None = None) -> Event:
+    """`event_from_dict` for a dict just parsed by a reader, which nobody else holds.
+
+    The event keeps the dict itself as its layout rather than a copy, with the values the event
+    holds (envelope fields, the payload object) dropped from it: a big log loads in less memory.
+    """
+    return _build(data, index, owned=True)
+
+
+_RECORDED: dict[str, Any] = {}  # stands in for a payload object the layout no longer holds (only "not null" is used)
+
+
+def _build(data: dict[str, Any], index: int | None, *, owned: bool) -> Event:
     if not isinstance(data, dict):
         raise MalformedEventError(f"expected a JSON object, got {type(data).__name__}", index=index)
     event_id = event_id_of(data)
@@ -91,7 +107,16 @@ def event_from_dict(data: dict[str, Any], *, index: int | None = None) -> Event:
         raise MalformedEventError(
             f"invalid {kind_key} {brief(kind)}: {describe_validation_error(exc)}", index=index, event_id=event_id
         ) from exc
-    set_wire(event, Wire(dict(data), tuple(payload_items) if payload is not _MISSING else None, shadow))
+    if owned:
+        # Only the keys, their order and the values of keys we do not model are read from a layout.
+        for key in data:
+            if key in envelope:
+                data[key] = None
+        if payload_key in data and data[payload_key] is not None:
+            data[payload_key] = _RECORDED
+    else:
+        data = dict(data)
+    set_wire(event, Wire(data, tuple(payload_items) if payload is not _MISSING else None, shadow))
     return event
 
 
