@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from openhands_memory.errors import MalformedEventError
 from openhands_memory.events._brief import brief, describe_validation_error, event_id_of
@@ -16,7 +16,7 @@ from openhands_memory.events._legacy import is_legacy_flat, upcast_legacy_flat
 from openhands_memory.events._sdk_import import is_sdk_event
 from openhands_memory.events._wire import Wire, set_wire, wire_of
 from openhands_memory.events.actions import ACTION_CLASSES, UnknownAction
-from openhands_memory.events.base import Event, Observation, ToolCallMetadata
+from openhands_memory.events.base import Event, Observation, SharedFieldsSet, ToolCallMetadata
 from openhands_memory.events.observations import OBSERVATION_CLASSES, UnknownObservation
 
 _MISSING = object()
@@ -108,16 +108,52 @@ def _build(data: dict[str, Any], index: int | None, *, owned: bool) -> Event:
             f"invalid {kind_key} {brief(kind)}: {describe_validation_error(exc)}", index=index, event_id=event_id
         ) from exc
     if owned:
+        _share_fields_set(event)
+        metadata = event.__dict__.get("tool_call_metadata")
+        if metadata is not None:
+            _share_fields_set(metadata)
         # Only the keys, their order and the values of keys we do not model are read from a layout.
         for key in data:
             if key in envelope:
                 data[key] = None
         if payload_key in data and data[payload_key] is not None:
             data[payload_key] = _RECORDED
+        keys = _shared_keys(tuple(payload_items)) if payload is not _MISSING else None
     else:
         data = dict(data)
-    set_wire(event, Wire(data, tuple(payload_items) if payload is not _MISSING else None, shadow))
+        keys = tuple(payload_items) if payload is not _MISSING else None
+    set_wire(event, Wire(data, keys, shadow))
     return event
+
+
+_SHARED_FIELDS_SETS: dict[frozenset[str], SharedFieldsSet] = {}
+_MAX_SHARED_FIELDS_SETS = 4096
+"""Logs have a few dozen shapes; past this many (a log of odd keys), models keep their own sets."""
+
+
+def _share_fields_set(model: BaseModel) -> None:
+    """Give `model` the set of field names shared by every loaded model given the same names."""
+    names = model.__pydantic_fields_set__
+    key = frozenset(names)
+    shared = _SHARED_FIELDS_SETS.get(key)
+    if shared is None:
+        if len(_SHARED_FIELDS_SETS) >= _MAX_SHARED_FIELDS_SETS:
+            return
+        shared = _SHARED_FIELDS_SETS[key] = SharedFieldsSet(names)
+    object.__setattr__(model, "__pydantic_fields_set__", shared)
+
+
+_SHARED_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def _shared_keys(keys: tuple[str, ...]) -> tuple[str, ...]:
+    """One tuple for every loaded event whose payload has these keys in this order."""
+    shared = _SHARED_KEYS.get(keys)
+    if shared is None:
+        if len(_SHARED_KEYS) >= _MAX_SHARED_FIELDS_SETS:
+            return keys
+        shared = _SHARED_KEYS[keys] = keys
+    return shared
 
 
 def event_to_dict(event: Event) -> dict[str, Any]:

@@ -184,3 +184,20 @@ def test_load_events_leaves_the_collector_as_it_found_it(tmp_path: Path) -> None
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_loaded_events_share_their_fields_set_and_get_their_own_when_changed(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(
+        b'{"id": 0, "action": "message", "args": {"content": "a"}}\n{"id": 1, "action": "message", "args": {"content": "b"}}\n'
+    )
+    first, second = load_events(path)
+    assert first.model_fields_set is second.model_fields_set
+    assert first.model_fields_set == {"id", "action", "content"}
+    with pytest.raises(TypeError, match="shared by loaded events"):
+        first.model_fields_set.add("source")
+    first.content = "changed"
+    assert first.model_fields_set is not second.model_fields_set
+    assert second.model_fields_set == {"id", "action", "content"}
+    copied = second.model_copy(update={"id": 5})
+    assert (copied.id, second.id, second.model_fields_set) == (5, 1, {"id", "action", "content"})
