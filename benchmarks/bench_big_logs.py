@@ -141,7 +141,7 @@ def run_side(python: Path, side: str, measure: str, path: Path, repeat: int) -> 
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONPATH": str(HERE.parent)}
     if side == "openhands":
         env.pop("PYTHONPATH")
-    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=3600)
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=3600, check=False)
     if done.returncode != 0:
         return f"exit {done.returncode}: {done.stderr.strip()[-300:]}"
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -191,7 +191,7 @@ def view_and_messages(events: list[Any], dicts_path: Path, python: Path | None, 
         command = [str(python), str(HERE / "openhands_baseline.py"), "--events", str(dicts_path), "--repeat", str(repeat)]
         env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
         env.pop("PYTHONPATH", None)
-        done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=3600)
+        done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=3600, check=False)
         if done.returncode == 0:
             theirs = json.loads(done.stdout.strip().splitlines()[-1])
             out["view"]["openhands_s"] = theirs.get("view")

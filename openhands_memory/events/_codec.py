@@ -16,7 +16,12 @@ from openhands_memory.events._legacy import is_legacy_flat, upcast_legacy_flat
 from openhands_memory.events._sdk_import import is_sdk_event
 from openhands_memory.events._wire import Wire, set_wire, wire_of
 from openhands_memory.events.actions import ACTION_CLASSES, UnknownAction
-from openhands_memory.events.base import Event, Observation, SharedFieldsSet, ToolCallMetadata
+from openhands_memory.events.base import (
+    Event,
+    Observation,
+    SharedFieldsSet,
+    ToolCallMetadata,
+)
 from openhands_memory.events.observations import OBSERVATION_CLASSES, UnknownObservation
 
 _MISSING = object()

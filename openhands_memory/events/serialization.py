@@ -27,7 +27,11 @@ except ImportError:  # pragma: no cover - Windows has no flock
 
 from openhands_memory._files import make_private_folder, write_atomically
 from openhands_memory.errors import MalformedEventError
-from openhands_memory.events._codec import event_from_dict, event_from_parsed, event_to_dict
+from openhands_memory.events._codec import (
+    event_from_dict,
+    event_from_parsed,
+    event_to_dict,
+)
 from openhands_memory.events._reading import (
     ElementError,
     ListShapeError,
@@ -36,9 +40,17 @@ from openhands_memory.events._reading import (
     iter_lines,
     iter_list_elements,
 )
-from openhands_memory.events._sdk_import import import_sdk_events, is_sdk_event, is_sdk_log
+from openhands_memory.events._sdk_import import (
+    import_sdk_events,
+    is_sdk_event,
+    is_sdk_log,
+)
 from openhands_memory.events.base import Event
-from openhands_memory.events.validation import ValidationFinding, ValidationReport, validate_events
+from openhands_memory.events.validation import (
+    ValidationFinding,
+    ValidationReport,
+    validate_events,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -300,9 +312,8 @@ def _iter_jsonl(file: Any, path: Path) -> Iterator[Event]:
 
 def _iter_list(file: Any, path: Path) -> Iterator[Event]:
     sharer = ResponseSharer()
-    index = 0
     try:
-        for index, record in enumerate(iter_list_elements(file.read)):  # noqa: B007 - index names the place
+        for index, record in enumerate(iter_list_elements(file.read)):
             sharer.share(record)
             try:
                 yield event_from_parsed(record, index=index)

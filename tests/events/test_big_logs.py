@@ -14,9 +14,19 @@ import pytest
 from conftest import real_log_params, require_real_log
 
 from openhands_memory.errors import MalformedEventError
-from openhands_memory.events import dump_events, event_to_dict, iter_events, load_events
-from openhands_memory.events import _reading
-from openhands_memory.events._reading import ElementError, ListShapeError, iter_lines, iter_list_elements
+from openhands_memory.events import (
+    _reading,
+    dump_events,
+    event_to_dict,
+    iter_events,
+    load_events,
+)
+from openhands_memory.events._reading import (
+    ElementError,
+    ListShapeError,
+    iter_lines,
+    iter_list_elements,
+)
 from openhands_memory.stream import EventStream
 from openhands_memory.testing.synthetic import synthetic_session_dicts
 
