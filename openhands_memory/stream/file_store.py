@@ -39,7 +39,7 @@ from openhands_memory.errors import (
     StoreReplacedError,
 )
 from openhands_memory.events import Event, event_to_json
-from openhands_memory.events._codec import event_from_parsed  # the readers load_events uses, shared
+from openhands_memory.events._codec import event_from_parsed
 from openhands_memory.events._reading import ResponseSharer, gc_paused, iter_lines
 from openhands_memory.stream.store import check_next_id
 
