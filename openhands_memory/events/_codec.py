@@ -117,17 +117,17 @@ def _build(data: dict[str, Any], index: int | None, *, owned: bool) -> Event:
         metadata = event.__dict__.get("tool_call_metadata")
         if metadata is not None:
             _share_fields_set(metadata)
-        # Only the keys, their order and the values of keys we do not model are read from a layout.
-        for key in data:
-            if key in envelope:
-                data[key] = None
-        if payload_key in data and data[payload_key] is not None:
-            data[payload_key] = _RECORDED
+        # Only the keys, their order and the values of keys we do not model are read from a layout:
+        # the order is one tuple shared by every event of this shape, the values a small dict.
+        order = _shared_keys(tuple(data))
+        unmodeled = {key: value for key, value in data.items() if key not in envelope}
+        if unmodeled.get(payload_key) is not None:
+            unmodeled[payload_key] = _RECORDED
         keys = _shared_keys(tuple(payload_items)) if payload is not _MISSING else None
-    else:
-        data = dict(data)
-        keys = tuple(payload_items) if payload is not _MISSING else None
-    set_wire(event, Wire(data, keys, shadow))
+        set_wire(event, Wire(unmodeled, keys, shadow, order))
+        return event
+    keys = tuple(payload_items) if payload is not _MISSING else None
+    set_wire(event, Wire(dict(data), keys, shadow))
     return event
 
 
@@ -174,15 +174,17 @@ def event_to_dict(event: Event) -> dict[str, Any]:
     envelope = event.envelope_fields
     payload_key = event.payload_key
     out: dict[str, Any] = {}
-    for key, recorded in wire.data.items():
+    recorded_values = wire.data
+    for key in wire.order or recorded_values:
         if key in envelope:
             value = values[key]
             out[key] = _metadata_dict(value) if key == "tool_call_metadata" else value
         elif key == payload_key:
             payload = _payload(event, wire)
-            out[key] = payload if payload or recorded is not None else None  # `"args": null` stays null
+            # `"args": null` stays null
+            out[key] = payload if payload or recorded_values[key] is not None else None
         else:
-            out[key] = recorded
+            out[key] = recorded_values[key]
     # Fields set after loading (an id given by a stream, say) that the file did not have.
     for key in (*_TOP_ORDER, *event.top_level_extras):
         if key not in out and key in envelope:

@@ -21,11 +21,15 @@ class Wire:
 
     data: dict[str, Any]
     """The top-level object as read (a shallow copy): its key order, and the values of the keys
-    we do not model (`message`, `success`, other tools' keys)."""
+    we do not model (`message`, `success`, other tools' keys); with `order`, only those values."""
     payload: tuple[str, ...] | None
     """Keys of `args` / `extras`, in file order; None when the object was absent."""
     shadow: dict[str, Any] | None
     """Payload values whose names clash with a top-level field, kept apart."""
+    order: tuple[str, ...] | None = None
+    """The top-level keys in file order, when `data` holds only the values of the keys we do not model
+    (an event a reader built: the tuple is shared by every event of the same shape); None when `data`
+    is the whole object."""
 
 
 # The wire is kept in pydantic's private-attribute dict rather than declared as a PrivateAttr:
