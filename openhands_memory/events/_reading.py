@@ -16,8 +16,8 @@ from typing import Any
 
 import orjson
 
-CHUNK = 1 << 20
-"""Bytes read at a time."""
+CHUNK = 1 << 18
+"""Bytes read at a time: 256 KiB reads as fast as 1 MiB, and the chunk and its lines are a peak of their own."""
 
 
 def iter_lines(read: Callable[[int], bytes]) -> Iterator[tuple[int, bytes, bool]]:
