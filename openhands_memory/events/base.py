@@ -9,13 +9,14 @@ declared: fields declared on a concrete kind are its payload.
 
 from __future__ import annotations
 
+from copy import deepcopy
 from enum import StrEnum
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Self
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, PlainValidator, StrictInt
 from pydantic_core import PydanticUndefined
 
-from openhands_memory.events._wire import wire_of
+from openhands_memory.events._wire import Wire, wire_of
 
 EventId = int
 """An event's position-independent id: assigned by the stream, strictly increasing, never reused."""
@@ -180,6 +181,19 @@ class Event(_OwnFieldsSetOnWrite):
         return self.__dict__ == other.__dict__ and self.__pydantic_extra__ == other.__pydantic_extra__
 
     __hash__ = None  # type: ignore[assignment]
+
+    # pydantic copies `__pydantic_private__` into a plain dict; a loaded event's is its `Wire`, kept.
+    def __copy__(self) -> Self:
+        copied = super().__copy__()
+        if type(self.__pydantic_private__) is Wire:
+            object.__setattr__(copied, "__pydantic_private__", self.__pydantic_private__)
+        return copied
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Self:
+        copied = super().__deepcopy__(memo)
+        if type(self.__pydantic_private__) is Wire:
+            object.__setattr__(copied, "__pydantic_private__", deepcopy(self.__pydantic_private__, memo))
+        return copied
 
     @property
     def kind(self) -> str:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import gc
 import io
 import json
+import pickle
 import tracemalloc
 from pathlib import Path
 from typing import Any
@@ -211,3 +213,16 @@ def test_loaded_events_share_their_fields_set_and_get_their_own_when_changed(tmp
     assert second.model_fields_set == {"id", "action", "content"}
     copied = second.model_copy(update={"id": 5})
     assert (copied.id, second.id, second.model_fields_set) == (5, 1, {"id", "action", "content"})
+
+
+def test_copies_of_a_loaded_event_keep_its_layout(tmp_path: Path) -> None:
+    line = {"id": 3, "timestamp": "2025-01-06T09:00:00", "source": "user", "message": "hi", "action": "message",
+            "args": {"content": "hi", "wait_for_response": False}, "extra_key": [1]}
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(orjson.dumps(line) + b"\n")
+    (event,) = load_events(path)
+    for copied in (copy.copy(event), copy.deepcopy(event), event.model_copy(), event.model_copy(deep=True),
+                   pickle.loads(pickle.dumps(event))):
+        assert event_to_dict(copied) == line
+        assert list(event_to_dict(copied)) == list(line)
+    assert event_to_dict(event.model_copy(update={"id": 9})) == {**line, "id": 9}
