@@ -20,7 +20,7 @@ class Wire(dict[str, Any]):
     pickles it with its slots): a dict holding a separate layout object cost 180 more bytes an event.
     """
 
-    __slots__ = ("data", "payload", "shadow", "order")
+    __slots__ = ("data", "order", "payload", "shadow")
 
     data: dict[str, Any]
     """The top-level object as read (a shallow copy): its key order, and the values of the keys
