@@ -13,7 +13,8 @@ writes it (`json.dumps` of the list of event dicts) and as JSONL, in a temporary
   OpenHands: `event_to_dict` per event, `json.dumps` of the list, write.
 - iter: `iter_events(path)`, one pass in bounded memory (ours only).
 - view: `View.from_events` over the 10k loaded events (gc off, as `bench_foundation.py`).
-- messages: `process_events` with a fresh memory over the whole view of the agent history.
+- messages: `process_events` with a fresh memory over the whole view of the agent history (gc off).
+  Both in a fresh process each side, like the others.
 - big: `EventStream.open` and `load_events` on a `--big-events` JSONL log (ours only).
 
 Load and dump run with the garbage collector on, as a user runs them; each is the median of
@@ -135,6 +136,28 @@ def _side(side: str, measure: str, path: Path, repeat: int) -> dict[str, Any]:
     return {"median_s": statistics.median(samples), "samples_s": samples, "peak_rss_bytes": peak}
 
 
+def _views(path: Path, repeat: int) -> dict[str, Any]:
+    """Our `View.from_events` and cold `process_events` on the log at `path`, in this fresh process."""
+    from openhands_memory.conversation_memory import ConversationMemory
+    from openhands_memory.events import MessageAction, agent_history, load_events
+    from openhands_memory.view import View
+
+    events = load_events(path)
+    history = agent_history(events)
+    view = View.from_events(history)
+    initial = next(e for e in history if isinstance(e, MessageAction) and e.source == "user")
+
+    def render() -> Any:
+        return ConversationMemory("You are OpenHands agent.").process_events(view, initial, max_message_chars=30_000)
+
+    return {
+        "view_s": _timed_gc_off(lambda: View.from_events(events), repeat),
+        "messages_s": _timed_gc_off(render, repeat),
+        "events": len(events),
+        "view_events": len(view),
+    }
+
+
 def run_side(python: Path, side: str, measure: str, path: Path, repeat: int) -> dict[str, Any] | str:
     """One measure in a fresh process; its result, or why there is none."""
     command = [str(python), __file__, "--side", side, measure, str(path), "--repeat", str(repeat)]
@@ -166,29 +189,18 @@ def _timed_gc_off(run: Any, repeat: int) -> float:
     return statistics.median(samples)
 
 
-def view_and_messages(events: list[Any], dicts_path: Path, python: Path | None, repeat: int) -> dict[str, Any]:
-    """`View.from_events` and a cold `process_events`, ours and OpenHands' (openhands_baseline.py)."""
-    from openhands_memory.conversation_memory import ConversationMemory
-    from openhands_memory.events import MessageAction, agent_history
-    from openhands_memory.view import View
-
-    history = agent_history(events)
-    view = View.from_events(history)
-    initial = next(e for e in history if isinstance(e, MessageAction) and e.source == "user")
+def view_and_messages(ours_python: Path, path: Path, python: Path | None, repeat: int) -> dict[str, Any]:
+    """`View.from_events` and a cold `process_events`, ours and OpenHands' (openhands_baseline.py), each
+    in a fresh process (in the process that built the session, ours ran several times slower)."""
+    ours = run_side(ours_python, "ours", "views", path, repeat)
+    if isinstance(ours, str):
+        return {"view": {"ours_s": ours}, "messages": {"ours_s": ours}}
     out: dict[str, Any] = {
-        "view": {"ours_s": _timed_gc_off(lambda: View.from_events(events), repeat), "events": len(events)},
-        "messages": {
-            "ours_s": _timed_gc_off(
-                lambda: ConversationMemory("You are OpenHands agent.").process_events(
-                    view, initial, max_message_chars=30_000
-                ),
-                repeat,
-            ),
-            "view_events": len(view),
-        },
+        "view": {"ours_s": ours["view_s"], "events": ours["events"]},
+        "messages": {"ours_s": ours["messages_s"], "view_events": ours["view_events"]},
     }
     if python is not None:
-        command = [str(python), str(HERE / "openhands_baseline.py"), "--events", str(dicts_path), "--repeat", str(repeat)]
+        command = [str(python), str(HERE / "openhands_baseline.py"), "--events", str(path), "--repeat", str(repeat)]
         env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
         env.pop("PYTHONPATH", None)
         done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=3600, check=False)
@@ -244,10 +256,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.side:
         side, measure, path = args.side
-        print(json.dumps(_side(side, measure, Path(path), args.repeat)))
+        result = _views(Path(path), args.repeat) if measure == "views" else _side(side, measure, Path(path), args.repeat)
+        print(json.dumps(result))
         return 0
 
-    from openhands_memory.events import dump_events, event_to_dict, load_events
+    from openhands_memory.events import dump_events, event_to_dict
     from openhands_memory.testing.synthetic import synthetic_session
 
     python = args.openhands_python
@@ -292,9 +305,7 @@ def main(argv: list[str] | None = None) -> int:
             measures.setdefault(name, {})[side] = run_side(
                 ours_python if side == "ours" else python, side, measure, path, args.repeat
             )
-        loaded = load_events(as_openhands)
-        measures.update(view_and_messages(loaded, as_openhands, python, args.repeat))
-        del loaded
+        measures.update(view_and_messages(ours_python, as_openhands, python, args.repeat))
         report["measures"] = measures
 
         for name, label, size in (
