@@ -57,7 +57,7 @@ SURFACE: dict[str, list[str]] = {
         "ActionConfirmationStatus", "AgentState", "RecallType",
         "agent_history", "is_agent_history",
         "Scope", "TOP_LEVEL", "Delegation", "DelegationTracker", "events_in_scope", "find_delegations",
-        "load_events", "dump_events", "event_from_dict", "event_to_dict", "event_from_json", "event_to_json",
+        "load_events", "iter_events", "dump_events", "event_from_dict", "event_to_dict", "event_from_json", "event_to_json",
         "event_to_trajectory",
         "load_session_folder", "dump_session_folder",
         "validate_log", "validate_events", "ValidationReport", "ValidationFinding",

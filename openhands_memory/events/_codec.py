@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from openhands_memory.errors import MalformedEventError
 from openhands_memory.events._brief import brief, describe_validation_error, event_id_of
@@ -16,7 +16,12 @@ from openhands_memory.events._legacy import is_legacy_flat, upcast_legacy_flat
 from openhands_memory.events._sdk_import import is_sdk_event
 from openhands_memory.events._wire import Wire, set_wire, wire_of
 from openhands_memory.events.actions import ACTION_CLASSES, UnknownAction
-from openhands_memory.events.base import Event, Observation, ToolCallMetadata
+from openhands_memory.events.base import (
+    Event,
+    Observation,
+    SharedFieldsSet,
+    ToolCallMetadata,
+)
 from openhands_memory.events.observations import OBSERVATION_CLASSES, UnknownObservation
 
 _MISSING = object()
@@ -32,6 +37,22 @@ def event_from_dict(data: dict[str, Any], *, index: int | None = None) -> Event:
         MalformedEventError: the dict is not an event, or a field has the wrong type; the error
             names the position `index` (when given) and the event id.
     """
+    return _build(data, index, owned=False)
+
+
+def event_from_parsed(data: dict[str, Any], *, index: int | None = None) -> Event:
+    """`event_from_dict` for a dict just parsed by a reader, which nobody else holds.
+
+    The event keeps the dict itself as its layout rather than a copy, with the values the event
+    holds (envelope fields, the payload object) dropped from it: a big log loads in less memory.
+    """
+    return _build(data, index, owned=True)
+
+
+_RECORDED: dict[str, Any] = {}  # stands in for a payload object the layout no longer holds (only "not null" is used)
+
+
+def _build(data: dict[str, Any], index: int | None, *, owned: bool) -> Event:
     if not isinstance(data, dict):
         raise MalformedEventError(f"expected a JSON object, got {type(data).__name__}", index=index)
     event_id = event_id_of(data)
@@ -93,7 +114,22 @@ def event_from_dict(data: dict[str, Any], *, index: int | None = None) -> Event:
         raise MalformedEventError(
             f"invalid {kind_key} {brief(kind)}: {describe_validation_error(exc)}", index=index, event_id=event_id
         ) from exc
-    set_wire(event, Wire(dict(data), tuple(payload_items) if payload is not _MISSING else None, shadow or None))
+    if owned:
+        _share_fields_set(event)
+        metadata = event.__dict__.get("tool_call_metadata")
+        if metadata is not None:
+            _share_fields_set(metadata)
+        # Only the keys, their order and the values of keys we do not model are read from a layout:
+        # the order is one tuple shared by every event of this shape, the values a small dict.
+        order = _shared_keys(tuple(data))
+        unmodeled = {key: value for key, value in data.items() if key not in envelope}
+        if unmodeled.get(payload_key) is not None:
+            unmodeled[payload_key] = _RECORDED
+        keys = _shared_keys(tuple(payload_items)) if payload is not _MISSING else None
+        set_wire(event, Wire(unmodeled, keys, shadow or None, order))
+        return event
+    keys = tuple(payload_items) if payload is not _MISSING else None
+    set_wire(event, Wire(dict(data), keys, shadow or None))
     return event
 
 
@@ -114,6 +150,36 @@ def _upcast_payload_extras(extras: tuple[str, ...], data: dict[str, Any], shadow
             flat[name] = shadow.pop(name)
 
 
+_SHARED_FIELDS_SETS: dict[frozenset[str], SharedFieldsSet] = {}
+_MAX_SHARED_FIELDS_SETS = 4096
+"""Logs have a few dozen shapes; past this many (a log of odd keys), models keep their own sets."""
+
+
+def _share_fields_set(model: BaseModel) -> None:
+    """Give `model` the set of field names shared by every loaded model given the same names."""
+    names = model.__pydantic_fields_set__
+    key = frozenset(names)
+    shared = _SHARED_FIELDS_SETS.get(key)
+    if shared is None:
+        if len(_SHARED_FIELDS_SETS) >= _MAX_SHARED_FIELDS_SETS:
+            return
+        shared = _SHARED_FIELDS_SETS[key] = SharedFieldsSet(names)
+    object.__setattr__(model, "__pydantic_fields_set__", shared)
+
+
+_SHARED_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def _shared_keys(keys: tuple[str, ...]) -> tuple[str, ...]:
+    """One tuple for every loaded event whose payload has these keys in this order."""
+    shared = _SHARED_KEYS.get(keys)
+    if shared is None:
+        if len(_SHARED_KEYS) >= _MAX_SHARED_FIELDS_SETS:
+            return keys
+        shared = _SHARED_KEYS[keys] = keys
+    return shared
+
+
 def event_to_dict(event: Event) -> dict[str, Any]:
     """The OpenHands JSON dict for an event.
 
@@ -127,15 +193,17 @@ def event_to_dict(event: Event) -> dict[str, Any]:
     envelope = event.envelope_fields
     payload_key = event.payload_key
     out: dict[str, Any] = {}
-    for key, recorded in wire.data.items():
+    recorded_values = wire.data
+    for key in wire.order or recorded_values:
         if key in envelope:
             value = values[key]
             out[key] = _metadata_dict(value) if key == "tool_call_metadata" else value
         elif key == payload_key:
             payload = _payload(event, wire)
-            out[key] = payload if payload or recorded is not None else None  # `"args": null` stays null
+            # `"args": null` stays null
+            out[key] = payload if payload or recorded_values[key] is not None else None
         else:
-            out[key] = recorded
+            out[key] = recorded_values[key]
     # Fields set after loading (an id given by a stream, say) that the file did not have.
     for key in _TOP_ORDER:
         if key not in out and key in envelope:

@@ -9,14 +9,15 @@ declared: fields declared on a concrete kind are its payload.
 
 from __future__ import annotations
 
+from copy import deepcopy
 from enum import StrEnum
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Self
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, PlainValidator, StrictInt
 from pydantic_core import PydanticUndefined
 
 from openhands_memory.events._text import dataclass_text
-from openhands_memory.events._wire import wire_of
+from openhands_memory.events._wire import Wire, wire_of
 
 EventId = int
 """An event's position-independent id: assigned by the stream, strictly increasing, never reused."""
@@ -49,7 +50,41 @@ def _require_source_name(value: Any) -> Any:
     raise ValueError(f"expected one of {', '.join(repr(s.value) for s in EventSource)} or null, got {type(value).__name__}")
 
 
-class ToolCallMetadata(BaseModel):
+class SharedFieldsSet(set[str]):
+    """The names of the fields a loaded model was given (pydantic's `model_fields_set`), one set shared
+    by every loaded model with the same names: a set per event was a sixth of a loaded log's memory.
+
+    It cannot be changed in place: setting a field gives the model a set of its own first.
+    """
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("this fields set is shared by loaded events: copy it (set(...)) to change it")
+
+    add = update = discard = remove = pop = clear = _refuse
+    difference_update = intersection_update = symmetric_difference_update = _refuse
+    __ior__ = __iand__ = __isub__ = __ixor__ = _refuse  # type: ignore[assignment]
+
+    # A copy (pydantic's model_copy, copy.copy, pickle) is a plain set the copy may change.
+    def __copy__(self) -> set[str]:
+        return set(self)
+
+    def __deepcopy__(self, memo: Any) -> set[str]:
+        return set(self)
+
+    def __reduce__(self) -> Any:
+        return (set, (list(self),))
+
+
+class _OwnFieldsSetOnWrite(BaseModel):
+    """Setting a field of a model whose fields set is shared gives it its own set first."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if type(self.__pydantic_fields_set__) is SharedFieldsSet:
+            object.__setattr__(self, "__pydantic_fields_set__", set(self.__pydantic_fields_set__))
+        super().__setattr__(name, value)
+
+
+class ToolCallMetadata(_OwnFieldsSetOnWrite):
     """Which model response and which of its tool calls an action (and its observation) came from."""
 
     model_config = ConfigDict(extra="allow", use_attribute_docstrings=True)
@@ -70,7 +105,7 @@ class ToolCallMetadata(BaseModel):
         return response.get("id") if response else None
 
 
-class Event(BaseModel):
+class Event(_OwnFieldsSetOnWrite):
     """One entry of the append-only history.
 
     Unknown fields are kept (`extra="allow"`) and written back unchanged: a recorded log may carry
@@ -147,6 +182,19 @@ class Event(BaseModel):
         return self.__dict__ == other.__dict__ and self.__pydantic_extra__ == other.__pydantic_extra__
 
     __hash__ = None  # type: ignore[assignment]
+
+    # pydantic copies `__pydantic_private__` into a plain dict; a loaded event's is its `Wire`, kept.
+    def __copy__(self) -> Self:
+        copied = super().__copy__()
+        if type(self.__pydantic_private__) is Wire:
+            object.__setattr__(copied, "__pydantic_private__", self.__pydantic_private__)
+        return copied
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Self:
+        copied = super().__deepcopy__(memo)
+        if type(self.__pydantic_private__) is Wire:
+            object.__setattr__(copied, "__pydantic_private__", deepcopy(self.__pydantic_private__, memo))
+        return copied
 
     @property
     def kind(self) -> str:

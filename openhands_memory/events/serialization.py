@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +27,30 @@ except ImportError:  # pragma: no cover - Windows has no flock
 
 from openhands_memory._files import make_private_folder, write_atomically
 from openhands_memory.errors import MalformedEventError
-from openhands_memory.events._codec import event_from_dict, event_to_dict
-from openhands_memory.events._sdk_import import import_sdk_events, is_sdk_log
+from openhands_memory.events._codec import (
+    event_from_dict,
+    event_from_parsed,
+    event_to_dict,
+)
+from openhands_memory.events._reading import (
+    ElementError,
+    ListShapeError,
+    ResponseSharer,
+    gc_paused,
+    iter_lines,
+    iter_list_elements,
+)
+from openhands_memory.events._sdk_import import (
+    import_sdk_events,
+    is_sdk_event,
+    is_sdk_log,
+)
 from openhands_memory.events.base import Event
-from openhands_memory.events.validation import ValidationFinding, ValidationReport, validate_events
+from openhands_memory.events.validation import (
+    ValidationFinding,
+    ValidationReport,
+    validate_events,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +60,7 @@ __all__ = [
     "event_to_json",
     "event_from_json",
     "load_events",
+    "iter_events",
     "validate_log",
     "dump_events",
     "load_session_folder",
@@ -131,6 +152,11 @@ def _load_checked(path: str | os.PathLike[str]) -> tuple[list[Event], Validation
 def _load_unchecked(path: Path) -> tuple[list[Event], list[int] | None]:
     if path.is_dir():
         return load_session_folder(path), None
+    streamed = _load_streaming(path)
+    if streamed is not None:
+        return streamed
+    # Another layout (a wrapper object, an SDK log), a write in progress, or an error: read the
+    # whole file, which tells these apart and names the place of an error.
     records, lines = _read_records(path)
     if is_sdk_log(records):
         try:
@@ -150,6 +176,151 @@ def _load_unchecked(path: Path) -> tuple[list[Event], list[int] | None]:
             raise exc.at(path=path, line=lines[index] if lines else None) from exc.__cause__
     _number_unnumbered(events)
     return events, lines
+
+
+def _load_streaming(path: Path) -> tuple[list[Event], list[int] | None] | None:
+    """The events of a JSON list or JSONL log of V0 events, read a chunk at a time; None for anything else.
+
+    Holds one chunk of the file at a time rather than the whole file and every parsed record,
+    which kept loading at six times the file's size in memory. Anything unusual (another layout,
+    an SDK event, a torn last line, an error) gives None: the whole-file reader decides, as before.
+    """
+    try:
+        with open(path, "rb") as file:
+            first = _first_byte(file)
+            if first == b"[":
+                with gc_paused():
+                    events = _events_of(iter_list_elements(file.read), lines=None)
+                lines = None
+            elif first == b"{":
+                numbered = _jsonl_records(file.read)
+                lines = []
+                with gc_paused():
+                    events = _events_of(numbered, lines=lines)
+            else:
+                return None
+    except (_Unusual, MalformedEventError, ListShapeError, ElementError, orjson.JSONDecodeError):
+        return None
+    _number_unnumbered(events)
+    return events, lines
+
+
+class _Unusual(Exception):
+    """The streaming reader leaves this log to the whole-file reader."""
+
+
+def _first_byte(file: Any) -> bytes:
+    """The first byte that is not white space (b"" for none); the file is left at its start."""
+    while True:
+        chunk = file.read(4096)
+        if not chunk:
+            file.seek(0)
+            return b""
+        stripped = chunk.lstrip()
+        if stripped:
+            file.seek(0)
+            return stripped[:1]
+
+
+def _jsonl_records(read: Any) -> Iterator[tuple[int, Any]]:
+    """`(line number, parsed record)` of every non-blank line; `_Unusual` for a last line without newline."""
+    for number, line, ended in iter_lines(read):
+        if not line.strip():
+            continue
+        if not ended:
+            raise _Unusual  # cut off, or still being written: the whole-file reader tells which
+        yield number, orjson.loads(line)
+
+
+def _events_of(records: Iterable[Any], *, lines: list[int] | None) -> list[Event]:
+    """Build V0 events; `records` are parsed values, or `(line, value)` pairs when `lines` collects lines."""
+    sharer = ResponseSharer()
+    events: list[Event] = []
+    for index, record in enumerate(records):
+        if lines is not None:
+            number, record = record
+            lines.append(number)
+        if type(record) is not dict or is_sdk_event(record):
+            raise _Unusual
+        sharer.share(record)
+        events.append(event_from_parsed(record, index=index))
+    return events
+
+
+def iter_events(path: str | os.PathLike[str]) -> Iterator[Event]:
+    """Yield the events of a log one at a time, holding one chunk of the file: memory stays the same
+    however many events the log has. For tools that make one pass (inspect, convert, index, measure).
+
+    Reads a JSONL log or a JSON list of V0 events (the layouts a stream and `dump_events` write);
+    any other layout `load_events` reads (a wrapper object, a session folder, an SDK log) is loaded
+    whole and then yielded. Unlike `load_events`, ids are not checked across events (no
+    `validate_events`) and events without an id keep None. A JSONL line without its newline at the
+    end (a write cut off, or in progress) is an error, as in `load_events` on a log no stream has open.
+
+    Raises:
+        FileNotFoundError: nothing is at `path`.
+        MalformedEventError: a record is not valid JSON or not an event; names the file and the line
+            (JSONL) or the position in the list.
+    """
+    where = Path(path)
+    if where.is_dir():
+        yield from load_events(where)
+        return
+    with open(where, "rb") as file:
+        first = _first_byte(file)
+        if first == b"[":
+            yield from _iter_list(file, where)
+            return
+        if first == b"{" and _starts_with_event_line(file):
+            yield from _iter_jsonl(file, where)
+            return
+    yield from load_events(where)
+
+
+def _starts_with_event_line(file: Any) -> bool:
+    """Whether the first line is one complete JSON object of an event (JSONL), not a wrapper object."""
+    try:
+        for _, line, _ended in iter_lines(file.read):
+            if line.strip():
+                record = orjson.loads(line)
+                return isinstance(record, dict) and bool(_EVENT_KEYS & record.keys()) and not is_sdk_event(record)
+        return False
+    except orjson.JSONDecodeError:
+        return False
+    finally:
+        file.seek(0)
+
+
+def _iter_jsonl(file: Any, path: Path) -> Iterator[Event]:
+    sharer = ResponseSharer()
+    for number, line, ended in iter_lines(file.read):
+        if not line.strip():
+            continue
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            reason = f"invalid JSON: {exc.msg} (column {exc.colno})"
+            if not ended:
+                reason += "; the last line has no newline: a write cut off"
+            raise MalformedEventError(reason, path=path, line=number) from exc
+        sharer.share(record)
+        try:
+            yield event_from_parsed(record)
+        except MalformedEventError as exc:
+            raise exc.at(path=path, line=number) from exc.__cause__
+
+
+def _iter_list(file: Any, path: Path) -> Iterator[Event]:
+    sharer = ResponseSharer()
+    try:
+        for index, record in enumerate(iter_list_elements(file.read)):
+            sharer.share(record)
+            try:
+                yield event_from_parsed(record, index=index)
+            except MalformedEventError as exc:
+                raise exc.at(path=path) from exc.__cause__
+    except (ListShapeError, ElementError) as exc:
+        raise MalformedEventError(f"{exc.reason} (byte {exc.offset})", path=path, index=exc.index) from exc
 
 
 def _read_records(path: Path) -> tuple[list[Any], list[int] | None]:

@@ -22,7 +22,7 @@ import logging
 import os
 import warnings
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -38,7 +38,9 @@ from openhands_memory.errors import (
     StoreLockedError,
     StoreReplacedError,
 )
-from openhands_memory.events import Event, event_from_dict, event_to_json
+from openhands_memory.events import Event, event_to_json
+from openhands_memory.events._codec import event_from_parsed
+from openhands_memory.events._reading import ResponseSharer, gc_paused, iter_lines
 from openhands_memory.stream.store import check_next_id
 
 try:
@@ -273,39 +275,60 @@ def _read_all(fd: int) -> bytes:
     return b"".join(chunks)
 
 
+def _reader(fd: int) -> tuple[Callable[[int], bytes], list[int]]:
+    """A `read(n)` over the file from its start with `pread` (the fd's offset is the appender's); and
+    a one-item list that counts the bytes read."""
+    done = [0]
+
+    def read(size: int) -> bytes:
+        chunk = os.pread(fd, size, done[0])
+        done[0] += len(chunk)
+        return chunk
+
+    return read, done
+
+
 def _load(fd: int, path: Path) -> tuple[list[Event], int, RecoveryReport | None]:
     """Read and check the whole log; repair a torn tail. Returns the events, the file size and the report.
 
-    Everything is checked before anything is repaired, so an error leaves the file as it was.
+    Everything is checked before anything is repaired, so an error leaves the file as it was. The file
+    is read a chunk at a time (a log can be gigabytes), with the garbage collector paused: parsed
+    events hold no cycles, and collecting while they are built made opening a big log twice as slow.
     """
-    data = _read_all(fd)
-    lines = data.split(b"\n")
-    tail = lines.pop()  # b"" when the file ends with a newline (or is empty)
+    read, size = _reader(fd)
     events: list[Event] = []
     last_id: int | None = None
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        event = _parse_line(_loads_line(line, path, number), path, number)
-        last_id = _check_order(event, last_id, path, number, len(events))
-        events.append(event)
+    sharer = ResponseSharer()
+    tail = b""
+    number = 0
+    with gc_paused():
+        for number, line, ended in iter_lines(read):
+            if not ended:
+                tail = line
+                break
+            if not line.strip():
+                continue
+            value = _loads_line(line, path, number)
+            sharer.share(value)
+            event = _parse_line(value, path, number)
+            last_id = _check_order(event, last_id, path, number, len(events))
+            events.append(event)
     if not tail:
-        return events, len(data), None
+        return events, size[0], None
 
-    number = len(lines) + 1
     try:
         value = orjson.loads(tail)
     except orjson.JSONDecodeError:
         # A torn write: every line we write is a JSON object, and no proper prefix of one parses.
-        report = _set_aside(fd, path, tail, number, keep=len(data) - len(tail))
-        return events, len(data) - len(tail), report
+        report = _set_aside(fd, path, tail, number, keep=size[0] - len(tail))
+        return events, size[0] - len(tail), report
     # A complete record that only lacks its newline: keep it, and end it properly.
     event = _parse_line(value, path, number)
     _check_order(event, last_id, path, number, len(events))
     events.append(event)
     os.write(fd, b"\n")
     os.fsync(fd)
-    return events, len(data) + 1, None
+    return events, size[0] + 1, None
 
 
 def _loads_line(line: bytes, path: Path, number: int) -> object:
@@ -317,7 +340,7 @@ def _loads_line(line: bytes, path: Path, number: int) -> object:
 
 def _parse_line(value: object, path: Path, number: int) -> Event:
     try:
-        event = event_from_dict(value)  # type: ignore[arg-type]
+        event = event_from_parsed(value)  # type: ignore[arg-type]
     except MalformedEventError as exc:
         raise CorruptRecordError(path, number, exc.reason) from exc
     if event.id is None:

@@ -1,0 +1,364 @@
+"""Big logs: the whole path a user pays for, side by side with OpenHands 0.62 in one run.
+
+    python benchmarks/bench_big_logs.py [--events 10000] [--repeat 5] [--big-events 200000]
+        [--out benchmarks/results/big_logs.json] [--openhands-python /work/ohenv/bin/python]
+
+It writes a synthetic coding session (`openhands_memory.testing.synthetic`, seed 0, a condensation
+every 200 events, every action and observation carrying its full model response) as OpenHands
+writes it (`json.dumps` of the list of event dicts) and as JSONL, in a temporary folder, and times:
+
+- load: file bytes -> event objects. Ours: `load_events(path)` (read, parse, build, check ids).
+  OpenHands: read the file, `json.loads`, `event_from_dict` per dict.
+- dump: event objects -> file. Ours: `dump_events(events, path)` (JSON list, and JSONL).
+  OpenHands: `event_to_dict` per event, `json.dumps` of the list, write.
+- iter: `iter_events(path)`, one pass in bounded memory (ours only).
+- view: `View.from_events` over the 10k loaded events (gc off, as `bench_foundation.py`).
+- messages: `process_events` with a fresh memory over the whole view of the agent history (gc off).
+  Both in a fresh process each side, like the others.
+- big: `EventStream.open` and `load_events` on a `--big-events` JSONL log (ours only).
+
+Load and dump run with the garbage collector on, as a user runs them; each is the median of
+`--repeat` runs after one warm-up, in a fresh process per measure and side, which also reports its
+peak RSS above what it held before the measure (VmHWM, reset by /proc/self/clear_refs), as a multiple of the file size.
+The exit status is 0 either way: this is a report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_OPENHANDS_PYTHON = Path("/work/ohenv/bin/python")
+GOALS = {"load": 6.0, "dump": 6.0, "view": 3.0, "messages": 3.0}
+"""How many times faster than OpenHands each measure should be (issue 16)."""
+MEMORY_GOAL = 2.0
+"""Peak memory of loading, as a multiple of the file size."""
+BIG_SECONDS_GOAL = 3.0
+
+
+# -- one measure in a fresh process (runs with either interpreter) ---------------------------------
+
+
+def _rss_now() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _reset_peak_rss() -> None:
+    """Make the peak RSS (VmHWM) the current RSS, so the next reading is this measure's own peak."""
+    try:
+        with open("/proc/self/clear_refs", "w") as clear:
+            clear.write("5")
+    except OSError:  # pragma: no cover - not Linux, or not allowed: the peak since the start then
+        pass
+
+
+def _peak_rss() -> int:
+    # VmHWM, not ru_maxrss: ru_maxrss keeps the parent's size across fork + exec.
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # pragma: no cover
+
+
+def _side(side: str, measure: str, path: Path, repeat: int) -> dict[str, Any]:
+    """Time `measure` on `path` `repeat` times (after a warm-up); the peak memory is the first run's."""
+    if side == "openhands":
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        from openhands.events.serialization.event import event_from_dict, event_to_dict
+
+        def load() -> Any:
+            return [event_from_dict(d) for d in json.loads(path.read_bytes())]
+
+        def dump(events: Any, out: Path) -> None:
+            out.write_text(json.dumps([event_to_dict(e) for e in events]))
+
+        def open_stream() -> Any:  # pragma: no cover - not measured for OpenHands
+            raise NotImplementedError
+
+        iterate = open_stream
+    else:
+        from openhands_memory.events import dump_events, iter_events, load_events
+        from openhands_memory.stream import EventStream
+
+        def load() -> Any:
+            return load_events(path)
+
+        def dump(events: Any, out: Path) -> None:
+            dump_events(events, out)
+
+        def iterate() -> Any:
+            return sum(1 for _ in iter_events(path))
+
+        def open_stream() -> Any:
+            stream = EventStream.open(path)
+            stream.close()
+            return stream
+
+    out = path.with_name(f"dump-{side}-{os.getpid()}{'.jsonl' if measure == 'dump_jsonl' else '.json'}")
+    events = load() if measure.startswith("dump") else None
+    runs = {
+        "load": load,
+        "iter": iterate,
+        "open": open_stream,
+        "dump": lambda: dump(events, out),
+        "dump_jsonl": lambda: dump(events, out),
+    }
+    run = runs[measure]
+    gc.collect()
+    before = _rss_now()
+    _reset_peak_rss()
+    samples = []
+    for index in range(repeat + 1):
+        gc.collect()
+        start = time.perf_counter()
+        result = run()
+        elapsed = time.perf_counter() - start
+        del result
+        if index == 0:
+            peak = _peak_rss() - before
+        else:
+            samples.append(elapsed)
+    out.unlink(missing_ok=True)
+    return {"median_s": statistics.median(samples), "samples_s": samples, "peak_rss_bytes": peak}
+
+
+def _views(path: Path, repeat: int) -> dict[str, Any]:
+    """Our `View.from_events` and cold `process_events` on the log at `path`, in this fresh process."""
+    from openhands_memory.conversation_memory import ConversationMemory
+    from openhands_memory.events import MessageAction, agent_history, load_events
+    from openhands_memory.view import View
+
+    events = load_events(path)
+    history = agent_history(events)
+    view = View.from_events(history)
+    initial = next(e for e in history if isinstance(e, MessageAction) and e.source == "user")
+
+    def render() -> Any:
+        return ConversationMemory("You are OpenHands agent.").process_events(view, initial, max_message_chars=30_000)
+
+    return {
+        "view_s": _timed_gc_off(lambda: View.from_events(events), repeat),
+        "messages_s": _timed_gc_off(render, repeat),
+        "events": len(events),
+        "view_events": len(view),
+    }
+
+
+def run_side(python: Path, side: str, measure: str, path: Path, repeat: int) -> dict[str, Any] | str:
+    """One measure in a fresh process; its result, or why there is none."""
+    command = [str(python), __file__, "--side", side, measure, str(path), "--repeat", str(repeat)]
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONPATH": str(HERE.parent)}
+    if side == "openhands":
+        env.pop("PYTHONPATH")
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=3600, check=False)
+    if done.returncode != 0:
+        return f"exit {done.returncode}: {done.stderr.strip()[-300:]}"
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+# -- in-process measures (views, messages) ---------------------------------------------------------
+
+
+def _timed_gc_off(run: Any, repeat: int) -> float:
+    samples = []
+    for index in range(repeat + 1):
+        gc.collect()
+        gc.disable()
+        try:
+            start = time.perf_counter()
+            run()
+            elapsed = time.perf_counter() - start
+        finally:
+            gc.enable()
+        if index:
+            samples.append(elapsed)
+    return statistics.median(samples)
+
+
+def view_and_messages(ours_python: Path, path: Path, python: Path | None, repeat: int) -> dict[str, Any]:
+    """`View.from_events` and a cold `process_events`, ours and OpenHands' (openhands_baseline.py), each
+    in a fresh process (in the process that built the session, ours ran several times slower)."""
+    ours = run_side(ours_python, "ours", "views", path, repeat)
+    if isinstance(ours, str):
+        return {"view": {"ours_s": ours}, "messages": {"ours_s": ours}}
+    out: dict[str, Any] = {
+        "view": {"ours_s": ours["view_s"], "events": ours["events"]},
+        "messages": {"ours_s": ours["messages_s"], "view_events": ours["view_events"]},
+    }
+    if python is not None:
+        command = [str(python), str(HERE / "openhands_baseline.py"), "--events", str(path), "--repeat", str(repeat)]
+        env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+        env.pop("PYTHONPATH", None)
+        done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=3600, check=False)
+        if done.returncode == 0:
+            theirs = json.loads(done.stdout.strip().splitlines()[-1])
+            out["view"]["openhands_s"] = theirs.get("view")
+            out["messages"]["openhands_s"] = theirs.get("messages")
+            out["messages"]["openhands_view_events"] = (theirs.get("counts") or {}).get("view_events")
+        else:
+            out["baseline_error"] = done.stderr.strip()[-300:]
+    return out
+
+
+# -- the report ------------------------------------------------------------------------------------
+
+
+def _ratio(theirs: Any, ours: Any) -> float | None:
+    if isinstance(theirs, dict):
+        theirs = theirs.get("median_s")
+    if isinstance(ours, dict):
+        ours = ours.get("median_s")
+    if not isinstance(theirs, (int, float)) or not isinstance(ours, (int, float)) or not ours:
+        return None
+    return theirs / ours
+
+
+def _seconds(value: Any) -> str:
+    if isinstance(value, dict):
+        value = value.get("median_s")
+    if not isinstance(value, (int, float)):
+        return "-" if value is None else str(value)[:40]
+    return f"{value * 1000:,.1f} ms" if value < 10 else f"{value:,.1f} s"
+
+
+def _memory(value: Any, size: int) -> str:
+    if not isinstance(value, dict):
+        return "-"
+    return f"{value['peak_rss_bytes'] / size:.2f}x"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--events", type=int, default=10_000, help="events in the side-by-side session")
+    parser.add_argument("--repeat", type=int, default=5, help="timed runs per measure (the median is reported)")
+    parser.add_argument("--big-events", type=int, default=200_000, help="events in the big JSONL log; 0 to skip")
+    parser.add_argument("--out", type=Path, default=HERE / "results" / "big_logs.json")
+    parser.add_argument(
+        "--openhands-python",
+        type=Path,
+        default=DEFAULT_OPENHANDS_PYTHON if DEFAULT_OPENHANDS_PYTHON.exists() else None,
+    )
+    parser.add_argument("--side", nargs=3, metavar=("SIDE", "MEASURE", "PATH"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.side:
+        side, measure, path = args.side
+        result = _views(Path(path), args.repeat) if measure == "views" else _side(side, measure, Path(path), args.repeat)
+        print(json.dumps(result))
+        return 0
+
+    from openhands_memory.events import dump_events, event_to_dict
+    from openhands_memory.testing.synthetic import synthetic_session
+
+    python = args.openhands_python
+    ours_python = Path(sys.executable)
+    started = time.perf_counter()
+    report: dict[str, Any] = {
+        "meta": {
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+            "repeat": args.repeat,
+            "openhands_python": str(python) if python else None,
+            "goals": GOALS,
+        }
+    }
+    rows: list[tuple[str, str, str, float | None, float | None, str, str]] = []
+    with tempfile.TemporaryDirectory(prefix="bench-big-logs-") as tmp:
+        folder = Path(tmp)
+        events = synthetic_session(args.events, condense_every=200)
+        dicts = [event_to_dict(e) for e in events]
+        as_openhands = folder / "session.json"
+        as_openhands.write_text(json.dumps(dicts))  # what OpenHands' own json.dumps writes
+        as_jsonl = folder / "session.jsonl"
+        dump_events(events, as_jsonl)
+        del events
+        sizes = {"json": as_openhands.stat().st_size, "jsonl": as_jsonl.stat().st_size}
+        report["meta"]["file_bytes"] = sizes
+
+        measures: dict[str, Any] = {}
+        for name, side, measure, path in (
+            ("load json", "ours", "load", as_openhands),
+            ("load json", "openhands", "load", as_openhands),
+            ("load jsonl", "ours", "load", as_jsonl),
+            ("dump json", "ours", "dump", as_openhands),
+            ("dump json", "openhands", "dump", as_openhands),
+            ("dump jsonl", "ours", "dump_jsonl", as_jsonl),
+            ("iter json", "ours", "iter", as_openhands),
+            ("iter jsonl", "ours", "iter", as_jsonl),
+        ):
+            if side == "openhands" and python is None:
+                continue
+            measures.setdefault(name, {})[side] = run_side(
+                ours_python if side == "ours" else python, side, measure, path, args.repeat
+            )
+        measures.update(view_and_messages(ours_python, as_openhands, python, args.repeat))
+        report["measures"] = measures
+
+        for name, label, size in (
+            ("load json", "load: file -> events (JSON list)", sizes["json"]),
+            ("load jsonl", "load: file -> events (JSONL)", sizes["jsonl"]),
+            ("dump json", "dump: events -> file (JSON list)", sizes["json"]),
+            ("dump jsonl", "dump: events -> file (JSONL)", sizes["jsonl"]),
+            ("iter json", "iter_events (JSON list), one pass", sizes["json"]),
+            ("iter jsonl", "iter_events (JSONL), one pass", sizes["jsonl"]),
+        ):
+            ours = measures[name].get("ours")
+            kind = name.split()[0]
+            # One OpenHands measure per step: it reads and writes a JSON list; it has no one-pass reader.
+            theirs = measures[f"{kind} json"].get("openhands") if kind in ("load", "dump") else None
+            ratio = _ratio(theirs, ours)
+            rows.append((label, _seconds(ours), _seconds(theirs), ratio, GOALS.get(kind), _memory(ours, size), _memory(theirs, size)))
+        for name, label in (("view", f"View.from_events, {args.events:,} events"), ("messages", "process_events, fresh memory, whole view")):
+            entry = measures[name]
+            rows.append((label, _seconds(entry["ours_s"]), _seconds(entry.get("openhands_s")),
+                         _ratio(entry.get("openhands_s"), entry["ours_s"]), GOALS[name], "", ""))
+
+        if args.big_events:
+            big = folder / "big.jsonl"
+            made = time.perf_counter()
+            dump_events(synthetic_session(args.big_events, condense_every=200), big)
+            size = big.stat().st_size
+            report["big"] = {"events": args.big_events, "file_bytes": size, "generate_s": time.perf_counter() - made}
+            for measure in ("open", "load", "iter"):
+                result = run_side(ours_python, "ours", measure, big, 1)
+                report["big"][measure] = result
+                label = {"open": "EventStream.open", "load": "load_events", "iter": "iter_events"}[measure]
+                rows.append((f"{label}, {args.big_events:,} events ({size / 2**20:,.0f} MiB)", _seconds(result), "", None, None,
+                             _memory(result, size), ""))
+
+    print(f"\n{'measure':<50}{'ours':>11}{'OpenHands':>12}{'ratio':>9}  {'goal':<12}{'peak mem ours':>14}{'OpenHands':>11}")
+    for label, ours_text, theirs_text, ratio, goal, mem_ours, mem_theirs in rows:
+        verdict = ""
+        if ratio is not None and goal is not None:
+            verdict = f">={goal:g}x {'PASS' if ratio >= goal else 'FAIL'}"
+        ratio_text = f"{ratio:.1f}x" if ratio is not None else ""
+        print(f"{label:<50}{ours_text:>11}{theirs_text:>12}{ratio_text:>9}  {verdict:<12}{mem_ours:>14}{mem_theirs:>11}")
+    print(f"\nfiles: JSON list {sizes['json'] / 1e6:.1f} MB, JSONL {sizes['jsonl'] / 1e6:.1f} MB; peak memory: RSS above what the "
+          f"process held before, over the file size (goal <= {MEMORY_GOAL:g}x); medians of {args.repeat} runs; "
+          f"total {time.perf_counter() - started:.0f} s")
+    report["rows"] = [
+        {"measure": r[0], "ours": r[1], "openhands": r[2], "ratio": r[3], "goal": r[4], "peak_ours": r[5], "peak_openhands": r[6]}
+        for r in rows
+    ]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2))
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

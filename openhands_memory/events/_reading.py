@@ -1,0 +1,254 @@
+"""Reading big logs in bounded memory: JSONL lines and the elements of a JSON list, a chunk at a time.
+
+A log can be gigabytes (a SWE-bench run's `output.jsonl`); reading it whole and splitting it holds
+the file twice before the first event is built. These readers hold one chunk (and the record that
+spans its end), so memory stays constant in the number of events.
+"""
+
+from __future__ import annotations
+
+import gc
+import re
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import orjson
+
+CHUNK = 1 << 18
+"""Bytes read at a time: 256 KiB reads as fast as 1 MiB, and the chunk and its lines are a peak of their own."""
+
+
+def iter_lines(read: Callable[[int], bytes]) -> Iterator[tuple[int, bytes, bool]]:
+    """Yield `(line number, line, ended by a newline)` for every line `read(n)` delivers, blank ones too.
+
+    `read(n)` returns up to n bytes, b"" at the end. The last line is yielded (with False) only when
+    it is not empty, as `data.split(b"\\n")` would leave it.
+    """
+    number = 0
+    pending: list[bytes] = []  # the start of a line longer than one chunk
+    while True:
+        chunk = read(CHUNK)
+        if not chunk:
+            break
+        if b"\n" not in chunk:
+            pending.append(chunk)
+            continue
+        if pending:
+            pending.append(chunk)
+            chunk = b"".join(pending)
+            pending = []
+        lines = chunk.split(b"\n")
+        rest = lines.pop()
+        for line in lines:
+            number += 1
+            yield number, line, True
+        if rest:
+            pending.append(rest)
+    if pending:
+        yield number + 1, b"".join(pending), False
+
+
+class ElementError(Exception):
+    """An element of a JSON list is not valid JSON; `offset` is where it starts."""
+
+    def __init__(self, reason: str, offset: int, index: int) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.offset = offset
+        self.index = index
+
+
+class ListShapeError(Exception):
+    """The bytes are not a JSON list of objects and arrays; `offset` is where that was seen."""
+
+    def __init__(self, reason: str, offset: int, index: int) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.offset = offset
+        self.index = index
+
+
+# A string's body after its opening quote, up to and including the closing quote (unrolled loop).
+_STRING_REST = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_STRUCTURE = re.compile(rb'["\[\]{}]')
+_SEPARATOR = re.compile(rb"\s*,?\s*")
+_SPACE = re.compile(rb"\s*")
+_MISSING = object()
+_GUESSES = 4
+"""Ends guessed for one element before it is scanned exactly (a few of a log's events need 3)."""
+# Where an element (an object) most likely ends: a `}` followed by the next element or the list's end.
+# Starting with a literal lets the regex engine skip ahead to each `}`: nine times faster than `[}\]]`.
+_GUESS_END = re.compile(rb"\}(?=\s*(?:,\s*[\[{]|\]\s*\Z))")
+
+
+def iter_list_elements(read: Callable[[int], bytes]) -> Iterator[Any]:
+    """Yield each element of a top-level JSON list of objects (or arrays), parsed, in order.
+
+    An element usually ends at the first `}` followed by `,` and the next object (or by `]`): that
+    guess is parsed as is, and since no proper prefix of a JSON object parses, a guess that parses is
+    the element. Only when it does not (such a `}, {` inside a string or a nested list) is the
+    element scanned byte-exactly, string by string; scanning every string was twice as slow.
+
+    Raises:
+        ListShapeError: the document is not a list, an element is not an object or array, the
+            separators between elements are wrong, or the list is not closed.
+        ElementError: an element is not valid JSON (`index` says which).
+    """
+    buf = b""
+    base = 0  # file offset of buf[0]
+    eof = False
+
+    def more() -> bool:
+        nonlocal buf, eof
+        if eof:
+            return False
+        chunk = read(CHUNK)
+        if not chunk:
+            eof = True
+            return False
+        buf += chunk
+        return True
+
+    more()
+    start = _SPACE.match(buf).end()
+    while start == len(buf) and more():
+        start = _SPACE.match(buf).end()
+    if start == len(buf) or buf[start : start + 1] != b"[":
+        raise ListShapeError("not a JSON list", base + start, 0)
+    pos = start + 1
+    index = 0
+    depth = 0  # inside the current element
+    element = -1  # where the current element starts in buf
+    gap = pos  # where the bytes between elements start
+    while True:
+        match = _STRUCTURE.search(buf, pos)
+        if match is None:
+            if not more():
+                raise ListShapeError("the list is not closed", base + len(buf), index)
+            continue
+        at = match.start()
+        char = buf[at]
+        if char == 0x22:  # '"'
+            if depth == 0:
+                raise ListShapeError("a list element is a string, not an event object", base + at, index)
+            end = _STRING_REST.match(buf, at + 1)
+            while end is None or end.end() == len(buf) and not eof:
+                # The string (or an escape in it) may go on in the next chunk.
+                if not more():
+                    if end is None:
+                        raise ListShapeError("a string is not closed", base + at, index)
+                    break
+                end = _STRING_REST.match(buf, at + 1)
+            pos = end.end()
+            continue
+        if char in b"[{":
+            if depth == 0:
+                between = buf[gap:at]
+                expected = _SPACE if index == 0 else _SEPARATOR
+                if expected.fullmatch(between) is None or (index and b"," not in between):
+                    raise ListShapeError("expected ',' and an event object between list elements", base + gap, index)
+                parsed = _MISSING
+                guess_from = at
+                for _ in range(_GUESSES):
+                    guess = _GUESS_END.search(buf, guess_from)
+                    while not eof and (guess is None or buf[_SPACE.match(buf, guess.end()).end()] == 0x5D):
+                        # None yet, or an end of the list that may only be the end of this chunk.
+                        more()
+                        guess = _GUESS_END.search(buf, guess_from)
+                    if guess is None:
+                        break
+                    try:
+                        parsed = orjson.loads(buf[at : guess.end()])
+                        break
+                    except orjson.JSONDecodeError:
+                        guess_from = guess.end()
+                if parsed is not _MISSING:
+                    yield parsed
+                    index += 1
+                    pos = gap = guess.end()
+                    if pos > CHUNK:
+                        buf = buf[pos:]
+                        base += pos
+                        gap = pos = 0
+                    continue
+                element = at
+            depth += 1
+            pos = at + 1
+            continue
+        # ']' or '}'
+        if depth == 0:
+            if char != 0x5D or _SPACE.fullmatch(buf[gap:at]) is None:
+                raise ListShapeError("expected an event object or the end of the list", base + gap, index)
+            pos = at + 1
+            while True:
+                tail = _SPACE.match(buf, pos).end()
+                if tail < len(buf):
+                    raise ListShapeError("more data after the list", base + tail, index)
+                if not more():
+                    return
+        depth -= 1
+        pos = at + 1
+        if depth == 0:
+            try:
+                yield orjson.loads(buf[element:pos])
+            except orjson.JSONDecodeError as exc:
+                raise ElementError(f"invalid JSON: {exc.msg}", base + element, index) from exc
+            index += 1
+            gap = pos
+            if pos > CHUNK:
+                # Drop what has been handed out, so the buffer holds about one chunk.
+                buf = buf[pos:]
+                base += pos
+                gap = pos = 0
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building many objects that hold no cycles.
+
+    Parsed JSON and events never refer to themselves; collecting while they are built made
+    loading a big log twice as slow, for nothing to collect.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+class ResponseSharer:
+    """Let equal `model_response` objects of nearby events share one dict.
+
+    OpenHands copies a model response onto the action and its observation, and onto every
+    parallel call: a loaded log held each copy apart. Only responses equal to a recent one with
+    the same id are shared, so the events are exactly what they were; `recent` bounds the memory.
+    """
+
+    def __init__(self, recent: int = 64) -> None:
+        self._recent: OrderedDict[Any, dict[str, Any]] = OrderedDict()
+        self._size = recent
+
+    def share(self, record: Any) -> None:
+        """Replace the record's `tool_call_metadata.model_response` with an equal one seen before."""
+        if type(record) is not dict:
+            return
+        metadata = record.get("tool_call_metadata")
+        if type(metadata) is not dict:
+            return
+        response = metadata.get("model_response")
+        if type(response) is not dict:
+            return
+        key = response.get("id")
+        if type(key) is not str:
+            return
+        seen = self._recent.get(key)
+        if seen is not None and seen is not response and seen == response:
+            metadata["model_response"] = seen
+            return
+        self._recent[key] = response
+        if len(self._recent) > self._size:
+            self._recent.popitem(last=False)

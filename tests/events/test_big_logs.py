@@ -1,0 +1,228 @@
+"""Big logs: chunked readers, `iter_events`, shared model responses, bounded memory, typed errors."""
+
+from __future__ import annotations
+
+import copy
+import gc
+import io
+import json
+import pickle
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from conftest import real_log_params, require_real_log
+
+from openhands_memory.errors import MalformedEventError
+from openhands_memory.events import (
+    _reading,
+    dump_events,
+    event_to_dict,
+    iter_events,
+    load_events,
+)
+from openhands_memory.events._reading import (
+    ElementError,
+    ListShapeError,
+    iter_lines,
+    iter_list_elements,
+)
+from openhands_memory.stream import EventStream
+from openhands_memory.testing.synthetic import synthetic_session_dicts
+
+V0_LOGS = real_log_params("v0_")
+
+TRICKY = [
+    {"id": 0, "action": "message", "args": {"content": 'a "}, {" and "}]" in a string \\ and \\" end }, {'}},
+    {"id": 1, "observation": "run", "content": "[{}, {}]", "extras": {"list": [{"a": 1}, {"b": [{"c": 2}, {}]}]}},
+    {"id": 2, "action": "message", "args": {"content": "\\\\", "nested": [[{"x": "]"}], {"y": "}"}]}},
+]
+
+
+def elements(data: bytes) -> list[Any]:
+    return list(iter_list_elements(io.BytesIO(data).read))
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 7, 64, 1 << 20])
+@pytest.mark.parametrize(
+    "layout",
+    [
+        lambda v: orjson.dumps(v),
+        lambda v: json.dumps(v).encode(),
+        lambda v: orjson.dumps(v, option=orjson.OPT_INDENT_2),
+        lambda v: b"\n  " + json.dumps(v, indent=4).encode() + b"\n\n",
+    ],
+)
+def test_list_elements_are_found_across_chunk_ends_whatever_the_strings_hold(
+    chunk: int, layout: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_reading, "CHUNK", chunk)
+    assert elements(layout(TRICKY)) == TRICKY
+    assert elements(b"[ ]") == []
+
+
+@pytest.mark.parametrize(
+    ("data", "error", "reason", "index"),
+    [
+        (b'{"id": 0}', ListShapeError, "not a JSON list", 0),
+        (b'[{"id": 0}, 3]', ListShapeError, "expected an event object or the end of the list", 1),
+        (b'[{"id": 0},]', ListShapeError, "expected an event object or the end of the list", 1),
+        (b'[{"id": 0} {"id": 1}]', ListShapeError, "expected ',' and an event object between list elements", 1),
+        (b'[{"id": 0}, "text"]', ListShapeError, "a list element is a string, not an event object", 1),
+        (b'[{"id": 0}, {"id": 1}', ListShapeError, "the list is not closed", 2),
+        (b'[{"id": 0}] []', ListShapeError, "more data after the list", 1),
+        (b'[{"id": 0}, {"id": tru}]', ElementError, "invalid JSON: invalid literal, expected 'true'", 1),
+    ],
+)
+def test_a_list_that_is_not_a_list_of_objects_names_the_element(
+    data: bytes, error: type[Exception], reason: str, index: int
+) -> None:
+    with pytest.raises(error) as raised:
+        elements(data)
+    assert (raised.value.reason, raised.value.index) == (reason, index)  # type: ignore[attr-defined]
+
+
+def test_lines_are_numbered_like_split_and_a_last_line_without_newline_is_marked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_reading, "CHUNK", 2)
+    assert list(iter_lines(io.BytesIO(b"ab\n\ncdefg\nh").read)) == [
+        (1, b"ab", True),
+        (2, b"", True),
+        (3, b"cdefg", True),
+        (4, b"h", False),
+    ]
+    assert list(iter_lines(io.BytesIO(b"ab\n").read)) == [(1, b"ab", True)]
+
+
+@pytest.fixture(scope="module")
+def session() -> list[dict[str, Any]]:
+    return synthetic_session_dicts(300, condense_every=100)
+
+
+@pytest.mark.parametrize("suffix", [".json", ".jsonl", ".oh.json"])
+def test_iter_events_and_load_events_read_the_same_events_and_round_trip_exactly(
+    suffix: str, session: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    path = tmp_path / f"log{suffix}"
+    if suffix == ".oh.json":
+        path.write_text(json.dumps(session))  # OpenHands' own json.dumps spacing
+    else:
+        dump_events(load_events_from(session, tmp_path), path)
+    loaded = load_events(path)
+    assert list(iter_events(path)) == loaded
+    assert [event_to_dict(e) for e in loaded] == session
+    assert [event_to_dict(e) for e in iter_events(path)] == session
+
+
+def load_events_from(records: list[dict[str, Any]], tmp_path: Path) -> list[Any]:
+    source = tmp_path / "source.json"
+    source.write_bytes(orjson.dumps(records))
+    return load_events(source)
+
+
+def test_an_action_and_its_observation_share_their_equal_model_response(
+    session: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in session))
+    events = load_events(path)
+    observation = next(e for e in events if e.cause is not None and e.tool_call_metadata is not None)
+    action = next(e for e in events if e.id == observation.cause)
+    assert observation.tool_call_metadata.model_response is action.tool_call_metadata.model_response  # type: ignore[union-attr]
+    opened = EventStream.open(path)
+    by_id = {e.id: e for e in opened.get_events()}
+    assert by_id[observation.id].tool_call_metadata.model_response is by_id[action.id].tool_call_metadata.model_response  # type: ignore[union-attr]
+    opened.close()
+    assert [event_to_dict(e) for e in events] == session
+
+
+@pytest.mark.parametrize("log", V0_LOGS)
+def test_iter_events_reads_every_real_log_as_load_events_does(log: Path | None) -> None:
+    path = require_real_log(log)
+    assert list(iter_events(path)) == load_events(path)
+
+
+def test_iter_events_holds_memory_constant_in_the_number_of_events(
+    session: list[dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_reading, "CHUNK", 1 << 14)  # both logs are many chunks long
+    def peak(copies: int, suffix: str) -> int:
+        records = [{**r, "id": i} for i, r in enumerate(session[:150] * copies)]
+        path = tmp_path / f"log-{copies}{suffix}"
+        if suffix == ".jsonl":
+            path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+        else:
+            path.write_bytes(orjson.dumps(records))
+        gc.collect()
+        tracemalloc.start()
+        try:
+            for _ in iter_events(path):
+                pass
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    for suffix in (".jsonl", ".json"):
+        small, large = peak(1, suffix), peak(6, suffix)
+        assert large < small * 1.5, (suffix, small, large)
+
+
+def test_iter_events_names_the_line_or_the_position_of_a_bad_record(tmp_path: Path) -> None:
+    jsonl = tmp_path / "log.jsonl"
+    jsonl.write_bytes(b'{"id": 0, "action": "message", "args": {"content": "hi"}}\n{"id": 1, "action": 3}\n')
+    with pytest.raises(MalformedEventError) as raised:
+        list(iter_events(jsonl))
+    assert (raised.value.line, raised.value.event_id) == (2, 1)
+
+    listed = tmp_path / "log.json"
+    listed.write_bytes(b'[{"id": 0, "action": "message", "args": {"content": "hi"}}, {"id": 1, "action": "message", "args": {"content": "x"}')
+    with pytest.raises(MalformedEventError) as raised:
+        list(iter_events(listed))
+    assert (raised.value.index, raised.value.reason) == (1, f"the list is not closed (byte {listed.stat().st_size})")
+
+
+def test_load_events_leaves_the_collector_as_it_found_it(tmp_path: Path) -> None:
+    path = tmp_path / "log.json"
+    path.write_bytes(b'[{"id": 0, "action": "message", "args": {"content": "hi"}}]')
+    assert gc.isenabled()
+    load_events(path)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        load_events(path)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_loaded_events_share_their_fields_set_and_get_their_own_when_changed(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(
+        b'{"id": 0, "action": "message", "args": {"content": "a"}}\n{"id": 1, "action": "message", "args": {"content": "b"}}\n'
+    )
+    first, second = load_events(path)
+    assert first.model_fields_set is second.model_fields_set
+    assert first.model_fields_set == {"id", "action", "content"}
+    with pytest.raises(TypeError, match="shared by loaded events"):
+        first.model_fields_set.add("source")
+    first.content = "changed"
+    assert first.model_fields_set is not second.model_fields_set
+    assert second.model_fields_set == {"id", "action", "content"}
+    copied = second.model_copy(update={"id": 5})
+    assert (copied.id, second.id, second.model_fields_set) == (5, 1, {"id", "action", "content"})
+
+
+def test_copies_of_a_loaded_event_keep_its_layout(tmp_path: Path) -> None:
+    line = {"id": 3, "timestamp": "2025-01-06T09:00:00", "source": "user", "message": "hi", "action": "message",
+            "args": {"content": "hi", "wait_for_response": False}, "extra_key": [1]}
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(orjson.dumps(line) + b"\n")
+    (event,) = load_events(path)
+    for copied in (copy.copy(event), copy.deepcopy(event), event.model_copy(), event.model_copy(deep=True),
+                   pickle.loads(pickle.dumps(event))):
+        assert event_to_dict(copied) == line
+        assert list(event_to_dict(copied)) == list(line)
+    assert event_to_dict(event.model_copy(update={"id": 9})) == {**line, "id": 9}
