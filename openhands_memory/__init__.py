@@ -93,6 +93,7 @@ if TYPE_CHECKING:
         event_from_dict,
         event_to_dict,
         event_to_trajectory,
+        iter_events,
         load_events,
     )
     from openhands_memory.history import History
@@ -117,6 +118,7 @@ _HOME: dict[str, str] = {
     "Message": "openhands_memory.llm",
     # reading and writing logs
     "load_events": _EVENTS,
+    "iter_events": _EVENTS,
     "dump_events": _EVENTS,
     "event_from_dict": _EVENTS,
     "event_to_dict": _EVENTS,

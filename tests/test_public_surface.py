@@ -46,7 +46,7 @@ SURFACE: dict[str, list[str]] = {
         "__version__",
         "History", "EventStream", "View", "ViewBuilder", "Condenser", "Condensation", "ConversationMemory",
         "LLM", "LLMConfig", "Message",
-        "load_events", "dump_events", "event_from_dict", "event_to_dict", "event_to_trajectory",
+        "load_events", "iter_events", "dump_events", "event_from_dict", "event_to_dict", "event_to_trajectory",
         "HistoryPolicy", "load_pipeline_config",
         *ROOT_EVENT_NAMES,
         *ERROR_NAMES,
