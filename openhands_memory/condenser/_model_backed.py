@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 import logging
-from abc import abstractmethod
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, get_args
 
@@ -54,7 +53,7 @@ from openhands_memory.errors import (
     LLMResponseError,
     NoCondensationAvailable,
 )
-from openhands_memory.events import AgentCondensationObservation, Event, Observation
+from openhands_memory.events import AgentCondensationObservation, CondensationAction, Event, Observation
 from openhands_memory.llm.config import LLMConfig
 from openhands_memory.llm.llm import LLM, LLMResponse
 from openhands_memory.llm.metrics import LLMMetrics
@@ -442,13 +441,17 @@ class ModelSummarizingCondenser(ModelBacked, SummarizingCondenser):
         ]
         return "\n\n".join(part for part in parts if part)
 
-    @abstractmethod
     def request_summary(self, prompt: str) -> str:
-        """Ask the model once and read its summary.
+        """Ask the model once and read its summary: by default, the reply's text (a strategy that
+        asks for a structured answer overrides this).
 
         Raises:
-            LLMError: the call failed; `LLMResponseError` when the answer is not a usable summary.
+            LLMError: the call failed; `LLMResponseError` when the answer is not a usable summary
+                (here: a reply with no text).
         """
+        assert self.llm is not None, "asked only when there is a model"
+        response = self.llm.completion([{"role": "user", "content": prompt}], require_text=True)
+        return response.text.strip()
 
     def summarize(self, plan: ForgettingPlan) -> str:
         """The model's summary of `plan` (shrinking the prompt if it overflows the context window);
@@ -520,11 +523,20 @@ class ModelSummarizingCondenser(ModelBacked, SummarizingCondenser):
             if view.unhandled_condensation_request:
                 return Condensation(plan.action())  # nothing to summarize: only mark the request handled
             raise NoCondensationAvailable(self.name, "every event in view is kept for good")
+        return Condensation(self.summary_action(plan))
+
+    def summary_action(self, plan: ForgettingPlan) -> CondensationAction:
+        """The condensation action for `plan` with its summary: the model's, the offline one with no
+        model, or `on_model_error`'s outcome.
+
+        Raises:
+            LLMError: the model failed and `on_model_error` does not fall back.
+        """
         self.last_error = None
         if self.llm is None:
             summary = self.offline_summary_of(plan)
             self.add_metadata("outcome", "offline summary")
-            return Condensation(plan.action(summary=self.fit_summary(plan, summary)))
+            return plan.action(summary=self.fit_summary(plan, summary))
         before = self.llm.metrics.snapshot()
         try:
             summary = self.summarize(plan)
@@ -535,4 +547,4 @@ class ModelSummarizingCondenser(ModelBacked, SummarizingCondenser):
             summary = self.fallback_summary(plan, error)
         else:
             self.record_usage_since(before)
-        return Condensation(plan.action(summary=self.fit_summary(plan, summary)))
+        return plan.action(summary=self.fit_summary(plan, summary))

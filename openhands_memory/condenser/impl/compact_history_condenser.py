@@ -30,12 +30,11 @@ from openhands_memory.condenser._views import condensed_events, replace_at
 from openhands_memory.condenser.base import Condensation, CondensationReason
 from openhands_memory.condenser.forgetting import ForgettingPlan
 from openhands_memory.condenser.thresholds import ContextWindowShare, TokenLimit, resolve_token_limit
-from openhands_memory.errors import CondenserConfigError, LLMError, NoCondensationAvailable
+from openhands_memory.errors import CondenserConfigError, NoCondensationAvailable
 from openhands_memory.events import (
     AgentCondensationObservation,
     AgentDelegateObservation,
     AgentStateChangedObservation,
-    CondensationAction,
     Event,
     FileEditObservation,
     LoopDetectionObservation,
@@ -239,14 +238,6 @@ class CompactHistoryCondenser(ModelSummarizingCondenser):
             **options,
         )
 
-    def request_summary(self, prompt: str) -> str:
-        """Ask the model for the summary as plain text.
-
-        Raises:
-            LLMError: the call failed, or the reply has no text (`LLMResponseError`).
-        """
-        response = self.llm.completion([{"role": "user", "content": prompt}], require_text=True)
-        return response.text.strip()
 
     @property
     def budget(self) -> int:
@@ -389,7 +380,7 @@ class CompactHistoryCondenser(ModelSummarizingCondenser):
             self.add_metadata("threshold", self.threshold)
         self.add_metadata("max_tokens", self.budget)
         self.add_metadata("micro_compaction", micro)
-        action = self.summarized(plan)
+        action = self.summary_action(plan)
         self._pending_warning = None  # in the log now (a failed or skipped summary leaves it pending)
         after = counter(condensed_events(view, action))
         before = micro["tokens_after"]
@@ -405,24 +396,6 @@ class CompactHistoryCondenser(ModelSummarizingCondenser):
         self.add_metadata("continuation_summary", stage)
         self.last_stages = {"micro_compaction": micro, "continuation_summary": stage}
         return Condensation(action)
-
-    def summarized(self, plan: ForgettingPlan) -> CondensationAction:
-        """The condensation action for `plan` with the model's summary (or `on_model_error`'s outcome)."""
-        self.last_error = None
-        if self.llm is None:
-            self.add_metadata("outcome", "offline summary")
-            return plan.action(summary=self.fit_summary(plan, self.offline_summary_of(plan)))
-        before = self.llm.metrics.snapshot()
-        try:
-            summary = self.summarize(plan)
-            self.add_metadata("outcome", "summary")
-        except LLMError as error:
-            self.record_usage_since(before)
-            self.handle_model_error(error)  # raises unless falling back
-            summary = self.fallback_summary(plan, error)
-        else:
-            self.record_usage_since(before)
-        return plan.action(summary=self.fit_summary(plan, summary))
 
     def _kept_tokens(self, plan: ForgettingPlan) -> int:
         """The tokens of the events `plan` keeps (the summary it will add not counted)."""

@@ -89,12 +89,3 @@ class LLMSummarizingCondenser(ModelSummarizingCondenser):
     default_prompt: ClassVar[str] = SUMMARY_PROMPT
     closing: ClassVar[str] = "Now summarize the events using the rules above."
 
-    def request_summary(self, prompt: str) -> str:
-        """Ask the model for the summary as plain text.
-
-        Raises:
-            LLMError: the call failed, or the reply has no text (`LLMResponseError`).
-        """
-        assert self.llm is not None, "asked only when there is a model"
-        response = self.llm.completion([{"role": "user", "content": prompt}], require_text=True)
-        return response.text.strip()

@@ -113,14 +113,6 @@ class TokenBudgetSummaryCondenser(ModelSummarizingCondenser):
             **options,
         )
 
-    def request_summary(self, prompt: str) -> str:
-        """Ask the model for the summary as plain text.
-
-        Raises:
-            LLMError: the call failed, or the reply has no text (`LLMResponseError`).
-        """
-        response = self.llm.completion([{"role": "user", "content": prompt}], require_text=True)
-        return response.text.strip()
 
     def condensation_reason(self, view: View) -> CondensationReason | None:
         if view.unhandled_condensation_request:
