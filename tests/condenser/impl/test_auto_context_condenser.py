@@ -31,7 +31,10 @@ from openhands_memory.condenser.impl.auto_context_condenser import (
 from openhands_memory.condenser.impl.large_output_offload_condenser import (
     offload_notice,
 )
-from openhands_memory.condenser.offline_summary import OFFLINE_SUMMARIZER_NAME, OFFLINE_SUMMARY_HEADER
+from openhands_memory.condenser.offline_summary import (
+    OFFLINE_SUMMARIZER_NAME,
+    OFFLINE_SUMMARY_HEADER,
+)
 from openhands_memory.errors import CondenserConfigError
 from openhands_memory.events import (
     AgentCondensationObservation,

@@ -6,8 +6,16 @@ from typing import Any
 
 from openhands_memory.condenser import AutoContextCondenser, Condensation, Condenser
 from openhands_memory.condenser._model_backed import render_event
-from openhands_memory.condenser.offline_summary import OFFLINE_SUMMARIZER_NAME, OFFLINE_SUMMARY_HEADER
-from openhands_memory.events import AgentCondensationObservation, CondensationAction, Event, EventSource, Observation
+from openhands_memory.condenser.offline_summary import (
+    OFFLINE_SUMMARIZER_NAME,
+    OFFLINE_SUMMARY_HEADER,
+)
+from openhands_memory.events import (
+    AgentCondensationObservation,
+    Event,
+    EventSource,
+    Observation,
+)
 from openhands_memory.view import View
 
 from .._helpers import Session
@@ -81,7 +89,7 @@ def test_strategy_1_without_a_model_writes_the_offline_summary_of_the_tool_run()
     condenser = _offline(msg_threshold=12)
     outcome, summary, compressed = _condense_offline(condenser, s.view)
     assert outcome.metadata is not None and outcome.metadata.extra["compression"]["event_type"] == "TOOL_INVOCATION_COMPRESS"
-    assert summary == "\n".join(
+    assert summary.splitlines() == (
         [
             "[compressed tool calls: events 4-9]",
             OFFLINE_SUMMARY_HEADER,
@@ -114,7 +122,7 @@ def test_strategy_4_without_a_model_folds_an_earlier_offloaded_call_into_the_rou
     assert outcome.metadata is not None
     assert outcome.metadata.extra["compression"]["event_type"] == "PREVIOUS_ROUND_CONVERSATION_SUMMARY"
     assert 10 in outcome.action.forgotten  # the offload's condensation: its summary is folded in
-    assert summary == "\n".join(
+    assert summary.splitlines() == (
         [
             "[summary of a past round: events 2-5]",
             OFFLINE_SUMMARY_HEADER,
@@ -165,7 +173,7 @@ def test_strategy_6_without_a_model_stays_within_its_share_of_the_current_round(
     target = int(0.3 * _chars(compressed))
     assert len(body) <= target
     assert "summary_cut" not in outcome.metadata.extra  # the summary fits whole
-    assert body == "\n".join(
+    assert body.splitlines() == (
         [
             OFFLINE_SUMMARY_HEADER,
             "PENDING:",
