@@ -151,7 +151,7 @@ class PipelineSpec:
 
     @property
     def is_model_backed(self) -> bool:
-        """Some member calls a model (`llm`, `structured`, `llm_attention`, or a registered type that does)."""
+        """Some member calls a model (`llm`, `structured`, `llm_attention`, `auto_context`, ..., or a registered type that does)."""
         return any(True for _ in model_backed_members(self.build()))
 
 
@@ -256,7 +256,7 @@ def run_events(
         use_stand_in(condenser, options.completion_fn)
     else:
         stood_in = use_offline_summarizer(condenser)
-        if stood_in:  # strategies that cannot do without a model get the stand-in; say so
+        if stood_in:  # registered strategies that may not do without a model get the stand-in; say so
             summarizer += f"; {STAND_IN_NAME} for {', '.join(sorted({m.name for m in stood_in}))}"
     for member in members:
         llm = getattr(member, "llm", None)

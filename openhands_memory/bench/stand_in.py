@@ -1,9 +1,11 @@
 """What the model-backed condensers of a benchmarked pipeline call: no model, a deterministic stand-in, or a real one.
 
-The model-backed strategies (`llm`, `structured`, `llm_attention`) call a model to condense.
-Offline, the benchmark takes their model away (`use_offline_summarizer`): the summarizers then
-write the offline structured summary, built from the events (named `OFFLINE_SUMMARIZER_NAME` in
-every report; no network, no API key, no model call), and `llm_attention` forgets like `amortized`.
+The model-backed strategies (`llm`, `structured`, `llm_attention`, `token_budget_summary`,
+`compact_history`, `auto_context`: every `ModelCaller`) call a model to condense. Offline, the
+benchmark takes their model away (`use_offline_summarizer`): the summarizers (and `auto_context`'s
+model-written compressions) then write the offline structured summary, built from the events (named
+`OFFLINE_SUMMARIZER_NAME` in every report; no network, no API key, no model call), and
+`llm_attention` forgets like `amortized`.
 `use_stand_in` gives them `stand_in_completion` instead (`STAND_IN_NAME`): a fake model whose
 summaries are short placeholders ("USER_CONTEXT: the task / COMPLETED: N events (events A-B)"),
 to measure a pipeline's calls and their cost without a real model. `use_model(condenser,
@@ -18,7 +20,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from openhands_memory.condenser import Condenser, PipelineCondenser
-from openhands_memory.condenser._model_backed import ModelBacked
+from openhands_memory.condenser._model_backed import ModelCaller
 from openhands_memory.llm import LLM, CompletionFn, LLMConfig
 
 __all__ = [
@@ -80,7 +82,7 @@ def model_backed_members(condenser: Condenser) -> Iterator[Condenser]:
     if isinstance(condenser, PipelineCondenser):
         for member in condenser.condensers:
             yield from model_backed_members(member)
-    elif isinstance(condenser, ModelBacked) or isinstance(getattr(condenser, "llm", None), LLM):
+    elif isinstance(condenser, ModelCaller) or isinstance(getattr(condenser, "llm", None), LLM):
         yield condenser
 
 
@@ -93,14 +95,15 @@ def use_offline_summarizer(condenser: Condenser, completion_fn: CompletionFn = s
     """Make every model-backed member of `condenser` condense without a real model; returns the
     members that got `completion_fn` instead.
 
-    A `ModelBacked` member loses its model: the summarizers then write the offline structured
-    summary (`OFFLINE_SUMMARIZER_NAME`), `llm_attention` forgets like `amortized`. Any other member
-    with a model (a strategy that may not know how to do without one) calls `completion_fn`, the
-    stand-in by default, so that nothing calls a real model offline.
+    A built-in model-backed member (a `ModelCaller`) loses its model: the summarizers and
+    `auto_context` then write the offline structured summary (`OFFLINE_SUMMARIZER_NAME`),
+    `llm_attention` forgets like `amortized`. Any other member with a model (a registered strategy
+    that may not know how to do without one) calls `completion_fn`, the stand-in by default, so that
+    nothing calls a real model offline.
     """
     stood_in: list[Condenser] = []
     for member in model_backed_members(condenser):
-        if isinstance(member, ModelBacked):
+        if isinstance(member, ModelCaller):
             member.llm = None
         else:
             member.llm = LLM(_config_of(member), completion_fn=completion_fn)  # type: ignore[attr-defined]

@@ -273,20 +273,27 @@ class ModelCaller(Condenser):
         self.record_llm_usage(self.llm.metrics.diff(before).to_dict())
         self.add_metadata("model", self.llm.config.model)
 
-    def write_offline_summary(self, events: list[Event], previous: list[str], *, max_tokens: int | None) -> str:
+    def write_offline_summary(
+        self, events: list[Event], previous: list[str], *, max_tokens: int | None, max_chars: int | None = None
+    ) -> str:
         """The offline structured summary of `events` folded into the `previous` summaries (see
-        `offline_summary`), within `max_tokens` by this condenser's token counter as far as its
-        rounds can bring it; recorded as `summarizer: "offline structured summarizer"`.
+        `offline_summary`), within `max_tokens` by this condenser's token counter and within
+        `max_chars` characters as far as its rounds can bring it (the caller cuts what is still
+        over); recorded as `summarizer: "offline structured summarizer"`.
 
         What every model-backed strategy writes with no model, or as its `fallback`.
         """
         self.add_metadata("summarizer", OFFLINE_SUMMARIZER_NAME)
-        if max_tokens is None:
+        if max_tokens is None and max_chars is None:
             return offline_summary(events, previous=previous)
         counter = self.token_counter
-        return offline_summary(
-            events, previous=previous, fits=lambda text: counter([AgentCondensationObservation(content=text)]) <= max_tokens
-        )
+
+        def fits(text: str) -> bool:
+            if max_chars is not None and len(text) > max_chars:
+                return False
+            return max_tokens is None or counter([AgentCondensationObservation(content=text)]) <= max_tokens
+
+        return offline_summary(events, previous=previous, fits=fits)
 
     def handle_model_error(self, error: LLMError) -> None:
         """Apply `on_model_error` to a failed model call; returns only to fall back.

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from openhands_memory.condenser import AutoContextCondenserConfig, load_condenser_config
+from openhands_memory.condenser.offline_summary import OFFLINE_SUMMARIZER_NAME
 
 from .test_runner import PRICED, condensing_log, measure, summarizer
 
@@ -28,4 +29,16 @@ def test_a_run_counts_its_compressions_and_model_calls() -> None:
     assert run["steps"] == 5
     assert run["condensed_by"] == {"auto_context": 3}
     assert run["summarizer_calls"] == run["condensations"] == 3
+    assert run["events_forgotten"] == 8
+
+
+def test_offline_by_default_the_compressions_are_written_without_a_model() -> None:
+    # The same run with no completion function: the model is taken away (no stand-in), and the three
+    # compressions of the current round are the offline structured summarizer's.
+    config = {"type": "auto_context", "msg_threshold": 6, "last_keep": 0, "llm_config": PRICED}
+    run = measure(condensing_log(), config)
+    assert run["summarizer"] == OFFLINE_SUMMARIZER_NAME  # no "; stand-in summarizer for auto_context"
+    assert run["condensed_by"] == {"auto_context": 3}
+    assert run["compressions"] == {"CURRENT_ROUND_MESSAGE_COMPRESS": 3}
+    assert (run["summarizer_calls"], run["summarizer_cost"]) == (0, 0.0)
     assert run["events_forgotten"] == 8

@@ -90,6 +90,16 @@ def test_use_offline_summarizer_takes_the_model_away_and_gives_any_other_member_
     assert own.llm.completion_fn is stand_in_completion and own.llm.config.model == "gpt-4o"
 
 
+def test_use_offline_summarizer_takes_auto_contexts_model_away_too() -> None:
+    condenser = Condenser.from_config(
+        {"type": "pipeline", "condensers": [{"type": "auto_context", "llm_config": LLM_CONFIG}, {"type": "auto_context"}]}
+    )
+    with_model, without = model_backed_members(condenser)  # one configured without a model counts too
+    assert with_model.llm is not None and without.llm is None  # type: ignore[attr-defined]
+    assert use_offline_summarizer(condenser) == []  # nothing needs the stand-in
+    assert with_model.llm is None  # type: ignore[attr-defined]
+
+
 def test_use_model_names_the_model_and_drops_the_old_models_prices_and_window() -> None:
     condenser = use_model(pipeline(), "claude-sonnet-4-20250514")
     for member in model_backed_members(condenser):

@@ -35,11 +35,19 @@ the event type, how many events it compressed, the ids of the kept events around
 view is still over a threshold, and `exhausted` when no strategy is left to run after it. When the
 view is over a threshold and no strategy can act, the view is returned as it is: a warning is
 logged once until a compression acts again, and `exhausted_count` counts those calls.
+
+With no model (`llm=None`; no `llm_config` in the config) it works offline: strategies 2 and 3 never
+need one, and 1, 4, 5 and 6 write the offline structured summary of their unit (`offline_summary`,
+through `ModelCaller.write_offline_summary`, recorded as `summarizer: "offline structured
+summarizer"`), an earlier summary in the unit folded in, within the strategy's size rule (strategy
+6: `current_round_compression_ratio` of the unit's characters). Under `on_model_error = "fallback"`
+a failed model call writes the same.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -52,6 +60,7 @@ from openhands_memory.condenser._boundaries import (
     condensation_action,
     forget_id,
 )
+from openhands_memory.condenser._command_facts import one_line
 from openhands_memory.condenser._config_base import CONFIG, LLMConfigRef, OnModelError
 from openhands_memory.condenser._model_backed import (
     CITE_EVENT_IDS,
@@ -198,8 +207,9 @@ class AutoContextCondenserConfig(BaseModel):
     model_config = CONFIG
     type: Literal["auto_context"] = "auto_context"
     """The condenser type."""
-    llm_config: LLMConfigRef
-    """The model that writes the summaries (strategies 1, 4, 5, 6): an LLM config, or the name of one."""
+    llm_config: LLMConfigRef | None = None
+    """The model that writes the summaries (strategies 1, 4, 5, 6): an LLM config, or the name of one.
+    None: no model; those strategies write the offline structured summary (built from the events)."""
     msg_threshold: int = Field(default=100, ge=2)
     """Compress when the view has this many events or more."""
     max_token: int = Field(default=131072, ge=1)
@@ -223,8 +233,8 @@ class AutoContextCondenserConfig(BaseModel):
     max_event_length: int = Field(default=10_000, ge=1)
     """Cut each event's text to this many characters in a prompt."""
     on_model_error: OnModelError = "raise"
-    """When the model fails or answers with nothing usable: `raise`, `fallback` (a placeholder that
-    says so and lists the ids to reload) or `skip` (leave the view as it is this time)."""
+    """When the model fails or answers with nothing usable: `raise`, `fallback` (the offline
+    structured summary instead) or `skip` (leave the view as it is this time)."""
 
     @model_validator(mode="after")
     def _check_preview(self) -> Any:
@@ -287,7 +297,7 @@ class AutoContextCondenser(ModelCaller, RollingCondenser):
 
     def __init__(
         self,
-        llm: LLM | LLMConfig,
+        llm: LLM | LLMConfig | None = None,
         *,
         msg_threshold: int = 100,
         max_token: int = 131072,
@@ -303,7 +313,7 @@ class AutoContextCondenser(ModelCaller, RollingCondenser):
         on_model_error: OnModelError = "raise",
         token_counter: TokenCounter | None = None,
     ) -> None:
-        """Set the thresholds, the model and the prompts (defaults: AgentScope's).
+        """Set the thresholds, the model and the prompts (defaults: AgentScope's; `llm` None: no model, offline).
 
         Raises:
             CondenserConfigError: a value out of range (the message names the field), as the config
@@ -354,12 +364,15 @@ class AutoContextCondenser(ModelCaller, RollingCondenser):
 
     @classmethod
     def build(cls, config: AutoContextCondenserConfig, context: CondenserContext) -> AutoContextCondenser:  # type: ignore[override]
-        """Build from a config: the model its `llm_config` names (resolved in `context`), every other field by name.
+        """Build from a config: the model its `llm_config` names (resolved in `context`; none when it
+        names none), every other field by name.
 
         Raises:
             CondenserConfigError: `llm_config` names an LLM config the context does not hold.
         """
-        llm = condenser_llm(context.resolve_llm_config(config.llm_config, condenser_type=config.type))
+        llm = None
+        if config.llm_config is not None:
+            llm = condenser_llm(context.resolve_llm_config(config.llm_config, condenser_type=config.type))
         arguments = cls.config_arguments(config, exclude=("llm_config",))
         return cls(llm, **arguments, token_counter=context.token_counter)
 
@@ -539,11 +552,11 @@ class AutoContextCondenser(ModelCaller, RollingCondenser):
     def _compress(self, scan: _Scan, candidate: _Candidate) -> CondensationAction:
         events = scan.events
         compressed = [events[i] for i in candidate.indexes]
+        header = f"{_TAGS[candidate.strategy]}: {_id_span(compressed)}]"
         if candidate.strategy in (2, 3):
             summary = self._offload_summary(scan, candidate)
         else:
-            summary = self._model_summary(scan, candidate, compressed)
-        header = f"{_TAGS[candidate.strategy]}: {_id_span(compressed)}]"
+            summary = self._model_summary(scan, candidate, compressed, header)
         text = self._fit(f"{header}\n{summary}", compressed)
         ids = [i for i in map(forget_id, compressed) if i is not None]
         first = candidate.indexes[0]
@@ -565,36 +578,63 @@ class AutoContextCondenser(ModelCaller, RollingCondenser):
                 lines.append(truncate(render_event(event), max(self.offload_single_preview, 100)))
         return "\n".join(lines)
 
-    def _model_summary(self, scan: _Scan, candidate: _Candidate, compressed: list[Event]) -> str:
+    def _model_summary(self, scan: _Scan, candidate: _Candidate, compressed: list[Event], header: str) -> str:
+        """Strategies 1, 4, 5, 6: the model's summary of the unit; with no model, or as the fallback,
+        the offline structured summary (`_offline_summary`). Strategy 5 adds each large event's handle,
+        strategy 6 is cut to its target."""
         strategy = candidate.strategy
         target = None
         if strategy == 6:
             target = max(_MIN_CUT_CHARS, int(self.current_round_compression_ratio * _chars(compressed)))
-        self.last_error = None
-        before = self.llm.metrics.snapshot()
-        try:
-            summary = self.ask(lambda limit: self._request(self._prompt(scan, candidate, compressed, limit, target)))
-        except LLMError as error:
-            self.record_usage_since(before)
-            self.handle_model_error(error)  # raises unless falling back
-            summary = (
-                f"[No summary: the model could not compress these {len(compressed)} events ({type(error).__name__}); "
-                "call context_reload with an event id above to read one.]"
-            )
-        else:
-            self.record_usage_since(before)
+        handles = ""
         if strategy == 5:
-            summary += "\n" + "\n".join(
+            handles = "\n" + "\n".join(
                 f"[event {scan.events[i].id}: {len(_event_text(scan.events[i]))} characters offloaded; "
                 f"call context_reload with event_id={scan.events[i].id} to see all of it]"
                 for i in candidate.large
             )
+        self.last_error = None
+        if self.llm is None:
+            self.add_metadata("outcome", "offline summary")
+            summary = self._offline_summary(compressed, header=header, handles=handles, target=target)
+        else:
+            before = self.llm.metrics.snapshot()
+            try:
+                summary = self.ask(lambda limit: self._request(self._prompt(scan, candidate, compressed, limit, target)))
+            except LLMError as error:
+                self.record_usage_since(before)
+                self.handle_model_error(error)  # raises unless falling back
+                summary = self._offline_summary(compressed, header=header, handles=handles, target=target)
+            else:
+                self.record_usage_since(before)
+        summary += handles
         if target is not None and len(summary) > target:
             self.add_metadata("summary_cut", {"characters": len(summary), "target": target})
             summary = truncate(summary, max(0, target - _TRUNCATION_MARK))  # at most `target` with the mark
         return summary
 
+    def _offline_summary(self, compressed: list[Event], *, header: str, handles: str, target: int | None) -> str:
+        """The offline structured summary of the unit, earlier summaries in it folded in, aimed at the
+        size `_fit` (and strategy 6's `target`) allows, so that rounds drop whole lines before a cut.
+
+        The offline summarizer reads earlier summaries back by section (`_foldable`).
+        """
+        events = [e for e in compressed if not is_summary(e)]
+        previous = [_foldable(e.content) for e in compressed if is_summary(e)]  # type: ignore[attr-defined]
+        if target is not None:
+            max_chars = target
+        else:
+            max_chars = max(_MIN_SUMMARY_CHARS, _chars(compressed) // 2) - len(header) - 1 - len(handles)
+        counter = self.token_counter
+        # `_fit` wants fewer tokens than the unit for the whole text: leave room for the header and handles.
+        around = counter([AgentCondensationObservation(content=header + handles)])
+        max_tokens = counter(compressed) - 1 - around
+        return self.write_offline_summary(
+            events, previous, max_tokens=max(1, max_tokens), max_chars=max(_MIN_CUT_CHARS, max_chars)
+        )
+
     def _request(self, prompt: str) -> str:
+        assert self.llm is not None, "only asked with a model"
         response = self.llm.completion([{"role": "user", "content": prompt}], require_text=True)
         return response.text.strip()
 
@@ -670,6 +710,25 @@ def _is_user_message(event: Event) -> bool:
 
 def _is_tagged(event: Event, tags: tuple[str, ...]) -> bool:
     return is_summary(event) and event.content.startswith(tags)  # type: ignore[attr-defined]
+
+
+_OFFLOADED_CALL = re.compile(r"^(?:command|path|url|query):[ \t]*\n?(.+)$", re.MULTILINE)
+"""The line of an offloaded tool call's preview that says what it did (a command, a path, ...)."""
+
+
+def _foldable(summary: str) -> str:
+    """An earlier summary as the offline summarizer reads it back: without its strategy's tag, and an
+    offloaded tool call (its preview is raw output) as one line citing its events."""
+    first, _, rest = summary.partition("\n")
+    if not first.startswith(tuple(_TAGS.values())):
+        return summary
+    if not first.startswith(_TAGS[2]):
+        return rest
+    span = first.removeprefix(_TAGS[2]).strip(" :]")
+    called = _OFFLOADED_CALL.search(rest)
+    what = f" `{one_line(called.group(1), 200)}`" if called else ""
+    citation = f" ({span})" if span.startswith("event") else ""
+    return f"- offloaded tool call{what}, its output reloadable by id{citation}"
 
 
 def _is_tool_message(event: Event) -> bool:

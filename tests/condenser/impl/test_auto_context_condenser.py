@@ -31,6 +31,10 @@ from openhands_memory.condenser.impl.auto_context_condenser import (
 from openhands_memory.condenser.impl.large_output_offload_condenser import (
     offload_notice,
 )
+from openhands_memory.condenser.offline_summary import (
+    OFFLINE_SUMMARIZER_NAME,
+    OFFLINE_SUMMARY_HEADER,
+)
 from openhands_memory.errors import CondenserConfigError
 from openhands_memory.events import (
     AgentCondensationObservation,
@@ -53,8 +57,13 @@ BIG = "x" * 300  # over a large_payload_threshold of 100
 ENORMOUS = 10**9  # a threshold never reached
 
 
+_NO_MODEL = "no model"
+
+
 def _condenser(llm: Any = None, **options: Any) -> AutoContextCondenser:
-    """A condenser whose thresholds are out of reach unless a test lowers them; no protected tail, small "large"."""
+    """A condenser whose thresholds are out of reach unless a test lowers them; no protected tail, small "large".
+
+    `llm` None: a FakeLLM; `_NO_MODEL`: none (offline)."""
     values: dict[str, Any] = {
         "msg_threshold": ENORMOUS,
         "max_token": ENORMOUS,
@@ -65,7 +74,7 @@ def _condenser(llm: Any = None, **options: Any) -> AutoContextCondenser:
     values.update(options)
     if llm is None:
         llm = FakeLLM().llm(fake_config(), sleep=lambda s: None)
-    return AutoContextCondenser(llm, **values)
+    return AutoContextCondenser(None if llm is _NO_MODEL else llm, **values)
 
 
 def _scripted(*replies: str) -> tuple[FakeLLM, Any]:
@@ -128,7 +137,7 @@ def test_config_has_agentscopes_defaults() -> None:
         ({"current_round_compression_ratio": 1}, "current_round_compression_ratio: Input should be less than 1"),
         ({"offload_single_preview": 5120}, "offload_single_preview (5120) must be less than large_payload_threshold (5120)"),
         ({"custom_prompt": {"previous_round_summary_promt": "x"}}, "custom_prompt.previous_round_summary_promt: unknown field"),
-        ({"llm_config": None}, "llm_config"),
+        ({"llm_config": 3}, "llm_config"),
     ],
 )
 def test_config_rejects_bad_fields(fields: dict[str, Any], message: str) -> None:
@@ -495,15 +504,24 @@ def test_a_pending_request_with_nothing_to_compress_is_marked_handled() -> None:
     assert "compression" not in (condensation.metadata.extra if condensation.metadata else {})
 
 
-def test_model_failure_falls_back_to_a_placeholder_or_skips() -> None:
-    fake = FakeLLM([FakeReply(text="")], default=FakeReply(text=""))  # no text: an unusable reply
+def test_model_failure_falls_back_to_the_offline_summary_or_skips() -> None:
+    fake = FakeLLM([FakeReply(text="")], default=FakeReply(text=""))  # no text: an unusable reply, a transient failure
     llm = fake.llm(fake_config(), sleep=lambda x: None)
     view = _two_rounds(2, output="some output " * 8).view  # 96 characters: not large
-    condensation = _condense(_condenser(llm, msg_threshold=10, on_model_error="fallback"), view)
-    assert condensation.action.summary is not None
-    assert condensation.action.summary.startswith(
-        "[summary of a past round: events 2-7]\n[No summary: the model could not compress these 6 events (LLMResponseError)"
+    condenser = _condenser(llm, msg_threshold=10, on_model_error="fallback")
+    condensation = _condense(condenser, view)
+    assert condensation.action.summary == (
+        "[summary of a past round: events 2-7]\n"
+        f"{OFFLINE_SUMMARY_HEADER}\n"
+        "CURRENT_STATE:\n"
+        "- other commands run: `cmd0`, `cmd1` (events 4-7)"
     )
+    assert condensation.metadata is not None
+    extra = condensation.metadata.extra
+    assert (extra["outcome"], extra["summarizer"]) == ("fallback", OFFLINE_SUMMARIZER_NAME)
+    assert extra["error"].startswith("LLMResponseError: ")
+    assert condensation.metadata.llm_usage is not None  # the failed call is still on record
+    assert len(fake.calls) == 1
     skipping = _condenser(llm, msg_threshold=10, on_model_error="skip")
     assert skipping.condense(view) is view
 
@@ -513,12 +531,14 @@ def test_model_failure_falls_back_to_a_placeholder_or_skips() -> None:
 _ESCALATING_LOG = "v0_enyst-playground_issue10730_trajectory_297ev.json"
 
 
-def test_escalation_order_on_a_real_openhands_log() -> None:
-    """24 user rounds, 48 large outputs: with small thresholds every strategy fires, lightest first."""
+@pytest.mark.parametrize("with_model", [True, False], ids=["model", "offline"])
+def test_escalation_order_on_a_real_openhands_log(with_model: bool) -> None:
+    """24 user rounds, 48 large outputs: with small thresholds every strategy fires, lightest first,
+    with a model and without one (the offline structured summarizer writes strategies 1, 4, 5, 6)."""
     require_real_logs_dir()
     events = list(history_of(REAL_LOGS_DIR / _ESCALATING_LOG))
     condenser = _condenser(
-        NumberedSummaries().llm(),
+        NumberedSummaries().llm() if with_model else _NO_MODEL,
         msg_threshold=10,
         max_token=800,
         last_keep=20,
@@ -535,6 +555,9 @@ def test_escalation_order_on_a_real_openhands_log() -> None:
             break
         assert outcome.metadata is not None
         records.append(_record(outcome))
+        written = _record(outcome)["event_type"] not in ("LARGE_MESSAGE_OFFLOAD", "LARGE_MESSAGE_OFFLOAD_UNPROTECTED")
+        assert (outcome.metadata.extra.get("summarizer") == OFFLINE_SUMMARIZER_NAME) is (written and not with_model)
+        assert (outcome.metadata.llm_usage is not None) is (written and with_model)
         fired.append((_record(outcome)["event_type"], outcome.metadata.tokens_after))  # type: ignore[arg-type]
         view = view.apply(outcome.action.model_copy(update={"id": next_id}))
         next_id += 1
