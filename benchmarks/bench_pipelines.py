@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 
 from openhands_memory.bench import format_table, run_benchmark, write_results
-from openhands_memory.bench.report import format_header, write_plot
+from openhands_memory.bench.report import format_compressions, format_header, write_plot
 from openhands_memory.bench.report import PLOT_HINT
 from openhands_memory.llm.llm import DEFAULT_CONTEXT_WINDOW
 
@@ -73,6 +73,8 @@ def main(argv: list[str] | None = None) -> int:
     print(format_header(results))
     print()
     print(format_table(results))
+    if compressions := format_compressions(results):
+        print(compressions)
     print()
     print(format_table(results, markdown=True))
     for run in results.errors:
