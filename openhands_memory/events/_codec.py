@@ -14,7 +14,7 @@ from openhands_memory.errors import MalformedEventError
 from openhands_memory.events._brief import brief, describe_validation_error, event_id_of
 from openhands_memory.events._legacy import is_legacy_flat, upcast_legacy_flat
 from openhands_memory.events._sdk_import import is_sdk_event
-from openhands_memory.events._wire import Wire, set_wire, wire_of
+from openhands_memory.events._wire import TOP_LEVEL_TAGS, Wire, set_wire, wire_of
 from openhands_memory.events.actions import ACTION_CLASSES, UnknownAction
 from openhands_memory.events.base import (
     Event,
@@ -286,8 +286,9 @@ def _fresh_dict(event: Event) -> dict[str, Any]:
         if value is None and name in omit:
             continue
         payload[name] = value
-    if event.__pydantic_extra__:
-        payload.update(event.__pydantic_extra__)
+    extra = event.__pydantic_extra__
+    if extra:
+        payload.update((key, value) for key, value in extra.items() if key not in TOP_LEVEL_TAGS)
     if isinstance(event, Observation):
         out["content"] = values["content"]
         out["extras"] = payload
@@ -305,4 +306,6 @@ def _fresh_dict(event: Event) -> dict[str, Any]:
     for name in event.top_level_extras:
         if values[name] is not None:
             out[name] = values[name]
+    if extra:
+        out.update((key, value) for key, value in extra.items() if key in TOP_LEVEL_TAGS)
     return out

@@ -7,6 +7,11 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from openhands_memory.events.base import Event
 
+TOP_LEVEL_TAGS = frozenset({"delegation_id"})
+"""Extra fields of an event built in code that are written at the top level of its JSON, not in its
+payload: tags for readers of this library (`delegation_id`, see `events.scopes`) that OpenHands'
+loader must ignore (it ignores unknown top-level keys, and rejects unknown `args`)."""
+
 _KEY = "_wire"
 
 

@@ -19,7 +19,8 @@ attributed, in log order, to one owner (None for the top level, else the id of t
 2. An event with a `delegation_id` that names a delegation opened before it belongs to that
    delegation. Writers of parallel delegations set it: in a JSON log, as a top-level key (which
    OpenHands' loader ignores); on an event built in code, as an extra field (`CmdRunAction(...,
-   delegation_id=7)`). A tag that names no such delegation is logged and ignored.
+   delegation_id=7)`), which `event_to_dict` writes at the top level too. A tag that names no
+   such delegation is logged and ignored.
 3. An event whose `cause` is an earlier event goes where that event went: a tool result follows
    its call; an event caused by an open delegation's action (its task message) enters it.
 4. An action from the same model response as an earlier action goes where that one went
@@ -50,7 +51,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from openhands_memory.events.actions import AgentDelegateAction, MessageAction
-from openhands_memory.events._wire import wire_of
+from openhands_memory.events._wire import TOP_LEVEL_TAGS, wire_of
 from openhands_memory.events.base import Event
 from openhands_memory.events.observations import AgentDelegateObservation
 from openhands_memory.errors import UnknownDelegationError
@@ -67,6 +68,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 DELEGATION_ID_FIELD = "delegation_id"
+assert DELEGATION_ID_FIELD in TOP_LEVEL_TAGS  # written at the top level of the JSON, where OpenHands ignores it
 """The extra top-level field that names the delegation (its action's id) an event belongs to."""
 
 
