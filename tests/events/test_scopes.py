@@ -31,7 +31,7 @@ from openhands_memory.events import (
 from openhands_memory.events.scopes import DelegationTracker
 from openhands_memory.testing.sessions import SessionBuilder
 from openhands_memory.view import View
-from tests.conftest import real_log_params, require_real_log
+from conftest import real_log_params, require_real_log
 
 
 def _call(call_id: str, response: str | None = None) -> ToolCallMetadata:

@@ -7,7 +7,7 @@ import pytest
 from openhands_memory.events import load_events
 from openhands_memory.memory import HashedBagOfWords, VectorMemory
 from openhands_memory.testing.sessions import SessionBuilder
-from tests.conftest import require_real_logs_dir
+from conftest import require_real_logs_dir
 
 
 def _session() -> SessionBuilder:
