@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 from pydantic import BaseModel, ValidationError
 
 from openhands_memory.errors import MalformedEventError
@@ -19,6 +20,7 @@ from openhands_memory.events.actions import ACTION_CLASSES, UnknownAction
 from openhands_memory.events.base import (
     Event,
     Observation,
+    RawJson,
     SharedFieldsSet,
     ToolCallMetadata,
 )
@@ -186,9 +188,19 @@ def event_to_dict(event: Event) -> dict[str, Any]:
     A loaded event is written with the keys it was read with; a new one the way OpenHands writes
     it. The result shares nested lists and dicts with the event: copy before changing them.
     """
+    return _to_dict(event, raw=False)
+
+
+def event_to_compact_dict(event: Event) -> dict[str, Any]:
+    """`event_to_dict` for `orjson.dumps` without indentation: a model response a reader left as
+    bytes is an `orjson.Fragment` of those bytes, which writes exactly what its dict would."""
+    return _to_dict(event, raw=True)
+
+
+def _to_dict(event: Event, *, raw: bool) -> dict[str, Any]:
     wire = wire_of(event)
     if wire is None:
-        return _fresh_dict(event)
+        return _fresh_dict(event, raw)
     values = event.__dict__
     envelope = event.envelope_fields
     payload_key = event.payload_key
@@ -197,7 +209,7 @@ def event_to_dict(event: Event) -> dict[str, Any]:
     for key in wire.order or recorded_values:
         if key in envelope:
             value = values[key]
-            out[key] = _metadata_dict(value) if key == "tool_call_metadata" else value
+            out[key] = _metadata_dict(value, raw) if key == "tool_call_metadata" else value
         elif key == payload_key:
             payload = _payload(event, wire)
             # `"args": null` stays null
@@ -209,7 +221,7 @@ def event_to_dict(event: Event) -> dict[str, Any]:
         if key not in out and key in envelope:
             value = values[key]
             if value is not None and value is not False:
-                out[key] = _metadata_dict(value) if key == "tool_call_metadata" else value
+                out[key] = _metadata_dict(value, raw) if key == "tool_call_metadata" else value
     for key in event.top_level_extras:
         # An extra read from the payload (the older shape) was written back there by `_payload`.
         if key not in out and values[key] is not None and values[key] is not False and key not in (wire.payload or ()):
@@ -221,11 +233,14 @@ def event_to_dict(event: Event) -> dict[str, Any]:
     return out
 
 
-def _metadata_dict(metadata: ToolCallMetadata | None) -> dict[str, Any] | None:
+def _metadata_dict(metadata: ToolCallMetadata | None, raw: bool) -> dict[str, Any] | None:
     """The metadata's JSON dict; shares `model_response` rather than copying it deeply."""
     if metadata is None:
         return None
     out = dict(metadata.__dict__)
+    response = out.get("model_response")
+    if type(response) is RawJson:
+        out["model_response"] = orjson.Fragment(response.data) if raw else response.decode()
     if metadata.__pydantic_extra__:
         out.update(metadata.__pydantic_extra__)
     return out
@@ -261,7 +276,7 @@ def _payload(event: Event, wire: Wire) -> dict[str, Any]:
 _TOP_ORDER = ("id", "timestamp", "source", "cause", "tool_call_metadata", "llm_metrics", "timeout", "hidden", "original_id")
 
 
-def _fresh_dict(event: Event) -> dict[str, Any]:
+def _fresh_dict(event: Event, raw: bool) -> dict[str, Any]:
     """The dict OpenHands' own `event_to_dict` would write for a new event."""
     values = event.__dict__
     envelope = event.envelope_fields
@@ -276,7 +291,7 @@ def _fresh_dict(event: Event) -> dict[str, Any]:
         out["cause"] = values["cause"]
     out[event.kind_key] = values[event.kind_key]
     if values["tool_call_metadata"] is not None:
-        out["tool_call_metadata"] = _metadata_dict(values["tool_call_metadata"])
+        out["tool_call_metadata"] = _metadata_dict(values["tool_call_metadata"], raw)
     if values["llm_metrics"] is not None:
         out["llm_metrics"] = values["llm_metrics"]
     payload: dict[str, Any] = {}
