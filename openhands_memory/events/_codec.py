@@ -57,13 +57,13 @@ _RECORDED: dict[str, Any] = {}  # stands in for a payload object the layout no l
 def _build(data: dict[str, Any], index: int | None, *, owned: bool) -> Event:
     if not isinstance(data, dict):
         raise MalformedEventError(f"expected a JSON object, got {type(data).__name__}", index=index)
-    event_id = event_id_of(data)
+    record = data  # named in errors by its id, read only when there is an error to raise
     if is_sdk_event(data):
         raise MalformedEventError(
             f"an OpenHands SDK (V1) event of kind {brief(data['kind'])}: a log is all V0 events or all "
             "SDK events, and load_events() imports a whole SDK log",
             index=index,
-            event_id=event_id,
+            event_id=event_id_of(record),
         )
     if ("args" not in data and "extras" not in data) and is_legacy_flat(data):
         data = upcast_legacy_flat(data)
@@ -72,11 +72,11 @@ def _build(data: dict[str, Any], index: int | None, *, owned: bool) -> Event:
     elif "observation" in data:
         kind_key, payload_key = "observation", "extras"
     else:
-        raise MalformedEventError("neither 'action' nor 'observation' is set", index=index, event_id=event_id)
+        raise MalformedEventError("neither 'action' nor 'observation' is set", index=index, event_id=event_id_of(record))
 
     kind = data[kind_key]
     if not isinstance(kind, str):
-        raise MalformedEventError(f"{kind_key!r} must be a string, got {brief(kind)}", index=index, event_id=event_id)
+        raise MalformedEventError(f"{kind_key!r} must be a string, got {brief(kind)}", index=index, event_id=event_id_of(record))
     cls: type[Event]
     if kind_key == "action":
         cls = ACTION_CLASSES.get(kind, UnknownAction)
@@ -89,7 +89,7 @@ def _build(data: dict[str, Any], index: int | None, *, owned: bool) -> Event:
         payload_items = payload
     else:
         raise MalformedEventError(
-            f"{payload_key!r} must be an object, got {type(payload).__name__}", index=index, event_id=event_id
+            f"{payload_key!r} must be an object, got {type(payload).__name__}", index=index, event_id=event_id_of(record)
         )
 
     envelope = cls.envelope_fields
@@ -114,7 +114,7 @@ def _build(data: dict[str, Any], index: int | None, *, owned: bool) -> Event:
         event = cls.__pydantic_validator__.validate_python(flat)
     except ValidationError as exc:
         raise MalformedEventError(
-            f"invalid {kind_key} {brief(kind)}: {describe_validation_error(exc)}", index=index, event_id=event_id
+            f"invalid {kind_key} {brief(kind)}: {describe_validation_error(exc)}", index=index, event_id=event_id_of(record)
         ) from exc
     if owned:
         _share_fields_set(event)
