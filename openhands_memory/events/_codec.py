@@ -240,7 +240,7 @@ def _metadata_dict(metadata: ToolCallMetadata | None, raw: bool) -> dict[str, An
     out = dict(metadata.__dict__)
     response = out.get("model_response")
     if type(response) is RawJson:
-        out["model_response"] = orjson.Fragment(response.data) if raw else response.decode()
+        out["model_response"] = orjson.Fragment(response.data) if raw and response.pristine else response.decode()
     if metadata.__pydantic_extra__:
         out.update(metadata.__pydantic_extra__)
     return out

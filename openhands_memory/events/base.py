@@ -41,21 +41,32 @@ class RawJson:
     A tool call's `model_response` is the biggest part of a log and the engine only passes it
     through: kept as bytes, a loaded log holds less and builds fewer objects, and writing it back
     compact (`event_to_json`) copies the bytes. `id` is the response's id, read without decoding.
+    Events that share one `RawJson` share the dict it decodes to, as they shared one dict before.
     """
 
-    __slots__ = ("data", "id")
+    __slots__ = ("data", "id", "_value")
 
     def __init__(self, data: bytes, id: Any) -> None:
         self.data = data
         self.id = id
+        self._value: dict[str, Any] | None = None
 
     def decode(self) -> dict[str, Any]:
-        """A new dict of the object (each call a new one: changing it changes no other event)."""
-        return orjson.loads(self.data)  # type: ignore[no-any-return]
+        """The object, decoded on the first call; every call gives that same dict."""
+        if self._value is None:
+            self._value = orjson.loads(self.data)
+        return self._value
+
+    @property
+    def pristine(self) -> bool:
+        """Not decoded yet: `data` is exactly the object (a decoded dict may have been changed)."""
+        return self._value is None
 
     def __eq__(self, other: object) -> bool:
         if type(other) is RawJson:
-            return self.data == other.data or self.decode() == other.decode()
+            if self._value is None and other._value is None and self.data == other.data:
+                return True
+            return self.decode() == other.decode()
         if isinstance(other, dict):
             return self.decode() == other
         return NotImplemented
@@ -65,15 +76,14 @@ class RawJson:
     def __repr__(self) -> str:
         return repr(self.decode())
 
-    # Immutable: copies share it.
     def __copy__(self) -> RawJson:
-        return self
+        return self  # a shallow copy shares the response, as it shared the dict
 
-    def __deepcopy__(self, memo: Any) -> RawJson:
-        return self
+    def __deepcopy__(self, memo: Any) -> Any:
+        return self if self._value is None else deepcopy(self._value, memo)
 
     def __reduce__(self) -> Any:
-        return (RawJson, (self.data, self.id))
+        return (RawJson, (self.data, self.id)) if self._value is None else (dict, (self._value,))
 
 
 def _require_response(value: Any) -> Any:
@@ -156,7 +166,7 @@ class ToolCallMetadata(_OwnFieldsSetOnWrite):
     def __getattribute__(self, name: str) -> Any:
         value = object.__getattribute__(self, name)
         if type(value) is RawJson:
-            # A loaded response is decoded on first read, and kept decoded (it may be changed).
+            # A loaded response is decoded on first read (once for all the events that share it).
             value = value.decode()
             object.__getattribute__(self, "__dict__")[name] = value
         return value
@@ -166,7 +176,9 @@ class ToolCallMetadata(_OwnFieldsSetOnWrite):
         """The id of the model response, which parallel calls share."""
         response = self.__dict__["model_response"]
         if type(response) is RawJson:
-            return response.id  # type: ignore[no-any-return]
+            if response.pristine:
+                return response.id  # type: ignore[no-any-return]
+            response = response.decode()
         return response.get("id") if response else None
 
 

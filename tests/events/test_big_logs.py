@@ -140,6 +140,9 @@ def test_an_action_and_its_observation_share_their_equal_model_response(
     assert kept is action.tool_call_metadata.__dict__["model_response"]  # type: ignore[union-attr]
     assert observation.response_id == kept.id == orjson.loads(kept.data)["id"]
     assert observation.tool_call_metadata.__dict__["model_response"] is kept  # reading the id decoded nothing
+    assert kept.pristine  # reading the id decoded nothing
+    # Read, both events give one dict, as a JSON list's events do.
+    assert observation.tool_call_metadata.model_response is action.tool_call_metadata.model_response  # type: ignore[union-attr]
     opened = EventStream.open(path)
     by_id = {e.id: e for e in opened.get_events()}
     assert by_id[observation.id].tool_call_metadata.__dict__["model_response"] is by_id[action.id].tool_call_metadata.__dict__["model_response"]  # type: ignore[union-attr]
@@ -269,6 +272,13 @@ def test_a_response_kept_as_bytes_reads_compares_and_writes_as_its_dict(
     response["id"] = "changed"
     assert orjson.loads(event_to_json(event))["tool_call_metadata"]["model_response"]["id"] == "changed"
     assert event.response_id == "changed"
+    # Its observation shares the response, unread: it writes and names the change too.
+    sibling = next(e for e in raw if e.cause == event.id)
+    assert type(sibling.tool_call_metadata.__dict__["model_response"]) is RawJson  # type: ignore[union-attr]
+    assert sibling.response_id == "changed"
+    assert orjson.loads(event_to_json(sibling))["tool_call_metadata"]["model_response"]["id"] == "changed"
+    assert pickle.loads(pickle.dumps(sibling)).tool_call_metadata.model_response["id"] == "changed"  # type: ignore[union-attr]
+    assert copy.deepcopy(sibling).tool_call_metadata.model_response == response  # type: ignore[union-attr]
 
 
 def test_a_response_not_written_compact_is_read_as_a_dict(session: list[dict[str, Any]], tmp_path: Path) -> None:
