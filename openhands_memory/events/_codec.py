@@ -6,7 +6,7 @@ had are written back, in their order, with values we do not model kept as they w
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 from pydantic import BaseModel, ValidationError
@@ -117,18 +117,23 @@ def _build(data: dict[str, Any], index: int | None, *, owned: bool) -> Event:
             f"invalid {kind_key} {brief(kind)}: {describe_validation_error(exc)}", index=index, event_id=event_id_of(record)
         ) from exc
     if owned:
-        _share_fields_set(event)
+        # Only the keys, their order and the values of keys we do not model are read from a layout:
+        # the key tuples and the fields set are shared by every event of this shape, the values a
+        # small dict. (A shape's fields set is the same for all its events: it is the keys given.)
+        top = tuple(data)
+        keys = tuple(payload_items) if payload is not _MISSING else None
+        shape = _SHAPES.get((cls, top, keys))
+        if shape is None:
+            shape = _new_shape(cls, top, keys, event, envelope)
+        if shape.fields_set is not None:
+            object.__setattr__(event, "__pydantic_fields_set__", shape.fields_set)
         metadata = event.__dict__.get("tool_call_metadata")
         if metadata is not None:
             _share_fields_set(metadata)
-        # Only the keys, their order and the values of keys we do not model are read from a layout:
-        # the order is one tuple shared by every event of this shape, the values a small dict.
-        order = _shared_keys(tuple(data))
-        unmodeled = {key: value for key, value in data.items() if key not in envelope}
+        unmodeled = {key: data[key] for key in shape.unmodeled}
         if unmodeled.get(payload_key) is not None:
             unmodeled[payload_key] = _RECORDED
-        keys = _shared_keys(tuple(payload_items)) if payload is not _MISSING else None
-        set_wire(event, Wire(unmodeled, keys, shadow or None, order))
+        set_wire(event, Wire(unmodeled, shape.payload, shadow or None, shape.order))
         return event
     keys = tuple(payload_items) if payload is not _MISSING else None
     set_wire(event, Wire(dict(data), keys, shadow or None))
@@ -150,6 +155,33 @@ def _upcast_payload_extras(extras: tuple[str, ...], data: dict[str, Any], shadow
     for name in extras:
         if name in _FORMERLY_IN_PAYLOAD and name in shadow and name not in data:
             flat[name] = shadow.pop(name)
+
+
+class _Shape(NamedTuple):
+    """What every loaded event of one class with the same top-level and payload keys shares."""
+
+    order: tuple[str, ...]
+    payload: tuple[str, ...] | None
+    fields_set: SharedFieldsSet | None
+    unmodeled: tuple[str, ...]
+    """The top-level keys that are no field: their values are the event's own."""
+
+
+_SHAPES: dict[tuple[type[Event], tuple[str, ...], tuple[str, ...] | None], _Shape] = {}
+
+
+def _new_shape(cls: type[Event], top: tuple[str, ...], keys: tuple[str, ...] | None, event: Event, envelope: frozenset[str]) -> _Shape:
+    _share_fields_set(event)
+    fields_set = event.__pydantic_fields_set__
+    shape = _Shape(
+        _shared_keys(top),
+        _shared_keys(keys) if keys is not None else None,
+        fields_set if type(fields_set) is SharedFieldsSet else None,
+        tuple(key for key in top if key not in envelope),
+    )
+    if len(_SHAPES) < _MAX_SHARED_FIELDS_SETS:
+        _SHAPES[(cls, top, keys)] = shape
+    return shape
 
 
 _SHARED_FIELDS_SETS: dict[frozenset[str], SharedFieldsSet] = {}
