@@ -286,7 +286,7 @@ class ResponseSharer:
             return None
         begin = start + len(_RESPONSE_KEY)
         end = line.find(_AFTER_RESPONSE, begin)
-        if end < 0 or line[begin : begin + 1] != b"{":
+        if end < 0 or line[begin : begin + 1] != b"{" or _PLACEHOLDER in line:
             return None
         segment = line[begin:end]
         kept = self._raw.get(segment)
@@ -302,12 +302,13 @@ class ResponseSharer:
             if len(self._raw) > self._size:
                 self._raw.popitem(last=False)
         try:
-            record = orjson.loads(line[:begin] + b"null" + line[end:])
+            record = orjson.loads(line[:begin] + _PLACEHOLDER + line[end:])
         except orjson.JSONDecodeError:
             return None
         metadata = record.get("tool_call_metadata") if type(record) is dict else None
-        # The key found must be the metadata's own (not one inside another object of the line).
-        if type(metadata) is not dict or "model_response" not in metadata or metadata["model_response"] is not None:
+        # The key found must be the metadata's own (not one inside another object of the line): the
+        # placeholder, which the line did not hold, is where the response was.
+        if type(metadata) is not dict or metadata.get("model_response") != _PLACEHOLDER_VALUE:
             return None
         metadata["model_response"] = kept
         return record
@@ -317,3 +318,5 @@ class ResponseSharer:
 # total_calls_in_response; inside a JSON string a quote is escaped, so neither can occur there.
 _RESPONSE_KEY = b'"model_response":'
 _AFTER_RESPONSE = b',"total_calls_in_response":'
+_PLACEHOLDER = b'"\\u0000model_response"'
+_PLACEHOLDER_VALUE = "\x00model_response"

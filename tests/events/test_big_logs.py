@@ -19,6 +19,7 @@ from openhands_memory.errors import MalformedEventError
 from openhands_memory.events import (
     _reading,
     dump_events,
+    event_from_json,
     event_to_dict,
     event_to_json,
     iter_events,
@@ -330,3 +331,17 @@ def test_a_load_leaves_what_someone_froze_frozen(tmp_path: Path) -> None:
         assert gc.get_freeze_count() >= frozen
     finally:
         gc.unfreeze()
+
+
+def test_a_model_response_key_elsewhere_in_the_line_is_not_taken_for_the_metadata_one() -> None:
+    response = {"id": "r1", "choices": []}
+    record = {
+        "id": 3,
+        "action": "run",
+        "args": {"command": "ls", "model_response": response, "total_calls_in_response": 1},
+        "tool_call_metadata": {"function_name": "f", "tool_call_id": "c", "model_response": None, "total_calls_in_response": 1},
+    }
+    line = orjson.dumps(record)
+    assert line.index(b'"model_response":{') < line.index(b'"tool_call_metadata"')
+    assert ResponseSharer().loads(line) == record
+    assert event_to_dict(event_from_json(line)) == record
