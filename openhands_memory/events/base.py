@@ -14,7 +14,14 @@ from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Self
 
 import orjson
-from pydantic import BaseModel, BeforeValidator, ConfigDict, PlainSerializer, PlainValidator, StrictInt
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    PlainSerializer,
+    PlainValidator,
+    StrictInt,
+)
 from pydantic_core import PydanticUndefined
 
 from openhands_memory.events._text import dataclass_text
@@ -44,7 +51,7 @@ class RawJson:
     Events that share one `RawJson` share the dict it decodes to, as they shared one dict before.
     """
 
-    __slots__ = ("data", "id", "_value")
+    __slots__ = ("_value", "data", "id")
 
     def __init__(self, data: bytes, id: Any) -> None:
         self.data = data
