@@ -6,8 +6,9 @@ had are written back, in their order, with values we do not model kept as they w
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
+import orjson
 from pydantic import BaseModel, ValidationError
 
 from openhands_memory.errors import MalformedEventError
@@ -19,6 +20,7 @@ from openhands_memory.events.actions import ACTION_CLASSES, UnknownAction
 from openhands_memory.events.base import (
     Event,
     Observation,
+    RawJson,
     SharedFieldsSet,
     ToolCallMetadata,
 )
@@ -55,13 +57,13 @@ _RECORDED: dict[str, Any] = {}  # stands in for a payload object the layout no l
 def _build(data: dict[str, Any], index: int | None, *, owned: bool) -> Event:
     if not isinstance(data, dict):
         raise MalformedEventError(f"expected a JSON object, got {type(data).__name__}", index=index)
-    event_id = event_id_of(data)
+    record = data  # named in errors by its id, read only when there is an error to raise
     if is_sdk_event(data):
         raise MalformedEventError(
             f"an OpenHands SDK (V1) event of kind {brief(data['kind'])}: a log is all V0 events or all "
             "SDK events, and load_events() imports a whole SDK log",
             index=index,
-            event_id=event_id,
+            event_id=event_id_of(record),
         )
     if ("args" not in data and "extras" not in data) and is_legacy_flat(data):
         data = upcast_legacy_flat(data)
@@ -70,11 +72,11 @@ def _build(data: dict[str, Any], index: int | None, *, owned: bool) -> Event:
     elif "observation" in data:
         kind_key, payload_key = "observation", "extras"
     else:
-        raise MalformedEventError("neither 'action' nor 'observation' is set", index=index, event_id=event_id)
+        raise MalformedEventError("neither 'action' nor 'observation' is set", index=index, event_id=event_id_of(record))
 
     kind = data[kind_key]
     if not isinstance(kind, str):
-        raise MalformedEventError(f"{kind_key!r} must be a string, got {brief(kind)}", index=index, event_id=event_id)
+        raise MalformedEventError(f"{kind_key!r} must be a string, got {brief(kind)}", index=index, event_id=event_id_of(record))
     cls: type[Event]
     if kind_key == "action":
         cls = ACTION_CLASSES.get(kind, UnknownAction)
@@ -87,7 +89,7 @@ def _build(data: dict[str, Any], index: int | None, *, owned: bool) -> Event:
         payload_items = payload
     else:
         raise MalformedEventError(
-            f"{payload_key!r} must be an object, got {type(payload).__name__}", index=index, event_id=event_id
+            f"{payload_key!r} must be an object, got {type(payload).__name__}", index=index, event_id=event_id_of(record)
         )
 
     envelope = cls.envelope_fields
@@ -112,21 +114,26 @@ def _build(data: dict[str, Any], index: int | None, *, owned: bool) -> Event:
         event = cls.__pydantic_validator__.validate_python(flat)
     except ValidationError as exc:
         raise MalformedEventError(
-            f"invalid {kind_key} {brief(kind)}: {describe_validation_error(exc)}", index=index, event_id=event_id
+            f"invalid {kind_key} {brief(kind)}: {describe_validation_error(exc)}", index=index, event_id=event_id_of(record)
         ) from exc
     if owned:
-        _share_fields_set(event)
+        # Only the keys, their order and the values of keys we do not model are read from a layout:
+        # the key tuples and the fields set are shared by every event of this shape, the values a
+        # small dict. (A shape's fields set is the same for all its events: it is the keys given.)
+        top = tuple(data)
+        keys = tuple(payload_items) if payload is not _MISSING else None
+        shape = _SHAPES.get((cls, top, keys))
+        if shape is None:
+            shape = _new_shape(cls, top, keys, event, envelope)
+        if shape.fields_set is not None:
+            object.__setattr__(event, "__pydantic_fields_set__", shape.fields_set)
         metadata = event.__dict__.get("tool_call_metadata")
         if metadata is not None:
             _share_fields_set(metadata)
-        # Only the keys, their order and the values of keys we do not model are read from a layout:
-        # the order is one tuple shared by every event of this shape, the values a small dict.
-        order = _shared_keys(tuple(data))
-        unmodeled = {key: value for key, value in data.items() if key not in envelope}
+        unmodeled = {key: data[key] for key in shape.unmodeled}
         if unmodeled.get(payload_key) is not None:
             unmodeled[payload_key] = _RECORDED
-        keys = _shared_keys(tuple(payload_items)) if payload is not _MISSING else None
-        set_wire(event, Wire(unmodeled, keys, shadow or None, order))
+        set_wire(event, Wire(unmodeled, shape.payload, shadow or None, shape.order))
         return event
     keys = tuple(payload_items) if payload is not _MISSING else None
     set_wire(event, Wire(dict(data), keys, shadow or None))
@@ -148,6 +155,33 @@ def _upcast_payload_extras(extras: tuple[str, ...], data: dict[str, Any], shadow
     for name in extras:
         if name in _FORMERLY_IN_PAYLOAD and name in shadow and name not in data:
             flat[name] = shadow.pop(name)
+
+
+class _Shape(NamedTuple):
+    """What every loaded event of one class with the same top-level and payload keys shares."""
+
+    order: tuple[str, ...]
+    payload: tuple[str, ...] | None
+    fields_set: SharedFieldsSet | None
+    unmodeled: tuple[str, ...]
+    """The top-level keys that are no field: their values are the event's own."""
+
+
+_SHAPES: dict[tuple[type[Event], tuple[str, ...], tuple[str, ...] | None], _Shape] = {}
+
+
+def _new_shape(cls: type[Event], top: tuple[str, ...], keys: tuple[str, ...] | None, event: Event, envelope: frozenset[str]) -> _Shape:
+    _share_fields_set(event)
+    fields_set = event.__pydantic_fields_set__
+    shape = _Shape(
+        _shared_keys(top),
+        _shared_keys(keys) if keys is not None else None,
+        fields_set if type(fields_set) is SharedFieldsSet else None,
+        tuple(key for key in top if key not in envelope),
+    )
+    if len(_SHAPES) < _MAX_SHARED_FIELDS_SETS:
+        _SHAPES[(cls, top, keys)] = shape
+    return shape
 
 
 _SHARED_FIELDS_SETS: dict[frozenset[str], SharedFieldsSet] = {}
@@ -186,9 +220,19 @@ def event_to_dict(event: Event) -> dict[str, Any]:
     A loaded event is written with the keys it was read with; a new one the way OpenHands writes
     it. The result shares nested lists and dicts with the event: copy before changing them.
     """
+    return _to_dict(event, raw=False)
+
+
+def event_to_compact_dict(event: Event) -> dict[str, Any]:
+    """`event_to_dict` for `orjson.dumps` without indentation: a model response a reader left as
+    bytes is an `orjson.Fragment` of those bytes, which writes exactly what its dict would."""
+    return _to_dict(event, raw=True)
+
+
+def _to_dict(event: Event, *, raw: bool) -> dict[str, Any]:
     wire = wire_of(event)
     if wire is None:
-        return _fresh_dict(event)
+        return _fresh_dict(event, raw)
     values = event.__dict__
     envelope = event.envelope_fields
     payload_key = event.payload_key
@@ -197,7 +241,7 @@ def event_to_dict(event: Event) -> dict[str, Any]:
     for key in wire.order or recorded_values:
         if key in envelope:
             value = values[key]
-            out[key] = _metadata_dict(value) if key == "tool_call_metadata" else value
+            out[key] = _metadata_dict(value, raw) if key == "tool_call_metadata" else value
         elif key == payload_key:
             payload = _payload(event, wire)
             # `"args": null` stays null
@@ -209,7 +253,7 @@ def event_to_dict(event: Event) -> dict[str, Any]:
         if key not in out and key in envelope:
             value = values[key]
             if value is not None and value is not False:
-                out[key] = _metadata_dict(value) if key == "tool_call_metadata" else value
+                out[key] = _metadata_dict(value, raw) if key == "tool_call_metadata" else value
     for key in event.top_level_extras:
         # An extra read from the payload (the older shape) was written back there by `_payload`.
         if key not in out and values[key] is not None and values[key] is not False and key not in (wire.payload or ()):
@@ -221,11 +265,14 @@ def event_to_dict(event: Event) -> dict[str, Any]:
     return out
 
 
-def _metadata_dict(metadata: ToolCallMetadata | None) -> dict[str, Any] | None:
+def _metadata_dict(metadata: ToolCallMetadata | None, raw: bool) -> dict[str, Any] | None:
     """The metadata's JSON dict; shares `model_response` rather than copying it deeply."""
     if metadata is None:
         return None
     out = dict(metadata.__dict__)
+    response = out.get("model_response")
+    if type(response) is RawJson:
+        out["model_response"] = orjson.Fragment(response.data) if raw and response.pristine else response.decode()
     if metadata.__pydantic_extra__:
         out.update(metadata.__pydantic_extra__)
     return out
@@ -261,7 +308,7 @@ def _payload(event: Event, wire: Wire) -> dict[str, Any]:
 _TOP_ORDER = ("id", "timestamp", "source", "cause", "tool_call_metadata", "llm_metrics", "timeout", "hidden", "original_id")
 
 
-def _fresh_dict(event: Event) -> dict[str, Any]:
+def _fresh_dict(event: Event, raw: bool) -> dict[str, Any]:
     """The dict OpenHands' own `event_to_dict` would write for a new event."""
     values = event.__dict__
     envelope = event.envelope_fields
@@ -276,7 +323,7 @@ def _fresh_dict(event: Event) -> dict[str, Any]:
         out["cause"] = values["cause"]
     out[event.kind_key] = values[event.kind_key]
     if values["tool_call_metadata"] is not None:
-        out["tool_call_metadata"] = _metadata_dict(values["tool_call_metadata"])
+        out["tool_call_metadata"] = _metadata_dict(values["tool_call_metadata"], raw)
     if values["llm_metrics"] is not None:
         out["llm_metrics"] = values["llm_metrics"]
     payload: dict[str, Any] = {}

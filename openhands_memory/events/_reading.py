@@ -16,6 +16,8 @@ from typing import Any
 
 import orjson
 
+from openhands_memory.events.base import RawJson
+
 CHUNK = 1 << 18
 """Bytes read at a time: 256 KiB reads as fast as 1 MiB, and the chunk and its lines are a peak of their own."""
 
@@ -210,6 +212,12 @@ def gc_paused() -> Iterator[None]:
 
     Parsed JSON and events never refer to themselves; collecting while they are built made
     loading a big log twice as slow, for nothing to collect.
+
+    On the way out, what was built moves to the oldest generation (`gc.freeze()` then
+    `gc.unfreeze()`, which moves lists, not objects): left young, the first collection after the
+    pause would walk every object just built (a fifth of opening a 200k-event log) only to find
+    them alive. They are still collected as usual by full collections. Skipped when something is
+    frozen already (`gc.unfreeze()` would thaw it) or the collector was off.
     """
     was_enabled = gc.isenabled()
     gc.disable()
@@ -217,11 +225,14 @@ def gc_paused() -> Iterator[None]:
         yield
     finally:
         if was_enabled:
+            if gc.get_freeze_count() == 0:
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 
 class ResponseSharer:
-    """Let equal `model_response` objects of nearby events share one dict.
+    """Let equal `model_response` objects of nearby events share one value.
 
     OpenHands copies a model response onto the action and its observation, and onto every
     parallel call: a loaded log held each copy apart. Only responses equal to a recent one with
@@ -231,6 +242,7 @@ class ResponseSharer:
     def __init__(self, recent: int = 64) -> None:
         self._recent: OrderedDict[Any, dict[str, Any]] = OrderedDict()
         self._size = recent
+        self._raw: OrderedDict[bytes, RawJson] = OrderedDict()
 
     def share(self, record: Any) -> None:
         """Replace the record's `tool_call_metadata.model_response` with an equal one seen before."""
@@ -252,3 +264,59 @@ class ResponseSharer:
         self._recent[key] = response
         if len(self._recent) > self._size:
             self._recent.popitem(last=False)
+
+    def loads(self, line: bytes) -> Any:
+        """`orjson.loads(line)` of a compact JSONL line, with the tool call's `model_response` left as
+        the bytes it was written as (`RawJson`), shared with an equal recent one; and shared as
+        `share` does.
+
+        The response is kept raw only when its bytes are exactly what `orjson.dumps` writes for it (so
+        writing it back changes nothing); any other line is parsed whole, and a line that is not
+        JSON raises the very error `orjson.loads(line)` raises.
+        """
+        record = self._loads_raw(line)
+        if record is None:
+            record = orjson.loads(line)
+            self.share(record)
+        return record
+
+    def _loads_raw(self, line: bytes) -> Any:
+        start = line.find(_RESPONSE_KEY)
+        if start < 0:
+            return None
+        begin = start + len(_RESPONSE_KEY)
+        end = line.find(_AFTER_RESPONSE, begin)
+        if end < 0 or line[begin : begin + 1] != b"{" or _PLACEHOLDER in line:
+            return None
+        segment = line[begin:end]
+        kept = self._raw.get(segment)
+        if kept is None:
+            try:
+                response = orjson.loads(segment)
+            except orjson.JSONDecodeError:
+                return None
+            if type(response) is not dict or orjson.dumps(response) != segment:
+                return None
+            kept = RawJson(segment, response.get("id") if response else None)
+            self._raw[segment] = kept
+            if len(self._raw) > self._size:
+                self._raw.popitem(last=False)
+        try:
+            record = orjson.loads(line[:begin] + _PLACEHOLDER + line[end:])
+        except orjson.JSONDecodeError:
+            return None
+        metadata = record.get("tool_call_metadata") if type(record) is dict else None
+        # The key found must be the metadata's own (not one inside another object of the line): the
+        # placeholder, which the line did not hold, is where the response was.
+        if type(metadata) is not dict or metadata.get("model_response") != _PLACEHOLDER_VALUE:
+            return None
+        metadata["model_response"] = kept
+        return record
+
+
+# OpenHands writes `tool_call_metadata` as function_name, tool_call_id, model_response,
+# total_calls_in_response; inside a JSON string a quote is escaped, so neither can occur there.
+_RESPONSE_KEY = b'"model_response":'
+_AFTER_RESPONSE = b',"total_calls_in_response":'
+_PLACEHOLDER = b'"\\u0000model_response"'
+_PLACEHOLDER_VALUE = "\x00model_response"

@@ -13,7 +13,15 @@ from copy import deepcopy
 from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Self
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, PlainValidator, StrictInt
+import orjson
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    PlainSerializer,
+    PlainValidator,
+    StrictInt,
+)
 from pydantic_core import PydanticUndefined
 
 from openhands_memory.events._text import dataclass_text
@@ -32,6 +40,70 @@ def _require_object(value: Any) -> dict[str, Any]:
 JsonObject = Annotated[dict[str, Any], PlainValidator(_require_object)]
 """A JSON object passed through as is: checked to be a dict, its contents not copied or validated.
 (Model responses and metrics are large and opaque to us; validating them would dominate load time.)"""
+
+
+class RawJson:
+    """A JSON object kept as the compact bytes a reader parsed it from, decoded when asked for.
+
+    A tool call's `model_response` is the biggest part of a log and the engine only passes it
+    through: kept as bytes, a loaded log holds less and builds fewer objects, and writing it back
+    compact (`event_to_json`) copies the bytes. `id` is the response's id, read without decoding.
+    Events that share one `RawJson` share the dict it decodes to, as they shared one dict before.
+    """
+
+    __slots__ = ("_value", "data", "id")
+
+    def __init__(self, data: bytes, id: Any) -> None:
+        self.data = data
+        self.id = id
+        self._value: dict[str, Any] | None = None
+
+    def decode(self) -> dict[str, Any]:
+        """The object, decoded on the first call; every call gives that same dict."""
+        if self._value is None:
+            self._value = orjson.loads(self.data)
+        return self._value
+
+    @property
+    def pristine(self) -> bool:
+        """Not decoded yet: `data` is exactly the object (a decoded dict may have been changed)."""
+        return self._value is None
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is RawJson:
+            if self._value is None and other._value is None and self.data == other.data:
+                return True
+            return self.decode() == other.decode()
+        if isinstance(other, dict):
+            return self.decode() == other
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(self.decode())
+
+    def __copy__(self) -> RawJson:
+        return self  # a shallow copy shares the response, as it shared the dict
+
+    def __deepcopy__(self, memo: Any) -> Any:
+        return self if self._value is None else deepcopy(self._value, memo)
+
+    def __reduce__(self) -> Any:
+        return (RawJson, (self.data, self.id)) if self._value is None else (dict, (self._value,))
+
+
+def _require_response(value: Any) -> Any:
+    return value if type(value) is RawJson else _require_object(value)
+
+
+def _plain_response(value: Any) -> Any:
+    return value.decode() if type(value) is RawJson else value
+
+
+ModelResponse = Annotated[dict[str, Any], PlainValidator(_require_response), PlainSerializer(_plain_response)]
+"""A model response: a JSON object as `JsonObject`, or the `RawJson` a reader left it as (a field
+read gives the dict either way)."""
 
 
 class EventSource(StrEnum):
@@ -93,15 +165,27 @@ class ToolCallMetadata(_OwnFieldsSetOnWrite):
     """The name of the tool the model called."""
     tool_call_id: str
     """The id the model gave this call; the tool result must carry it back."""
-    model_response: JsonObject | None = None
+    model_response: ModelResponse | None = None
     """The full completion (litellm's JSON) the call came from; shared by parallel calls."""
     total_calls_in_response: int = 1
     """How many tool calls that response made, this one included."""
 
+    def __getattribute__(self, name: str) -> Any:
+        value = object.__getattribute__(self, name)
+        if type(value) is RawJson:
+            # A loaded response is decoded on first read (once for all the events that share it).
+            value = value.decode()
+            object.__getattribute__(self, "__dict__")[name] = value
+        return value
+
     @property
     def response_id(self) -> str | None:
         """The id of the model response, which parallel calls share."""
-        response = self.model_response
+        response = self.__dict__["model_response"]
+        if type(response) is RawJson:
+            if response.pristine:
+                return response.id  # type: ignore[no-any-return]
+            response = response.decode()
         return response.get("id") if response else None
 
 

@@ -30,6 +30,7 @@ from openhands_memory.errors import MalformedEventError
 from openhands_memory.events._codec import (
     event_from_dict,
     event_from_parsed,
+    event_to_compact_dict,
     event_to_dict,
 )
 from openhands_memory.events._reading import (
@@ -75,7 +76,7 @@ def event_to_json(event: Event) -> bytes:
         MalformedEventError: a field holds a value JSON cannot carry (a set, an object, ...).
     """
     try:
-        return orjson.dumps(event_to_dict(event))
+        return orjson.dumps(event_to_compact_dict(event))
     except orjson.JSONEncodeError as exc:
         raise MalformedEventError(f"cannot be written as JSON: {exc}", event_id=event.id) from exc
 
@@ -224,12 +225,13 @@ def _first_byte(file: Any) -> bytes:
 
 def _jsonl_records(read: Any) -> Iterator[tuple[int, Any]]:
     """`(line number, parsed record)` of every non-blank line; `_Unusual` for a last line without newline."""
+    sharer = ResponseSharer()  # responses stay the bytes they were written as, until read
     for number, line, ended in iter_lines(read):
         if not line.strip():
             continue
         if not ended:
             raise _Unusual  # cut off, or still being written: the whole-file reader tells which
-        yield number, orjson.loads(line)
+        yield number, sharer.loads(line)
 
 
 def _events_of(records: Iterable[Any], *, lines: list[int] | None) -> list[Event]:
@@ -297,7 +299,7 @@ def _iter_jsonl(file: Any, path: Path) -> Iterator[Event]:
         if not line.strip():
             continue
         try:
-            record = orjson.loads(line)
+            record = sharer.loads(line)
         except orjson.JSONDecodeError as exc:
             reason = f"invalid JSON: {exc.msg} (column {exc.colno})"
             if not ended:

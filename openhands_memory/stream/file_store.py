@@ -308,8 +308,7 @@ def _load(fd: int, path: Path) -> tuple[list[Event], int, RecoveryReport | None]
                 break
             if not line.strip():
                 continue
-            value = _loads_line(line, path, number)
-            sharer.share(value)
+            value = _loads_line(line, path, number, sharer)
             event = _parse_line(value, path, number)
             last_id = _check_order(event, last_id, path, number, len(events))
             events.append(event)
@@ -331,9 +330,9 @@ def _load(fd: int, path: Path) -> tuple[list[Event], int, RecoveryReport | None]
     return events, size[0] + 1, None
 
 
-def _loads_line(line: bytes, path: Path, number: int) -> object:
+def _loads_line(line: bytes, path: Path, number: int, sharer: ResponseSharer) -> object:
     try:
-        return orjson.loads(line)
+        return sharer.loads(line)
     except orjson.JSONDecodeError as exc:
         raise CorruptRecordError(path, number, f"invalid JSON: {exc}") from exc
 

@@ -19,16 +19,20 @@ from openhands_memory.errors import MalformedEventError
 from openhands_memory.events import (
     _reading,
     dump_events,
+    event_from_json,
     event_to_dict,
+    event_to_json,
     iter_events,
     load_events,
 )
 from openhands_memory.events._reading import (
     ElementError,
     ListShapeError,
+    ResponseSharer,
     iter_lines,
     iter_list_elements,
 )
+from openhands_memory.events.base import RawJson
 from openhands_memory.stream import EventStream
 from openhands_memory.testing.synthetic import synthetic_session_dicts
 
@@ -131,12 +135,25 @@ def test_an_action_and_its_observation_share_their_equal_model_response(
     events = load_events(path)
     observation = next(e for e in events if e.cause is not None and e.tool_call_metadata is not None)
     action = next(e for e in events if e.id == observation.cause)
+    # Read compact, the response stays its bytes (one RawJson for both) until a field read decodes it.
+    kept = observation.tool_call_metadata.__dict__["model_response"]  # type: ignore[union-attr]
+    assert type(kept) is RawJson
+    assert kept is action.tool_call_metadata.__dict__["model_response"]  # type: ignore[union-attr]
+    assert observation.response_id == kept.id == orjson.loads(kept.data)["id"]
+    assert observation.tool_call_metadata.__dict__["model_response"] is kept  # reading the id decoded nothing
+    assert kept.pristine  # reading the id decoded nothing
+    # Read, both events give one dict, as a JSON list's events do.
     assert observation.tool_call_metadata.model_response is action.tool_call_metadata.model_response  # type: ignore[union-attr]
     opened = EventStream.open(path)
     by_id = {e.id: e for e in opened.get_events()}
-    assert by_id[observation.id].tool_call_metadata.model_response is by_id[action.id].tool_call_metadata.model_response  # type: ignore[union-attr]
+    assert by_id[observation.id].tool_call_metadata.__dict__["model_response"] is by_id[action.id].tool_call_metadata.__dict__["model_response"]  # type: ignore[union-attr]
     opened.close()
     assert [event_to_dict(e) for e in events] == session
+    # The same log read as a JSON list shares one dict.
+    listed = load_events_from(session, tmp_path)
+    observation = next(e for e in listed if e.id == observation.id)
+    action = next(e for e in listed if e.id == observation.cause)
+    assert observation.tool_call_metadata.model_response is action.tool_call_metadata.model_response  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize("log", V0_LOGS)
@@ -226,3 +243,105 @@ def test_copies_of_a_loaded_event_keep_its_layout(tmp_path: Path) -> None:
         assert event_to_dict(copied) == line
         assert list(event_to_dict(copied)) == list(line)
     assert event_to_dict(event.model_copy(update={"id": 9})) == {**line, "id": 9}
+
+
+def test_a_response_kept_as_bytes_reads_compares_and_writes_as_its_dict(
+    session: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    compact = tmp_path / "log.jsonl"
+    compact.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in session))
+    raw = load_events(compact)
+    listed = load_events_from(session, tmp_path)  # responses as dicts
+    event = next(e for e in raw if e.tool_call_metadata is not None)
+    twin = next(e for e in listed if e.id == event.id)
+    assert type(event.tool_call_metadata.__dict__["model_response"]) is RawJson  # type: ignore[union-attr]
+    assert raw == listed
+    assert repr(event) == repr(twin)
+    assert event.model_dump() == twin.model_dump()
+    assert event.model_dump_json() == twin.model_dump_json()
+    for copied in (copy.copy(event), copy.deepcopy(event), pickle.loads(pickle.dumps(event)), event.model_copy(deep=True)):
+        assert copied == twin
+        assert event_to_json(copied) == event_to_json(twin)
+    # Written back compact, the file is the same bytes.
+    again = tmp_path / "again.jsonl"
+    dump_events(raw, again)
+    assert again.read_bytes() == compact.read_bytes()
+    # A read decodes it; a change to what was read is written.
+    response = event.tool_call_metadata.model_response  # type: ignore[union-attr]
+    assert response == twin.tool_call_metadata.model_response  # type: ignore[union-attr]
+    assert type(response) is dict
+    response["id"] = "changed"
+    assert orjson.loads(event_to_json(event))["tool_call_metadata"]["model_response"]["id"] == "changed"
+    assert event.response_id == "changed"
+    # Its observation shares the response, unread: it writes and names the change too.
+    sibling = next(e for e in raw if e.cause == event.id)
+    assert type(sibling.tool_call_metadata.__dict__["model_response"]) is RawJson  # type: ignore[union-attr]
+    assert sibling.response_id == "changed"
+    assert orjson.loads(event_to_json(sibling))["tool_call_metadata"]["model_response"]["id"] == "changed"
+    assert pickle.loads(pickle.dumps(sibling)).tool_call_metadata.model_response["id"] == "changed"  # type: ignore[union-attr]
+    assert copy.deepcopy(sibling).tool_call_metadata.model_response == response  # type: ignore[union-attr]
+
+
+def test_a_response_not_written_compact_is_read_as_a_dict(session: list[dict[str, Any]], tmp_path: Path) -> None:
+    spaced = tmp_path / "spaced.jsonl"
+    spaced.write_text("".join(json.dumps(r) + "\n" for r in session))
+    events = load_events(spaced)
+    kept = [e.tool_call_metadata.__dict__["model_response"] for e in events if e.tool_call_metadata is not None]
+    assert kept and all(type(k) is dict for k in kept)
+    assert [event_to_dict(e) for e in events] == session
+
+
+def test_a_broken_response_in_a_jsonl_line_raises_what_orjson_raises(session: list[dict[str, Any]], tmp_path: Path) -> None:
+    line = next(orjson.dumps(r) for r in session if (r.get("tool_call_metadata") or {}).get("model_response"))
+    broken = line.replace(b'"model_response":{', b'"model_response":{oops,', 1)
+    with pytest.raises(orjson.JSONDecodeError) as expected:
+        orjson.loads(broken)
+    with pytest.raises(orjson.JSONDecodeError) as got:
+        ResponseSharer().loads(broken)
+    assert str(got.value) == str(expected.value)
+    path = tmp_path / "broken.jsonl"
+    path.write_bytes(line + b"\n" + broken + b"\n")
+    with pytest.raises(MalformedEventError, match="invalid JSON"):
+        list(iter_events(path))
+
+
+def test_what_a_load_built_moves_to_the_oldest_generation_and_is_still_collected(tmp_path: Path) -> None:
+    path = tmp_path / "log.json"
+    path.write_bytes(b'[{"id": 0, "action": "message", "args": {"content": "hi"}}]')
+    gc.collect()
+    events = load_events(path)
+    assert gc.get_freeze_count() == 0
+    assert gc.is_tracked(events[0]) and any(o is events[0] for o in gc.get_objects(generation=2))
+    # A cycle built during the load is not kept for ever: a full collection finds it.
+    cycle: list[Any] = []
+    cycle.append(cycle)
+    with _reading.gc_paused():
+        made = [cycle]
+    del cycle, made
+    assert gc.collect() >= 1
+
+
+def test_a_load_leaves_what_someone_froze_frozen(tmp_path: Path) -> None:
+    path = tmp_path / "log.json"
+    path.write_bytes(b'[{"id": 0, "action": "message", "args": {"content": "hi"}}]')
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        load_events(path)
+        assert gc.get_freeze_count() >= frozen
+    finally:
+        gc.unfreeze()
+
+
+def test_a_model_response_key_elsewhere_in_the_line_is_not_taken_for_the_metadata_one() -> None:
+    response = {"id": "r1", "choices": []}
+    record = {
+        "id": 3,
+        "action": "run",
+        "args": {"command": "ls", "model_response": response, "total_calls_in_response": 1},
+        "tool_call_metadata": {"function_name": "f", "tool_call_id": "c", "model_response": None, "total_calls_in_response": 1},
+    }
+    line = orjson.dumps(record)
+    assert line.index(b'"model_response":{') < line.index(b'"tool_call_metadata"')
+    assert ResponseSharer().loads(line) == record
+    assert event_to_dict(event_from_json(line)) == record
