@@ -33,6 +33,7 @@ from openhands_memory.events._codec import (
     event_to_compact_dict,
     event_to_dict,
 )
+from openhands_memory.events._loaded import LoadedEvents
 from openhands_memory.events._reading import (
     ElementError,
     ListShapeError,
@@ -124,7 +125,7 @@ def load_events(path: str | os.PathLike[str]) -> list[Event]:
         )
     for finding in report.warnings:
         logger.warning("%s", finding.describe())
-    return events
+    return LoadedEvents(events)
 
 
 def validate_log(path: str | os.PathLike[str]) -> ValidationReport:
