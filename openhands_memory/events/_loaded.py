@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterable
+from itertools import pairwise
 from typing import Any
 
 from openhands_memory.events.base import Event, id_writes
@@ -28,7 +29,7 @@ __all__ = ["LoadedEvents", "LoadedRecord"]
 class LoadedRecord:
     """What a loaded list looked like: its items, their classes and ids, and whether the ids ascend."""
 
-    __slots__ = ("items", "types", "ids", "ascending", "writes")
+    __slots__ = ("ascending", "ids", "items", "types", "writes")
 
     def __init__(self, items: list[Event], types: list[type], ids: array[int], ascending: bool, writes: int) -> None:
         self.items = items
@@ -70,8 +71,8 @@ class LoadedEvents(list[Event]):
 def _recorded(events: list[Event]) -> LoadedRecord | None:
     """The record of `events`, or None if an id is not a plain int within 64 bits."""
     try:
-        ids = array("q", [event.id for event in events])  # type: ignore[misc]
+        ids = array("q", [event.id for event in events])  # type: ignore[arg-type]  # None raises TypeError
     except (TypeError, OverflowError):
         return None
-    ascending = all(a <= b for a, b in zip(ids, ids[1:]))
+    ascending = all(a <= b for a, b in pairwise(ids))
     return LoadedRecord(list(events), list(map(type, events)), ids, ascending, id_writes())

@@ -109,9 +109,7 @@ def test_changing_the_list_drops_the_record(tmp_path: Path) -> None:
         assert events.record() is not None, name
         change(events)
         assert events.record() is None, name
-        plain = list(events)
-        if name != "reverse":  # reversed ids are no stream; the builder still gives a view, as for a plain list
-            assert view_facts(View.from_events(events)) == view_facts(View.from_events(plain)), name
+        assert view_facts(View.from_events(events)) == view_facts(View.from_events(list(events))), name
     replaced = LoadedEvents(original)
     replaced[7] = stranger  # id 3: forgotten, so the view loses it
     assert [e.id for e in View.from_events(replaced)] == [0, None, 5]
