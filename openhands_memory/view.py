@@ -40,6 +40,7 @@ from openhands_memory.events import (
     CondensationRequestAction,
     Event,
 )
+from openhands_memory.events._loaded import LoadedEvents
 from openhands_memory.events.actions import IdRange
 from openhands_memory.events.scopes import Scope, events_in_scope
 
@@ -529,7 +530,15 @@ def _from_events_in_two_passes(events: list[Event]) -> View | None:
     (None) on what only the step-by-step rules describe: a persisting (SDK) summary, or a
     condensation or request with no id; and on id ranges when the ids are not sorted.
     """
-    special = list(compress(events, map(_condensation_types().__contains__, map(type, events))))
+    # A list as `load_events` gave it knows its events' classes and ids without reading the events.
+    # It picks events by position, so that only the events it takes are touched (in a cold cache,
+    # `compress` over the events themselves cost a memory miss per event).
+    record = events.record() if type(events) is LoadedEvents else None
+    if record is None:
+        special = list(compress(events, map(_condensation_types().__contains__, map(type, events))))
+    else:
+        positions = compress(range(len(events)), map(_condensation_types().__contains__, record.types))
+        special = list(map(events.__getitem__, positions))
     if not special:
         return View._snapshot(list(events), len(events), None, False, ([], 0))
     forgotten: set[int] = set()
@@ -553,13 +562,18 @@ def _from_events_in_two_passes(events: list[Event]) -> View | None:
     ids: Iterable[int | None]
     if ranges:
         # Only the ids of these events count, found by bisection: never one per id of the range.
-        ids = list(map(_get_id, events))
-        if not _is_sorted(ids):
-            return None  # the builder handles ranges over unsorted ids
+        if record is None:
+            ids = list(map(_get_id, events))
+            if not _is_sorted(ids):
+                return None  # the builder handles ranges over unsorted ids
+        elif record.ascending:
+            ids = record.ids.tolist()
+        else:
+            return None
         for start, end in _merged(ranges):
             forgotten.update(ids[bisect_left(ids, start) : bisect_right(ids, end)])  # type: ignore[arg-type]
     else:
-        ids = map(_get_id, events)
+        ids = map(_get_id, events) if record is None else record.ids
     summary: tuple[int, AgentCondensationObservation] | None = None
     if newest_summary is not None:
         assert newest_summary.summary is not None and newest_summary.summary_offset is not None
@@ -567,7 +581,10 @@ def _from_events_in_two_passes(events: list[Event]) -> View | None:
             newest_summary.summary_offset,
             AgentCondensationObservation(content=newest_summary.summary, cause=newest_summary.id),
         )
-    kept = list(compress(events, map(not_, map(forgotten.__contains__, ids))))
+    if record is None:
+        kept = list(compress(events, map(not_, map(forgotten.__contains__, ids))))
+    else:
+        kept = list(map(events.__getitem__, compress(range(len(events)), map(not_, map(forgotten.__contains__, ids)))))
     unhandled = isinstance(special[-1], CondensationRequestAction)
     # `forgotten` is ours alone and never changed again: the view may hold it without a copy.
     return View._snapshot(kept, len(kept), summary, unhandled, ([forgotten], 1))  # type: ignore[list-item]

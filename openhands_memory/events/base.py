@@ -147,13 +147,29 @@ class SharedFieldsSet(set[str]):
         return (set, (list(self),))
 
 
+_id_writes = [0]
+"""How many times an event's id or class was assigned in this process (see `events._loaded`)."""
+
+
+def id_writes() -> int:
+    """How many times an event's id or class was assigned in this process, a count that only grows."""
+    return _id_writes[0]
+
+
 class _OwnFieldsSetOnWrite(BaseModel):
     """Setting a field of a model whose fields set is shared gives it its own set first."""
 
     def __setattr__(self, name: str, value: Any) -> None:
+        if name == "id" or name == "__class__":
+            _id_writes[0] += 1  # a list that recorded the ids as loaded no longer trusts them
         if type(self.__pydantic_fields_set__) is SharedFieldsSet:
             object.__setattr__(self, "__pydantic_fields_set__", set(self.__pydantic_fields_set__))
         super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if name == "id":
+            _id_writes[0] += 1
+        super().__delattr__(name)
 
 
 class ToolCallMetadata(_OwnFieldsSetOnWrite):

@@ -33,6 +33,7 @@ from openhands_memory.events._codec import (
     event_to_compact_dict,
     event_to_dict,
 )
+from openhands_memory.events._loaded import LoadedEvents
 from openhands_memory.events._reading import (
     ElementError,
     ListShapeError,
@@ -97,6 +98,8 @@ def load_events(path: str | os.PathLike[str]) -> list[Event]:
     """Read every event from a log file or session folder (see the module docstring for layouts).
 
     Events that carry no id (the old flattened form) are numbered 0, 1, 2, ... in file order.
+    The list remembers the ids and classes it was loaded with; `View.from_events` uses them while
+    the list holds the same events and no event id was assigned since (`events._loaded`).
 
     A JSONL log a stream has open for writing (it holds the store's lock) is read up to its last
     complete line: a last line without its newline is an append in progress, left out. In a log
@@ -124,7 +127,7 @@ def load_events(path: str | os.PathLike[str]) -> list[Event]:
         )
     for finding in report.warnings:
         logger.warning("%s", finding.describe())
-    return events
+    return LoadedEvents(events)
 
 
 def validate_log(path: str | os.PathLike[str]) -> ValidationReport:
