@@ -215,9 +215,12 @@ class History:
         """The id of the last stream event the view has taken or passed over (-1: none)."""
         self._index: SearchIndex | None = None
         self._index_failure: str | None = None
+        self._index_opened = False
+        """The search index is opened when the memory tools are first offered or run (`_use_index`):
+        a history whose model never searches (a replay, a controller without memory tools) never
+        pays for indexing a long log."""
         self._indexed = -1
         """The id of the last stream event the search index has been given (-1: none)."""
-        self._open_index()
 
     @classmethod
     def open(
@@ -236,6 +239,12 @@ class History:
         return cls(EventStream.open(path, fsync=fsync, secrets=secrets), **options)
 
     # -- the search index -------------------------------------------------------------------------
+
+    def _use_index(self) -> None:
+        """Open the search index the first time it is needed; from then on every append keeps it current."""
+        if not self._index_opened:
+            self._index_opened = True
+            self._open_index()
 
     def _open_index(self) -> None:
         """Open the search index of the stream (beside a JSONL log, else in memory) and catch it up with the log.
@@ -507,8 +516,10 @@ class History:
     def memory_tools(self) -> list[dict[str, Any]]:
         """The litellm tool schemas of the memory tools, `context_reload` and `search_history`, to offer the model.
 
-        Route the calls of these tools (`is_memory_tool`) to `run_memory_tool`.
+        Route the calls of these tools (`is_memory_tool`) to `run_memory_tool`. Offering them opens
+        the search index (beside a JSONL log: built once, then kept current at every append).
         """
+        self._use_index()
         return memory_tool_schemas()
 
     @staticmethod
@@ -587,6 +598,7 @@ class History:
         problem = search_arguments_problem(action)
         if problem is not None:
             return SearchHistoryObservation(content=f"No search was made: {problem}.")
+        self._use_index()
         index = self._index
         if index is None:
             return SearchHistoryObservation(content=f"Search is unavailable: the search index failed ({self._index_failure}).")

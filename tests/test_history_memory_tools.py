@@ -352,3 +352,20 @@ def test_reload_returns_the_byte_exact_content_of_an_offloaded_observation_of_a_
         header, body = result.content.split("\n", 1)
         assert header == f"[event {target.id}: {target.kind} observation, in view, shortened; its content as logged follows]"
         assert body == content_of[target.id] and len(body) > 5_120  # type: ignore[index]
+
+
+def test_the_search_index_is_built_when_the_memory_tools_are_first_offered(tmp_path: Path) -> None:
+    log = tmp_path / "session.jsonl"
+    sidecar = tmp_path / "session.jsonl.search.sqlite"
+    with History.open(log, condenser=Condenser.from_config({"type": "noop"})) as history:
+        history.add_event(MessageAction(content="Find the flaky test in tests/test_io.py"), EventSource.USER)
+        history.next_messages()
+        assert not sidecar.exists()  # a history whose model never searches never indexes
+    with History.open(log, condenser=Condenser.from_config({"type": "noop"})) as history:
+        tools = history.memory_tools()  # offering the tools opens the index and catches it up
+        assert {tool["function"]["name"] for tool in tools} == {"context_reload", "search_history"}
+        assert sidecar.is_file()
+        history.add_event(MessageAction(content="The flaky one is test_reads_twice"), EventSource.USER)
+        found = history.run_memory_tool(call("search_history", {"query": "flaky", "limit": 5}))
+    # Event 0 was indexed when the tools were offered, event 1 when it was appended.
+    assert "event 1 (message action" in found.content and "event 0 (message action" in found.content
