@@ -245,6 +245,17 @@ class ModelCaller(Condenser):
             # Not an error (offline use is supported), but a forgotten llm_config should be visible.
             logger.info("%s has no model: it writes the %s", type(self).__name__, OFFLINE_SUMMARIZER_NAME)
 
+    @staticmethod
+    def model_from(config: Any, context: CondenserContext) -> LLM | None:
+        """The model a config's `llm_config` names, resolved in `context` (None: it names none).
+
+        Raises:
+            CondenserConfigError: `llm_config` names an LLM config the context does not hold.
+        """
+        if config.llm_config is None:
+            return None
+        return condenser_llm(context.resolve_llm_config(config.llm_config, condenser_type=config.type))
+
     def ask(self, request: Callable[[int], T]) -> T:
         """`request(max_event_length)`; when the prompt overflows the model's context window, again
         with half the event length (at least `MIN_EVENT_LENGTH`), up to `SHRINK_TRIES` times.
@@ -377,9 +388,7 @@ class ModelBacked(ModelCaller, ForgettingCondenser):
         Raises:
             CondenserConfigError: `llm_config` names an LLM config the context does not hold.
         """
-        llm = None
-        if config.llm_config is not None:
-            llm = condenser_llm(context.resolve_llm_config(config.llm_config, condenser_type=config.type))  # type: ignore[attr-defined]
+        llm = cls.model_from(config, context)
         return cls(llm, **cls.config_arguments(config, exclude=("llm_config",)), token_counter=context.token_counter)
 
 

@@ -65,7 +65,6 @@ from openhands_memory.condenser._config_base import CONFIG, LLMConfigRef, OnMode
 from openhands_memory.condenser._model_backed import (
     CITE_EVENT_IDS,
     ModelCaller,
-    condenser_llm,
     event_block,
     render_event,
 )
@@ -370,9 +369,7 @@ class AutoContextCondenser(ModelCaller, RollingCondenser):
         Raises:
             CondenserConfigError: `llm_config` names an LLM config the context does not hold.
         """
-        llm = None
-        if config.llm_config is not None:
-            llm = condenser_llm(context.resolve_llm_config(config.llm_config, condenser_type=config.type))
+        llm = cls.model_from(config, context)
         arguments = cls.config_arguments(config, exclude=("llm_config",))
         return cls(llm, **arguments, token_counter=context.token_counter)
 
