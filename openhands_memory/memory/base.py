@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import difflib
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, MutableSequence, Sequence
 from dataclasses import dataclass
 from itertools import count
 from typing import Any, Self
@@ -119,6 +119,8 @@ class Memory(ABC):
     """
 
     def __init__(self) -> None:
+        self._records: MutableSequence[MemoryRecord] = []
+        """The records held, oldest first (an adapter bounded in RAM may hold a deque instead)."""
         self._steps = StepCounter()
         self._last_event_id: int | None = None
         self._attached: tuple[EventStream, str] | None = None
@@ -227,20 +229,20 @@ class Memory(ABC):
             stream.unsubscribe(name)
 
     @property
-    @abstractmethod
     def records(self) -> list[MemoryRecord]:
         """The records held now, oldest first (a copy)."""
+        return list(self._records)
 
     def __len__(self) -> int:
         return len(self.records)
 
-    @abstractmethod
     def _add(self, record: MemoryRecord) -> None:
-        """Store a record that `append` has checked."""
+        """Store a record that `append` has checked (an adapter that derives more from it extends this)."""
+        self._records.append(record)
 
-    @abstractmethod
     def _clear(self) -> None:
-        """Drop every record (and whatever the adapter derived from them)."""
+        """Drop every record (an adapter that derived more from them extends this)."""
+        self._records.clear()
 
 
 def select(records: Iterable[MemoryRecord], query: MemoryQuery, *, default_limit: int | None) -> list[MemoryRecord]:

@@ -72,18 +72,11 @@ class MarkdownFileMemory(Memory):
         """Nothing to do: RAM never holds more than `max_in_memory` records (older ones are in the file)."""
         return 0
 
-    @property
-    def records(self) -> list[MemoryRecord]:
-        return list(self._records)
-
     def _add(self, record: MemoryRecord) -> None:
         if self._mirrored_up_to is None or record.event_id > self._mirrored_up_to:
             self._write(_block(record))
             self._mirrored_up_to = record.event_id
-        self._records.append(record)
-
-    def _clear(self) -> None:
-        self._records.clear()
+        super()._add(record)
 
     def _open_mirror(self) -> int | None:
         """Create the file with its preamble, or check that the existing one is a mirror; its last event id."""

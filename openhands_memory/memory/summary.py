@@ -26,7 +26,6 @@ class SummaryMemory(Memory):
         """Raises: MemoryAdapterError: `keep_last` is not an integer >= 0."""
         super().__init__()
         self.keep_last = check_size("keep_last", keep_last)
-        self._records: list[MemoryRecord] = []
         self._summaries: list[str] = []
 
     @property
@@ -57,13 +56,6 @@ class SummaryMemory(Memory):
         )
         return excess
 
-    @property
-    def records(self) -> list[MemoryRecord]:
-        return list(self._records)
-
-    def _add(self, record: MemoryRecord) -> None:
-        self._records.append(record)
-
     def _clear(self) -> None:
-        self._records.clear()
+        super()._clear()
         self._summaries.clear()

@@ -25,7 +25,6 @@ class VectorMemory(Memory):
         super().__init__()
         self.embedder: Embedder = embedder if embedder is not None else HashedBagOfWords()
         self.top_k = check_size("top_k", top_k, minimum=1)
-        self._records: list[MemoryRecord] = []
         self._vectors: list[SparseVector] = []
 
     def retrieve(
@@ -59,14 +58,10 @@ class VectorMemory(Memory):
         """Nothing: a vector memory keeps every record (its use is finding old ones)."""
         return 0
 
-    @property
-    def records(self) -> list[MemoryRecord]:
-        return list(self._records)
-
     def _add(self, record: MemoryRecord) -> None:
         self._vectors.append(sparse(self.embedder(record.content)))
-        self._records.append(record)
+        super()._add(record)
 
     def _clear(self) -> None:
-        self._records.clear()
+        super()._clear()
         self._vectors.clear()

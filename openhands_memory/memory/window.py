@@ -22,7 +22,6 @@ class WindowMemory(Memory):
         """Raises: MemoryAdapterError: `window_size` is not an integer >= 0."""
         super().__init__()
         self.window_size = check_size("window_size", window_size)
-        self._records: list[MemoryRecord] = []
 
     def _window(self) -> list[MemoryRecord]:
         return self._records[-self.window_size :] if self.window_size else list(self._records)
@@ -44,13 +43,3 @@ class WindowMemory(Memory):
             return 0
         del self._records[:excess]
         return excess
-
-    @property
-    def records(self) -> list[MemoryRecord]:
-        return list(self._records)
-
-    def _add(self, record: MemoryRecord) -> None:
-        self._records.append(record)
-
-    def _clear(self) -> None:
-        self._records.clear()
