@@ -200,8 +200,9 @@ class History:
         self._last_view: View | None = None
         # Where the view broke (the event and what it raised), if it did: raised again at every read.
         self._failure: tuple[Event, Exception] | None = None
-        latest = self.stream.get_latest_event_id()
-        history = agent_history(self.stream.get_events(end_id=latest))
+        stored = self.stream.snapshot()
+        latest = stored[-1].id if stored else -1  # (not get_latest_event_id: an event may be added meanwhile)
+        history = agent_history(stored)
         try:
             self._builder = ViewBuilder(history)
         except Exception:
@@ -209,8 +210,7 @@ class History:
             self._builder = ViewBuilder()
             self._take(history)
         else:
-            for event in history:
-                self._track(event)
+            self._initial_user_action = next((e for e in history if _is_user_message(e)), None)
         self._seen = latest
         """The id of the last stream event the view has taken or passed over (-1: none)."""
         self._index: SearchIndex | None = None
@@ -362,8 +362,8 @@ class History:
             self._seen = event.id
 
     def _track(self, event: Event) -> None:
-        if self._initial_user_action is None and isinstance(event, MessageAction) and event.source == EventSource.USER:
-            self._initial_user_action = event
+        if self._initial_user_action is None and _is_user_message(event):
+            self._initial_user_action = event  # type: ignore[assignment]
 
     # -- views and messages -----------------------------------------------------------------------
 
@@ -699,6 +699,10 @@ class History:
         # No catch-up here: a repr never raises, so it shows the view as last brought up to date.
         shown = "view broken" if self._failure is not None else f"{len(self._builder.view)} in view"
         return f"History({len(self.stream)} events, {shown}, condenser={self.condenser.name!r})"
+
+
+def _is_user_message(event: Event) -> bool:
+    return isinstance(event, MessageAction) and event.source == EventSource.USER
 
 
 def _view_failure(event: Event, exc: Exception) -> MalformedEventError:

@@ -32,7 +32,7 @@ from collections.abc import Container, Iterable, Iterator, Sequence
 from itertools import compress, islice
 from itertools import count as _counter
 from operator import attrgetter, not_
-from typing import overload
+from typing import NamedTuple, overload
 
 from openhands_memory.events import (
     AgentCondensationObservation,
@@ -335,7 +335,19 @@ class ViewBuilder:
         self._view: View | None = None
         self._count = 0
         self._kinds: dict[type, int] = {}
-        self.extend(events)
+        state = _in_two_passes(events) if isinstance(events, list) else None
+        if state is None:
+            self.extend(events)
+            return
+        # The state `extend` would reach, computed in two passes (opening a long log: condensing
+        # step by step re-reads the kept events at every condensation).
+        self._kept, self._summary, self._unhandled = state.kept, state.summary, state.unhandled
+        self._forgotten = state.forgotten
+        self._forgotten_log = [frozenset(state.forgotten)] if state.forgotten else []
+        self._starts = [start for start, _ in state.ranges]
+        self._ends = [end for _, end in state.ranges]
+        self._top = self._ends[-1] if self._ends else float("-inf")
+        self._count = len(events)
 
     def __len__(self) -> int:
         """How many events were appended (condensations and forgotten ones included)."""
@@ -381,29 +393,35 @@ class ViewBuilder:
 
     def extend(self, events: Iterable[Event]) -> None:
         """Add several events in order (the same as appending each)."""
+        record = events.record() if type(events) is LoadedEvents else None
+        if record is not None:
+            # A loaded list knows each event's class and id: only the events kept are touched.
+            self._extend(zip(events, record.types, record.ids))
+        else:
+            self._extend((event, type(event), event.id) for event in events)
+
+    def _extend(self, items: Iterator[tuple[Event, type, int | None]]) -> None:
         kinds = self._kinds
-        remaining = iter(events)
-        if not self._ends:
-            for event in remaining:
-                kind = kinds.get(type(event))
-                if kind == _PLAIN and event.id not in self._forgotten:
-                    # The common case, inlined: no condensation involved.
-                    self._kept.append(event)
-                    self._count += 1
-                    self._view = None
+        while True:
+            # The common case, inlined: a kept event with a new id, above every range. Anything
+            # else goes through `append`, and the state it may change is read again after it.
+            keep, forgotten, top = self._kept.append, self._forgotten, self._top
+            added = 0
+            other = None
+            for item in items:
+                event, cls, event_id = item
+                if kinds.get(cls) == _PLAIN and event_id not in forgotten and (event_id is None or event_id > top):
+                    keep(event)
+                    added += 1
                 else:
-                    self.append(event)
-                    if self._ends:
-                        break  # a range now forgets ids that may still come: the loop below checks them
-        for event in remaining:
-            kind = kinds.get(type(event))
-            if kind == _PLAIN and (event_id := event.id) not in self._forgotten and (event_id is None or event_id > self._top):
-                # The common case with ranges: a new id, above every range.
-                self._kept.append(event)
-                self._count += 1
+                    other = event
+                    break
+            if added:
+                self._count += added
                 self._view = None
-            else:
-                self.append(event)
+            if other is None:
+                return
+            self.append(other)
 
     def _classify(self, cls: type) -> int:
         if issubclass(cls, CondensationAction):
@@ -522,8 +540,28 @@ def _is_summary(event: Event) -> bool:
     return type(event) is AgentCondensationObservation
 
 
+class _TwoPasses(NamedTuple):
+    """What the events amount to: the view's parts, and the ranges a builder goes on forgetting."""
+
+    kept: list[Event]
+    summary: tuple[int, AgentCondensationObservation] | None
+    unhandled: bool
+    forgotten: set[int]
+    ranges: list[tuple[int, int]]
+    """The id ranges of the condensations, merged, sorted and disjoint."""
+
+
 def _from_events_in_two_passes(events: list[Event]) -> View | None:
-    """`View.from_events` for the common case, in two passes; None when the builder must do it.
+    """`View.from_events` for the common case, in two passes; None when the builder must do it."""
+    state = _in_two_passes(events)
+    if state is None:
+        return None
+    # `forgotten` is ours alone and never changed again: the view may hold it without a copy.
+    return View._snapshot(state.kept, len(state.kept), state.summary, state.unhandled, ([state.forgotten], 1))  # type: ignore[list-item]
+
+
+def _in_two_passes(events: list[Event]) -> _TwoPasses | None:
+    """What `events` amount to, for the common case, in two passes; None when the builder must do it.
 
     Pass one finds the condensations and requests, pass two keeps what they did not forget; both
     run as C-level iterator chains (this is the hot path of rebuilding a long history). It gives up
@@ -540,7 +578,7 @@ def _from_events_in_two_passes(events: list[Event]) -> View | None:
         positions = compress(range(len(events)), map(_condensation_types().__contains__, record.types))
         special = list(map(events.__getitem__, positions))
     if not special:
-        return View._snapshot(list(events), len(events), None, False, ([], 0))
+        return _TwoPasses(list(events), None, False, set(), [])
     forgotten: set[int] = set()
     ranges: list[tuple[int, int]] = []
     newest_summary: CondensationAction | None = None
@@ -560,6 +598,7 @@ def _from_events_in_two_passes(events: list[Event]) -> View | None:
             if event.summary is not None and event.summary_offset is not None:
                 newest_summary = event
     ids: Iterable[int | None]
+    ranges = _merged(ranges)
     if ranges:
         # Only the ids of these events count, found by bisection: never one per id of the range.
         if record is None:
@@ -570,7 +609,7 @@ def _from_events_in_two_passes(events: list[Event]) -> View | None:
             ids = record.ids.tolist()
         else:
             return None
-        for start, end in _merged(ranges):
+        for start, end in ranges:
             forgotten.update(ids[bisect_left(ids, start) : bisect_right(ids, end)])  # type: ignore[arg-type]
     else:
         ids = map(_get_id, events) if record is None else record.ids
@@ -586,8 +625,7 @@ def _from_events_in_two_passes(events: list[Event]) -> View | None:
     else:
         kept = list(map(events.__getitem__, compress(range(len(events)), map(not_, map(forgotten.__contains__, ids)))))
     unhandled = isinstance(special[-1], CondensationRequestAction)
-    # `forgotten` is ours alone and never changed again: the view may hold it without a copy.
-    return View._snapshot(kept, len(kept), summary, unhandled, ([forgotten], 1))  # type: ignore[list-item]
+    return _TwoPasses(kept, summary, unhandled, forgotten, ranges)
 
 
 _get_id = attrgetter("id")

@@ -148,11 +148,14 @@ class SharedFieldsSet(set[str]):
 
 
 _id_writes = [0]
-"""How many times an event's id or class was assigned in this process (see `events._loaded`)."""
+"""How many times an event's id, class or hidden flag was assigned in this process (see `events._loaded`)."""
+
+_RECORDED_FIELDS = frozenset({"id", "__class__", "hidden"})
+"""What a loaded list records of each event (`events._loaded`): assigning one makes it distrust its record."""
 
 
 def id_writes() -> int:
-    """How many times an event's id or class was assigned in this process, a count that only grows."""
+    """How many times an event's id, class or hidden flag was assigned in this process, a count that only grows."""
     return _id_writes[0]
 
 
@@ -160,14 +163,14 @@ class _OwnFieldsSetOnWrite(BaseModel):
     """Setting a field of a model whose fields set is shared gives it its own set first."""
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if name == "id" or name == "__class__":
-            _id_writes[0] += 1  # a list that recorded the ids as loaded no longer trusts them
+        if name in _RECORDED_FIELDS:
+            _id_writes[0] += 1  # a list that recorded them as loaded no longer trusts its record
         if type(self.__pydantic_fields_set__) is SharedFieldsSet:
             object.__setattr__(self, "__pydantic_fields_set__", set(self.__pydantic_fields_set__))
         super().__setattr__(name, value)
 
     def __delattr__(self, name: str) -> None:
-        if name == "id":
+        if name in _RECORDED_FIELDS:
             _id_writes[0] += 1
         super().__delattr__(name)
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from operator import gt
 
+from openhands_memory.events._loaded import LoadedEvents
 from openhands_memory.events.actions import ChangeAgentStateAction, NullAction
 from openhands_memory.events.base import Event
 from openhands_memory.events.observations import AgentStateChangedObservation, NullObservation
@@ -31,5 +33,18 @@ def agent_history(events: Iterable[Event], *, scope: Scope | None = None) -> lis
     Raises:
         ValueError: `scope` names a delegation that no `AgentDelegateAction` of `events` opened.
     """
-    history = [e for e in events if is_agent_history(e)]
+    history = _from_record(events) if type(events) is LoadedEvents else None
+    if history is None:
+        history = [e for e in events if not isinstance(e, _NOT_FOR_THE_AGENT) and not e.hidden]
     return history if scope is None else events_in_scope(history, scope)
+
+
+def _from_record(events: LoadedEvents) -> LoadedEvents | None:
+    """The agent's history from what loading recorded of each event (its class and hidden flag),
+    without reading the events (on a long log, a memory miss or more per event); None without a record."""
+    record = events.record()
+    if record is None or record.hidden is None:
+        return None
+    shown = {cls: not issubclass(cls, _NOT_FOR_THE_AGENT) for cls in set(record.types)}
+    # shown > hidden: a kind the agent sees (True, 1) on an event not hidden (0).
+    return record.subset(list(map(gt, map(shown.__getitem__, record.types), record.hidden)))

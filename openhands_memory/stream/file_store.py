@@ -40,6 +40,7 @@ from openhands_memory.errors import (
 )
 from openhands_memory.events import Event, event_to_json
 from openhands_memory.events._codec import event_from_parsed
+from openhands_memory.events._loaded import LoadedEvents
 from openhands_memory.events._reading import ResponseSharer, gc_paused, iter_lines
 from openhands_memory.stream.store import check_next_id
 
@@ -162,6 +163,19 @@ class JsonlEventStore:
             raise StoreClosedError(self.path)
         return iter(self._events[start:stop])
 
+    def snapshot(self) -> list[Event]:
+        """Every event, as a new list that keeps what loading noted of each (see `LoadedEvents`)."""
+        if self._fd < 0:
+            raise StoreClosedError(self.path)
+        return self._events.snapshot()
+
+    def event_ids(self) -> list[int]:
+        """The ids of every event, in order (from what loading noted, while it still holds)."""
+        if self._fd < 0:
+            raise StoreClosedError(self.path)
+        record = self._events.record()
+        return record.ids.tolist() if record is not None else [event.id for event in self._events]  # type: ignore[misc]
+
     def __len__(self) -> int:
         return len(self._events)
 
@@ -180,7 +194,7 @@ class JsonlEventStore:
                 except OSError:  # pragma: no cover - fstat of our own open fd does not fail
                     logger.exception("%s: could not check whether the log was replaced", self.path)
             self._fd = -1
-            self._events = []
+            self._events = LoadedEvents()
             self._closer()
 
     def __repr__(self) -> str:
@@ -288,53 +302,70 @@ def _reader(fd: int) -> tuple[Callable[[int], bytes], list[int]]:
     return read, done
 
 
-def _load(fd: int, path: Path) -> tuple[list[Event], int, RecoveryReport | None]:
+def _load(fd: int, path: Path) -> tuple[LoadedEvents, int, RecoveryReport | None]:
     """Read and check the whole log; repair a torn tail. Returns the events, the file size and the report.
 
     Everything is checked before anything is repaired, so an error leaves the file as it was. The file
     is read a chunk at a time (a log can be gigabytes), with the garbage collector paused: parsed
     events hold no cycles, and collecting while they are built made opening a big log twice as slow.
+    Each event's class, id and hidden flag are noted while it is at hand (`LoadedEvents`), so that
+    a history opened on the log need not read every event again.
     """
     read, size = _reader(fd)
     events: list[Event] = []
-    last_id: int | None = None
-    sharer = ResponseSharer()
+    types: list[type] = []
+    ids: list[int] = []
+    hidden = bytearray()
+    last_id = -1
+    loads = ResponseSharer().loads
     tail = b""
     number = 0
     with gc_paused():
+        # The per-line steps are written out here (this loop runs once per event of the log); the
+        # torn-tail path below uses the same checks through `_parse_line` and `_check_order`.
         for number, line, ended in iter_lines(read):
             if not ended:
                 tail = line
                 break
             if not line.strip():
                 continue
-            value = _loads_line(line, path, number, sharer)
-            event = _parse_line(value, path, number)
-            last_id = _check_order(event, last_id, path, number, len(events))
+            try:
+                value = loads(line)
+            except orjson.JSONDecodeError as exc:
+                raise CorruptRecordError(path, number, f"invalid JSON: {exc}") from exc
+            try:
+                event = event_from_parsed(value)
+            except MalformedEventError as exc:
+                raise CorruptRecordError(path, number, exc.reason) from exc
+            fields = event.__dict__
+            event_id = fields["id"]
+            if event_id is None or event_id <= last_id:
+                if event_id is None:
+                    raise CorruptRecordError(path, number, "the event has no id")
+                _check_order(event, last_id if events else None, path, number, len(events))
+            last_id = event_id
             events.append(event)
-    if not tail:
-        return events, size[0], None
-
-    try:
-        value = orjson.loads(tail)
-    except orjson.JSONDecodeError:
-        # A torn write: every line we write is a JSON object, and no proper prefix of one parses.
-        report = _set_aside(fd, path, tail, number, keep=size[0] - len(tail))
-        return events, size[0] - len(tail), report
-    # A complete record that only lacks its newline: keep it, and end it properly.
-    event = _parse_line(value, path, number)
-    _check_order(event, last_id, path, number, len(events))
-    events.append(event)
-    os.write(fd, b"\n")
-    os.fsync(fd)
-    return events, size[0] + 1, None
-
-
-def _loads_line(line: bytes, path: Path, number: int, sharer: ResponseSharer) -> object:
-    try:
-        return sharer.loads(line)
-    except orjson.JSONDecodeError as exc:
-        raise CorruptRecordError(path, number, f"invalid JSON: {exc}") from exc
+            types.append(type(event))
+            ids.append(event_id)
+            hidden.append(fields["hidden"])
+    if tail:
+        try:
+            value = orjson.loads(tail)
+        except orjson.JSONDecodeError:
+            # A torn write: every line we write is a JSON object, and no proper prefix of one parses.
+            report = _set_aside(fd, path, tail, number, keep=size[0] - len(tail))
+            return LoadedEvents.as_read(events, types, ids, hidden), size[0] - len(tail), report
+        # A complete record that only lacks its newline: keep it, and end it properly.
+        event = _parse_line(value, path, number)
+        _check_order(event, last_id if events else None, path, number, len(events))
+        events.append(event)
+        types.append(type(event))
+        ids.append(event.id)  # type: ignore[arg-type]
+        hidden.append(event.hidden)
+        os.write(fd, b"\n")
+        os.fsync(fd)
+        size[0] += 1
+    return LoadedEvents.as_read(events, types, ids, hidden), size[0], None
 
 
 def _parse_line(value: object, path: Path, number: int) -> Event:

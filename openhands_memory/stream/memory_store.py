@@ -32,6 +32,18 @@ class InMemoryEventStore:
         # Slicing copies the range, so appends while the caller iterates do not disturb it.
         return iter(self._events[start:stop])
 
+    def snapshot(self) -> list[Event]:
+        """Every event, as a new list."""
+        if self._closed:
+            raise StoreClosedError()
+        return list(self._events)
+
+    def event_ids(self) -> list[int]:
+        """The ids of every event, in order."""
+        if self._closed:
+            raise StoreClosedError()
+        return [event.id for event in self._events]  # type: ignore[misc]
+
     def __len__(self) -> int:
         return len(self._events)
 

@@ -52,7 +52,9 @@ class EventStream:
         """
         self._secret_values = secret_values(secrets or {})
         self._store: EventStore = store if store is not None else InMemoryEventStore()
-        self._ids: list[int] = [event.id for event in self._store.read_events()]  # type: ignore[misc]
+        # A store that noted the ids as it loaded them gives them without reading every event again.
+        noted_ids = getattr(self._store, "event_ids", None)
+        self._ids: list[int] = noted_ids() if noted_ids is not None else [event.id for event in self._store.read_events()]  # type: ignore[misc]
         self._next_id = self._ids[-1] + 1 if self._ids else 0
         self._lock = threading.Lock()
         self._subscribers: dict[str, Subscriber] = {}
@@ -278,6 +280,18 @@ class EventStream:
         if position == len(ids) or ids[position] != event_id:
             raise EventNotFoundError(event_id)
         return next(self._store.read_events(position, position + 1))
+
+    def snapshot(self) -> list[Event]:
+        """Every stored event, in id order, as a new list: what `list(get_events())` gives, faster.
+
+        The events are the stored instances; treat them as read-only. A list from a JSONL log
+        keeps what loading noted of each event (class, id, hidden flag), which `agent_history`,
+        `View.from_events` and `ViewBuilder` then use instead of reading every event again.
+        """
+        if self._closed:
+            raise StoreClosedError()
+        noted = getattr(self._store, "snapshot", None)
+        return noted() if noted is not None else list(self._store.read_events())
 
     def get_latest_event_id(self) -> int:
         """The id of the last stored event; -1 when there is none (as OpenHands)."""

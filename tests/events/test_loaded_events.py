@@ -9,14 +9,21 @@ import tempfile
 from pathlib import Path
 
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from openhands_memory import EventStream
 from openhands_memory.events import (
+    AgentStateChangedObservation,
+    ChangeAgentStateAction,
     CmdOutputObservation,
     CmdRunAction,
     CondensationAction,
     CondensationRequestAction,
     Event,
+    EventSource,
     MessageAction,
+    NullObservation,
+    agent_history,
     dump_events,
     load_events,
 )
@@ -145,3 +152,106 @@ def test_loaded_views_equal_plain_and_step_by_step_views(events: list[Event]) ->
     expected = view_facts(step_by_step(list(listed)))
     assert view_facts(View.from_events(listed)) == expected
     assert view_facts(View.from_events(list(listed))) == expected
+
+
+def builder_facts(builder: ViewBuilder) -> tuple[object, ...]:
+    return (*view_facts(builder.view), len(builder))
+
+
+@settings(max_examples=60, deadline=None)
+@given(event_streams(max_size=30), st.integers(min_value=0, max_value=30))
+def test_a_builder_made_from_a_list_goes_on_as_one_fed_event_by_event(events: list[Event], cut: int) -> None:
+    """`ViewBuilder(list)` computes its state in two passes; what it does with later events is the same."""
+    with tempfile.TemporaryDirectory() as folder:
+        listed = loaded(events, Path(folder))
+    head, rest = listed[:cut], listed[cut:]
+    expected = step_by_step(list(listed))
+    for start in (LoadedEvents(head), head):
+        builder = ViewBuilder(start)
+        builder.extend(rest)
+        assert view_facts(builder.view) == view_facts(expected)
+        assert len(builder) == len(listed)
+    one_by_one = ViewBuilder(head)
+    for event in rest:
+        one_by_one.append(event)
+    assert view_facts(one_by_one.view) == view_facts(expected)
+
+
+def hidden_session() -> list[Event]:
+    events: list[Event] = [
+        MessageAction(content="task", source="user"),
+        ChangeAgentStateAction(agent_state="running", source="agent"),
+        CmdRunAction(command="a", source="agent", hidden=True),
+        CmdOutputObservation(content="a", cause=2, source="environment"),
+        AgentStateChangedObservation(agent_state="running", source="environment"),
+        NullObservation(content="", source="environment"),
+        CmdRunAction(command="b", source="agent"),
+    ]
+    for number, event in enumerate(events):
+        event.id = number
+    return events
+
+
+def test_a_stream_s_snapshot_and_its_agent_history_keep_the_record(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    dump_events(hidden_session(), path)
+    stream = EventStream.open(path)
+    try:
+        stored = stream.snapshot()
+        assert type(stored) is LoadedEvents and stored.record() is not None
+        assert stored == list(stream.get_events())
+        history = agent_history(stored)
+        assert [e.id for e in history] == [0, 3, 6]
+        assert type(history) is LoadedEvents and history.record() is not None
+        assert history == agent_history(list(stored))
+        assert view_facts(View.from_events(history)) == view_facts(step_by_step(list(history)))
+    finally:
+        stream.close()
+
+
+def test_setting_hidden_drops_the_record_and_the_history_follows(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    dump_events(hidden_session(), path)
+    stream = EventStream.open(path)
+    try:
+        stored = stream.snapshot()
+        stored[6].hidden = True
+        assert stored.record() is None
+        assert [e.id for e in agent_history(stored)] == [0, 3]
+        stored[2].hidden = False
+        assert [e.id for e in agent_history(stored)] == [0, 2, 3]
+    finally:
+        stream.close()
+
+
+def test_a_stream_appended_to_gives_a_snapshot_without_a_record_that_still_lists_every_event(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    dump_events(hidden_session(), path)
+    stream = EventStream.open(path)
+    try:
+        stream.add_event(MessageAction(content="more"), EventSource.USER)
+        stored = stream.snapshot()
+        assert stored.record() is None  # type: ignore[attr-defined]
+        assert [e.id for e in stored] == list(range(8))
+        assert [e.id for e in agent_history(stored)] == [0, 3, 6, 7]
+    finally:
+        stream.close()
+
+
+def test_a_builder_made_from_a_list_forgets_later_events_inside_a_range_it_saw() -> None:
+    events: list[Event] = [
+        MessageAction(content="task", source="user"),
+        CmdRunAction(command="a", source="agent"),
+        CondensationAction(forgotten_events_start_id=1, forgotten_events_end_id=5, source="agent"),
+        CmdRunAction(command="b", source="agent"),  # id 3, inside the range: forgotten on arrival
+        CmdRunAction(command="c", source="agent"),
+        CmdRunAction(command="d", source="agent"),
+        CmdRunAction(command="e", source="agent"),  # id 6: kept
+    ]
+    for number, event in enumerate(events):
+        event.id = number
+    builder = ViewBuilder(events[:3])
+    builder.extend(events[3:])
+    assert [e.id for e in builder.view] == [0, 6]
+    assert builder.view.forgotten_event_ids == {1, 2, 3, 4, 5}
+    assert view_facts(builder.view) == view_facts(step_by_step(events))
