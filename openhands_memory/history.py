@@ -38,7 +38,7 @@ import os
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Final, Self
+from typing import TYPE_CHECKING, Any, Final, Self, TypeGuard
 
 from openhands_memory.condenser import Condensation, Condenser, LLMTokenCounter, TokenCounter
 from openhands_memory.condenser.guard import MAX_CONDENSATIONS_PER_STEP, CondensationGuard
@@ -363,7 +363,7 @@ class History:
 
     def _track(self, event: Event) -> None:
         if self._initial_user_action is None and _is_user_message(event):
-            self._initial_user_action = event  # type: ignore[assignment]
+            self._initial_user_action = event
 
     # -- views and messages -----------------------------------------------------------------------
 
@@ -701,7 +701,7 @@ class History:
         return f"History({len(self.stream)} events, {shown}, condenser={self.condenser.name!r})"
 
 
-def _is_user_message(event: Event) -> bool:
+def _is_user_message(event: Event) -> TypeGuard[MessageAction]:
     return isinstance(event, MessageAction) and event.source == EventSource.USER
 
 

@@ -12,9 +12,10 @@ its time there. The loader reads them anyway, so it records them in a compact ar
   writes).
 
 Otherwise `record()` gives None and the view reads the events as for any other list. `agent_history`
-and `ViewBuilder` use the record the same way, so opening a `History` on a long log reads no event
-a second time. Writing an id behind pydantic's back (`event.__dict__["id"] = ...`, `object.__setattr__`) is not seen; nothing in
-this library does, and pydantic's own fields-set tracking makes the same assumption.
+and `ViewBuilder` use the record the same way, so opening a `History` on a long log reads no event a
+second time. Writing an id behind pydantic's back (`event.__dict__["id"] = ...`,
+`object.__setattr__`) is not seen; nothing in this library does, and pydantic's own fields-set
+tracking makes the same assumption.
 """
 
 from __future__ import annotations

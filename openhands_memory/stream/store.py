@@ -16,6 +16,11 @@ class EventStore(Protocol):
     The stream assigns ids; a store only checks that each appended id is greater than the last
     one (ids may have gaps), and never rewrites or drops what it has stored. A store need not be
     thread-safe: the stream serializes appends.
+
+    A store may also offer `snapshot() -> list[Event]` (every event, as a new list) and
+    `event_ids() -> list[int]` (their ids, in order), when it can give them faster than reading
+    every event; the stream uses them if they are there (the JSONL store's come from what it noted
+    while loading the log).
     """
 
     def append(self, event: Event) -> None:
