@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import islice
 
+from openhands_memory.conversation_memory._messages import tool_result
 from openhands_memory.conversation_memory._recall import microagent_name
 from openhands_memory.conversation_memory._render import (
     CALL,
@@ -234,7 +235,7 @@ class Assembly:
             added.append(message)
             return
         call_id, name = recall.tool_call
-        self._answer(call_id, Message(role="tool", content=message.content, tool_call_id=call_id, name=name), added)
+        self._answer(call_id, tool_result(message.content, call_id, name), added)
 
     # -- output ---------------------------------------------------------------------------------
 

@@ -14,6 +14,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from openhands_memory.conversation_memory._messages import (
+    calls_message,
+    plain_message,
+    text_message,
+    text_part,
+    tool_result,
+    tool_text_message,
+    typed_text_part,
+)
 from openhands_memory.conversation_memory._recall import microagent_name, microagent_text, workspace_context_text
 from openhands_memory.events import (
     Action,
@@ -46,6 +55,7 @@ from openhands_memory.events import (
     SearchHistoryAction,
     SystemMessageAction,
     TaskTrackingAction,
+    ToolCallMetadata,
     UnknownAction,
     UnknownObservation,
     UserRejectObservation,
@@ -138,23 +148,32 @@ Unit = tuple[Any, ...]
 """A tagged tuple: see PLAIN, CALL, RESULT and RECALL."""
 
 
-# Messages are built by validating one nested dict: the content parts and tool calls are then
-# built in pydantic-core, much faster than one model __init__ each (this runs for every event).
+# Odd messages (a response's malformed tool calls, calls rebuilt from an action) are validated
+# from one nested dict; the common ones are built by `_messages` from values already checked.
 _new_message = Message.__pydantic_validator__.validate_python
 
 
-def _result_unit(obs: Observation, content: Any) -> Unit:
+def _result_unit(obs: Observation, content: tuple[Content, ...]) -> Unit:
     """An observation's message: the `tool` result of its call, or a user message when no tool call made it."""
     metadata = obs.tool_call_metadata
     if metadata is None:
-        return (PLAIN, _new_message({"role": "user", "content": content}))
-    call_id = metadata.tool_call_id
-    fields = {"role": "tool", "content": content, "tool_call_id": call_id, "name": metadata.function_name}
-    return (RESULT, call_id, _new_message(fields))
+        return (PLAIN, plain_message("user", content))
+    fields = metadata.__dict__  # its fields, validated when the metadata was built
+    call_id = fields["tool_call_id"]
+    return (RESULT, call_id, tool_result(content, call_id, fields["function_name"]))
+
+
+def _text_unit(metadata: ToolCallMetadata | None, text: str) -> Unit:
+    """An observation's text as its message (`_result_unit` for one text part, in fewer steps)."""
+    if metadata is None:
+        return (PLAIN, plain_message("user", (typed_text_part(text),)))
+    fields = metadata.__dict__
+    call_id = fields["tool_call_id"]
+    return (RESULT, call_id, tool_text_message(text, call_id, fields["function_name"]))
 
 
 def _text(text: str) -> tuple[Content, ...]:
-    return (TextContent(text=text),)
+    return (text_part(text),)
 
 
 def _is_user(event: Event) -> bool:
@@ -235,16 +254,13 @@ class EventRenderer:
             # Every other kind, the ones we do not know included, is shown by its content.
             return self._content_observation(unknown=issubclass(cls, UnknownObservation))
         if issubclass(cls, SystemMessageAction):
-            return lambda e: (PLAIN, Message(role="system", content=_text(e.content)))
+            return lambda e: (PLAIN, text_message("system", e.content))
         if issubclass(cls, MessageAction):
             return self._message
         if issubclass(cls, AgentFinishAction):
             return self._finish
         if issubclass(cls, _TOOL_ACTIONS):
-            call, other = self._call, self._tool_action
-            if issubclass(cls, CmdRunAction):
-                return lambda a: call(a) if a.tool_call_metadata is not None and a.source == "agent" else other(a)
-            return lambda a: call(a) if a.tool_call_metadata is not None else other(a)
+            return self._call
         return _nothing
 
     # -- helpers --------------------------------------------------------------------------------
@@ -260,13 +276,13 @@ class EventRenderer:
         limit = self.max_chars
 
         def render(obs: Observation) -> Unit:
-            text = obs.content
+            fields = obs.__dict__
+            text = fields["content"]
             if unknown and not text:
                 text = obs.message  # a kind we do not know, with no content: its description
             if limit is not None and len(text) > limit:
                 text = truncate_content(text, limit)
-            parts = [{"type": "text", "text": text}]
-            return _result_unit(obs, parts)
+            return _text_unit(fields["tool_call_metadata"], text)
 
         return render
 
@@ -277,8 +293,9 @@ class EventRenderer:
             content = text(obs)
             if content is None:
                 return None
-            parts = [{"type": "text", "text": content}] if type(content) is str else content
-            return _result_unit(obs, parts)
+            if type(content) is str:
+                return _text_unit(obs.tool_call_metadata, content)
+            return _result_unit(obs, content)
 
         return render
 
@@ -286,7 +303,9 @@ class EventRenderer:
 
     def _message(self, action: MessageAction) -> Unit:
         role: Role = "user" if _is_user(action) else "assistant"
-        content: list[Content] = [TextContent(text=action.content or "")]
+        if not action.image_urls:
+            return (PLAIN, text_message(role, action.content or ""))
+        content: list[Content] = [text_part(action.content or "")]
         if action.image_urls:
             if role == "user":
                 for number, url in enumerate(action.image_urls, start=1):
@@ -295,7 +314,7 @@ class EventRenderer:
                     content.append(ImageContent(image_urls=(url,)))
             else:
                 content.append(ImageContent(image_urls=tuple(action.image_urls)))
-        return (PLAIN, Message(role=role, content=tuple(content)))
+        return (PLAIN, plain_message(role, tuple(content)))
 
     def _finish(self, action: AgentFinishAction) -> Unit:
         # OpenHands folds the response's text into the thought (and clears the metadata) by
@@ -308,33 +327,38 @@ class EventRenderer:
                 text = said
             elif text != said:
                 text = f"{text}\n{said}"
-        return (PLAIN, Message(role="user" if _is_user(action) else "assistant", content=_text(text)))
+        return (PLAIN, text_message("user" if _is_user(action) else "assistant", text))
 
     def _tool_action(self, action: Action) -> Unit | None:
         if isinstance(action, CmdRunAction) and action.source != "agent":
-            return (PLAIN, Message(role="user", content=_text(f"User executed the command:\n{action.command}")))
-        if action.tool_call_metadata is not None:
-            return self._call(action)
+            return (PLAIN, text_message("user", f"User executed the command:\n{action.command}"))
         if isinstance(action, UnknownAction):
             # A kind we do not know, not part of a tool call: shown by its content, as the agent's
             # words when the agent produced it and as a user message otherwise.
             content = (action.__pydantic_extra__ or {}).get("content")
             text = content if isinstance(content, str) and content else action.message
             role: Role = "assistant" if action.source == "agent" else "user"
-            return (PLAIN, Message(role=role, content=_text(text)))
+            return (PLAIN, text_message(role, text))
         if _is_user(action):
-            return (PLAIN, Message(role="user", content=_text(f"User requested: {_describe(action)}")))
+            return (PLAIN, text_message("user", f"User requested: {_describe(action)}"))
         # An agent action without a tool call (an old log, a non-native agent): OpenHands asserts
         # here; we show what the agent did as its own words.
         thought = getattr(action, "thought", "") or ""
         text = f"{thought}\n{_describe(action)}" if thought else _describe(action)
-        return (PLAIN, Message(role="assistant", content=_text(text)))
+        return (PLAIN, text_message("assistant", text))
 
-    def _call(self, action: Action) -> Unit:
-        metadata = action.tool_call_metadata
-        assert metadata is not None
-        call_id = metadata.tool_call_id
-        response = metadata.model_response
+    def _call(self, action: Action) -> Unit | None:
+        """A tool action: one call of its model response (an action without a tool call, or a
+        command the user ran, goes to `_tool_action`)."""
+        fields = action.__dict__
+        metadata = fields["tool_call_metadata"]
+        if metadata is None or (fields["source"] != "agent" and isinstance(action, CmdRunAction)):
+            return self._tool_action(action)
+        tool_call = metadata.__dict__
+        call_id = tool_call["tool_call_id"]
+        response = tool_call["model_response"]
+        if type(response) is not dict and response is not None:
+            response = metadata.model_response  # left undecoded by a reader (`RawJson`): decoded once here
         if response:
             key = response.get("id") or f"call:{call_id}"
             choices = response.get("choices")
@@ -349,10 +373,12 @@ class EventRenderer:
             return (CALL, key, last[1], last[2])
         text = said.get("content")
         text = text if isinstance(text, str) else _joined_text(text)
-        content = [{"type": "text", "text": text}] if text and not text.isspace() else []
+        content: tuple[Content, ...] = (typed_text_part(text),) if text and not text.isspace() else ()
         raw_calls = said.get("tool_calls")
         message = None
-        if isinstance(raw_calls, list):
+        if type(raw_calls) is list:
+            message = calls_message(content, raw_calls)
+        if message is None and isinstance(raw_calls, list):
             try:
                 message = _new_message({"role": "assistant", "content": content, "tool_calls": raw_calls})
             except ValidationError:
@@ -372,7 +398,7 @@ class EventRenderer:
         self._last_response = (said, message, call_ids)
         return (CALL, key, message, call_ids)
 
-    def _rebuilt_call_message(self, action: Action, said: dict[str, Any], content: list[dict[str, Any]]) -> Message:
+    def _rebuilt_call_message(self, action: Action, said: dict[str, Any], content: tuple[Content, ...]) -> Message:
         """The assistant message from a response whose calls are odd: malformed ones skipped,
         repeats dropped, and the action's own call rebuilt from the action when it is missing."""
         metadata = action.tool_call_metadata
@@ -398,8 +424,9 @@ class EventRenderer:
         limit = self.max_chars
 
         def render(obs: CmdOutputObservation) -> Unit:
-            meta = obs.metadata
-            parts = [meta.get("prefix") or "", obs.content, meta.get("suffix") or ""]
+            fields = obs.__dict__
+            meta = fields["metadata"]
+            parts = [meta.get("prefix") or "", fields["content"], meta.get("suffix") or ""]
             working_dir = meta.get("working_dir")
             if working_dir:
                 parts.append(f"\n[Current working directory: {working_dir}]")
@@ -409,13 +436,13 @@ class EventRenderer:
             exit_code = obs.exit_code
             if exit_code != -1:
                 parts.append(f"\n[Command finished with exit code {exit_code}]")
-            metadata = obs.tool_call_metadata
+            metadata = fields["tool_call_metadata"]
             if metadata is None:
                 parts.insert(0, "\nObserved result of command executed by user:\n")
             text = "".join(parts)
             if limit is not None and len(text) > limit:
                 text = truncate_content(text, limit)
-            return _result_unit(obs, [{"type": "text", "text": text}])
+            return _text_unit(metadata, text)
 
         return render
 
@@ -483,10 +510,10 @@ class EventRenderer:
         parts: list[Content] = []
         context = workspace_context_text(obs)
         if context is not None:
-            parts.append(TextContent(text=context))
+            parts.append(text_part(context))
         if enabled:
-            parts.append(TextContent(text=microagent_text(enabled)))
-        message = Message(role="user", content=tuple(parts)) if parts else None
+            parts.append(text_part(microagent_text(enabled)))
+        message = plain_message("user", tuple(parts)) if parts else None
         return (RECALL, Recall(names, message, (), tool_call))
 
 
@@ -541,4 +568,4 @@ def _tool_call(raw: Any) -> ToolCall | None:
 
 def knowledge_message(items: Iterable[dict[str, Any]]) -> Message:
     """The user message for a knowledge recall's microagents."""
-    return Message(role="user", content=_text(microagent_text(items)))
+    return text_message("user", microagent_text(items))
