@@ -144,7 +144,7 @@ class Assembly:
                 unit = None
             else:
                 handler = handlers.get(type(event))
-                unit = handler(event) if handler is not None else render(event)
+                unit = handler(renderer, event) if handler is not None else render(event)
             keep(unit)
             if unit is None:
                 continue

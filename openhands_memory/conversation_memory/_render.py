@@ -193,6 +193,10 @@ def _valid_image_url(url: Any) -> bool:
     return isinstance(url, str) and bool(url.strip())
 
 
+Handler = Callable[["EventRenderer", Any], "Unit | None"]
+"""What renders the events of one class: called with the renderer and the event (not a hidden one)."""
+
+
 class EventRenderer:
     """Renders events one at a time with fixed settings."""
 
@@ -210,22 +214,12 @@ class EventRenderer:
         self.som = enable_som_visual_browsing
         self.prompt_extensions = enable_prompt_extensions
         self.disabled = disabled_microagents
-        self.handlers: dict[type, Callable[[Any], Unit | None]] = {}
-        """Event class -> its renderer, filled by `render` (the assembler calls them directly)."""
+        self.handlers: dict[type, Handler] = dict(_HANDLERS)
+        """Event class -> its handler: every kind of `openhands_memory.events`, and the subclasses
+        `render` met (the assembler calls them directly, with the renderer)."""
         # (response message, its assistant message, call ids) of the last tool action rendered,
         # for its parallel siblings, which share the response.
         self._last_response: tuple[dict[str, Any], Message, tuple[str, ...]] | None = None
-        self._observation_text: dict[type, Callable[[Any], str | tuple[Content, ...] | None]] = {
-            IPythonRunCellObservation: self._ipython,
-            FileEditObservation: lambda o: self._cut(str(o)),  # OpenHands' text: the report, the new-file note or the hunks
-            BrowserOutputObservation: self._browser,
-            AgentDelegateObservation: self._delegate,
-            ErrorObservation: lambda o: self._cut(o.content) + "\n[Error occurred in processing last action]",
-            UserRejectObservation: lambda o: (
-                "OBSERVATION:\n" + self._cut(o.content) + "\n[Last action has been rejected by the user]"
-            ),
-            FileWriteObservation: lambda o: self._cut(f"[Write to {o.path} is successful.]\n{o.content}"),
-        }
 
     def render(self, event: Event) -> Unit | None:
         """What `event` contributes to the chat on its own, or None for nothing (hidden events say nothing)."""
@@ -236,32 +230,8 @@ class EventRenderer:
         if handler is None:
             if not issubclass(cls, _RENDERABLE):
                 raise _unrenderable(event)
-            handler = self.handlers[cls] = self._handler_for(cls)
-        return handler(event)
-
-    def _handler_for(self, cls: type) -> Callable[[Any], Unit | None]:
-        if issubclass(cls, Observation):
-            if issubclass(cls, _SILENT_OBSERVATIONS):
-                return _nothing
-            if issubclass(cls, RecallObservation):
-                return self._recall
-            if issubclass(cls, CmdOutputObservation):
-                return self._cmd_output_observation()
-            for klass in cls.__mro__:
-                text = self._observation_text.get(klass)
-                if text is not None:
-                    return self._observation(text)
-            # Every other kind, the ones we do not know included, is shown by its content.
-            return self._content_observation(unknown=issubclass(cls, UnknownObservation))
-        if issubclass(cls, SystemMessageAction):
-            return lambda e: (PLAIN, text_message("system", e.content))
-        if issubclass(cls, MessageAction):
-            return self._message
-        if issubclass(cls, AgentFinishAction):
-            return self._finish
-        if issubclass(cls, _TOOL_ACTIONS):
-            return self._call
-        return _nothing
+            handler = self.handlers[cls] = _handler_of(cls)
+        return handler(self, event)
 
     # -- helpers --------------------------------------------------------------------------------
 
@@ -271,35 +241,28 @@ class EventRenderer:
             return text
         return truncate_content(text, limit)
 
-    def _content_observation(self, *, unknown: bool) -> Callable[[Observation], Unit]:
-        """The handler for kinds shown by their content (the most common ones: written out for speed)."""
+    def _content_output(self, obs: Observation) -> Unit:
+        """Kinds shown by their content (the most common ones)."""
+        fields = obs.__dict__
+        text = fields["content"]
         limit = self.max_chars
+        if limit is not None and len(text) > limit:
+            text = truncate_content(text, limit)
+        return _text_unit(fields["tool_call_metadata"], text)
 
-        def render(obs: Observation) -> Unit:
-            fields = obs.__dict__
-            text = fields["content"]
-            if unknown and not text:
-                text = obs.message  # a kind we do not know, with no content: its description
-            if limit is not None and len(text) > limit:
-                text = truncate_content(text, limit)
-            return _text_unit(fields["tool_call_metadata"], text)
+    def _unknown_output(self, obs: Observation) -> Unit:
+        """A kind we do not know, read from a log: shown by its content, or its description when it has none."""
+        return _text_unit(obs.tool_call_metadata, self._cut(obs.content or obs.message))
 
-        return render
-
-    def _observation(
-        self, text: Callable[[Any], str | tuple[Content, ...] | None]
-    ) -> Callable[[Observation], Unit | None]:
-        def render(obs: Observation) -> Unit | None:
-            content = text(obs)
-            if content is None:
-                return None
-            if type(content) is str:
-                return _text_unit(obs.tool_call_metadata, content)
-            return _result_unit(obs, content)
-
-        return render
+    def _output(self, obs: Observation, content: str | tuple[Content, ...]) -> Unit:
+        if type(content) is str:
+            return _text_unit(obs.tool_call_metadata, content)
+        return _result_unit(obs, content)  # type: ignore[arg-type]
 
     # -- actions --------------------------------------------------------------------------------
+
+    def _system(self, action: SystemMessageAction) -> Unit:
+        return (PLAIN, text_message("system", action.content))
 
     def _message(self, action: MessageAction) -> Unit:
         role: Role = "user" if _is_user(action) else "assistant"
@@ -419,32 +382,51 @@ class EventRenderer:
 
     # -- observations ---------------------------------------------------------------------------
 
-    def _cmd_output_observation(self) -> Callable[[CmdOutputObservation], Unit]:
-        """The handler for command output (the most common observation: written out for speed)."""
+    def _command_output(self, obs: CmdOutputObservation) -> Unit:
+        """Command output (the most common observation: written out for speed)."""
+        fields = obs.__dict__
+        meta = fields["metadata"]
+        parts = [meta.get("prefix") or "", fields["content"], meta.get("suffix") or ""]
+        working_dir = meta.get("working_dir")
+        if working_dir:
+            parts.append(f"\n[Current working directory: {working_dir}]")
+        interpreter = meta.get("py_interpreter_path")
+        if interpreter:
+            parts.append(f"\n[Python interpreter: {interpreter}]")
+        exit_code = obs.exit_code
+        if exit_code != -1:
+            parts.append(f"\n[Command finished with exit code {exit_code}]")
+        metadata = fields["tool_call_metadata"]
+        if metadata is None:
+            parts.insert(0, "\nObserved result of command executed by user:\n")
+        text = "".join(parts)
         limit = self.max_chars
+        if limit is not None and len(text) > limit:
+            text = truncate_content(text, limit)
+        return _text_unit(metadata, text)
 
-        def render(obs: CmdOutputObservation) -> Unit:
-            fields = obs.__dict__
-            meta = fields["metadata"]
-            parts = [meta.get("prefix") or "", fields["content"], meta.get("suffix") or ""]
-            working_dir = meta.get("working_dir")
-            if working_dir:
-                parts.append(f"\n[Current working directory: {working_dir}]")
-            interpreter = meta.get("py_interpreter_path")
-            if interpreter:
-                parts.append(f"\n[Python interpreter: {interpreter}]")
-            exit_code = obs.exit_code
-            if exit_code != -1:
-                parts.append(f"\n[Command finished with exit code {exit_code}]")
-            metadata = fields["tool_call_metadata"]
-            if metadata is None:
-                parts.insert(0, "\nObserved result of command executed by user:\n")
-            text = "".join(parts)
-            if limit is not None and len(text) > limit:
-                text = truncate_content(text, limit)
-            return _text_unit(metadata, text)
+    def _ipython_output(self, obs: IPythonRunCellObservation) -> Unit:
+        return self._output(obs, self._ipython(obs))
 
-        return render
+    def _file_edit_output(self, obs: FileEditObservation) -> Unit:
+        # OpenHands' text: the report, the new-file note or the hunks.
+        return _text_unit(obs.tool_call_metadata, self._cut(str(obs)))
+
+    def _browser_output(self, obs: BrowserOutputObservation) -> Unit:
+        return self._output(obs, self._browser(obs))
+
+    def _delegate_output(self, obs: AgentDelegateObservation) -> Unit:
+        return _text_unit(obs.tool_call_metadata, self._delegate(obs))
+
+    def _error_output(self, obs: ErrorObservation) -> Unit:
+        return _text_unit(obs.tool_call_metadata, self._cut(obs.content) + "\n[Error occurred in processing last action]")
+
+    def _reject_output(self, obs: UserRejectObservation) -> Unit:
+        text = "OBSERVATION:\n" + self._cut(obs.content) + "\n[Last action has been rejected by the user]"
+        return _text_unit(obs.tool_call_metadata, text)
+
+    def _file_write_output(self, obs: FileWriteObservation) -> Unit:
+        return _text_unit(obs.tool_call_metadata, self._cut(f"[Write to {obs.path} is successful.]\n{obs.content}"))
 
     def _ipython(self, obs: IPythonRunCellObservation) -> str | tuple[Content, ...]:
         text = obs.content
@@ -517,6 +499,54 @@ class EventRenderer:
         return (RECALL, Recall(names, message, (), tool_call))
 
 
+def _nothing(renderer: EventRenderer, event: Event) -> None:
+    return None
+
+
+# Observation kinds with a text of their own (a subclass of one is shown the same way).
+_OUTPUTS: dict[type, Handler] = {
+    IPythonRunCellObservation: EventRenderer._ipython_output,
+    FileEditObservation: EventRenderer._file_edit_output,
+    BrowserOutputObservation: EventRenderer._browser_output,
+    AgentDelegateObservation: EventRenderer._delegate_output,
+    ErrorObservation: EventRenderer._error_output,
+    UserRejectObservation: EventRenderer._reject_output,
+    FileWriteObservation: EventRenderer._file_write_output,
+}
+
+
+def _handler_of(cls: type) -> Handler:
+    """The handler for events of `cls` (a kind the renderer knows, or a subclass of one)."""
+    if issubclass(cls, Observation):
+        if issubclass(cls, _SILENT_OBSERVATIONS):
+            return _nothing
+        if issubclass(cls, RecallObservation):
+            return EventRenderer._recall
+        if issubclass(cls, CmdOutputObservation):
+            return EventRenderer._command_output
+        for klass in cls.__mro__:
+            handler = _OUTPUTS.get(klass)
+            if handler is not None:
+                return handler
+        # Every other kind, the ones we do not know included, is shown by its content.
+        return EventRenderer._unknown_output if issubclass(cls, UnknownObservation) else EventRenderer._content_output
+    if issubclass(cls, SystemMessageAction):
+        return EventRenderer._system
+    if issubclass(cls, MessageAction):
+        return EventRenderer._message
+    if issubclass(cls, AgentFinishAction):
+        return EventRenderer._finish
+    if issubclass(cls, _TOOL_ACTIONS):
+        return EventRenderer._call
+    return _nothing
+
+
+# Chosen once for every kind (checking a pydantic class against the kinds goes through ABCMeta's
+# machinery, slow enough to show when each fresh memory did it again); subclasses are looked up
+# by `EventRenderer.render` when first met.
+_HANDLERS: dict[type, Handler] = {cls: _handler_of(cls) for cls in _RENDERABLE}
+
+
 def _unrenderable(event: Event) -> MalformedEventError:
     cls = type(event)
     return MalformedEventError(
@@ -525,10 +555,6 @@ def _unrenderable(event: Event) -> MalformedEventError:
         "which keeps it as UnknownAction / UnknownObservation)",
         event_id=event.id,
     )
-
-
-def _nothing(event: Event) -> None:
-    return None
 
 
 def _response_message(response: dict[str, Any] | None) -> dict[str, Any]:
