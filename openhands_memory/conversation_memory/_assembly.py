@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import islice
 
-from openhands_memory.conversation_memory._messages import tool_result
+from openhands_memory.conversation_memory._messages import marked_text_part, tool_result, with_content
 from openhands_memory.conversation_memory._recall import microagent_name
 from openhands_memory.conversation_memory._render import (
     CALL,
@@ -291,8 +291,8 @@ def _set_apart(message: Message) -> Message:
     content = message.content
     for index, part in enumerate(content):
         if isinstance(part, TextContent):
-            changed = TextContent(text="\n\n" + part.text, cache_prompt=part.cache_prompt)
-            return message.model_copy(update={"content": (*content[:index], changed, *content[index + 1 :])})
+            changed = marked_text_part("\n\n" + part.text, part.cache_prompt)
+            return with_content(message, (*content[:index], changed, *content[index + 1 :]))
     return message
 
 

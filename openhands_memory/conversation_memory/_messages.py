@@ -32,6 +32,7 @@ _set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 # `{"type": "text", "text": ...}` (which is how a tool result's and a tool call's text are built).
 _TEXT_SET = SharedFieldsSet(("text",))
 _TYPED_TEXT_SET = SharedFieldsSet(("type", "text"))
+_MARKED_TEXT_SET = SharedFieldsSet(("text", "cache_prompt"))
 _PLAIN_SET = SharedFieldsSet(("role", "content"))
 _RESULT_SET = SharedFieldsSet(("role", "content", "tool_call_id", "name"))
 _CALLS_SET = SharedFieldsSet(("role", "content", "tool_calls"))
@@ -58,6 +59,31 @@ def typed_text_part(text: str) -> TextContent:
     _set_extra(part, None)
     _set_private(part, None)
     return part  # type: ignore[no-any-return]
+
+
+def marked_text_part(text: str, cache_prompt: bool) -> TextContent:
+    """`TextContent(text=text, cache_prompt=cache_prompt)`."""
+    part = _new(TextContent)
+    _set_dict(part, {"type": "text", "text": text, "cache_prompt": cache_prompt})
+    _set_fields_set(part, _MARKED_TEXT_SET)
+    _set_extra(part, None)
+    _set_private(part, None)
+    return part  # type: ignore[no-any-return]
+
+
+def with_content(message: Message, content: tuple[Content, ...]) -> Message:
+    """`message.model_copy(update={"content": content})`, for a message whose fields set has `content`."""
+    if "content" not in message.model_fields_set:
+        return message.model_copy(update={"content": content})
+    copied = _new(Message)
+    fields = dict(message.__dict__)
+    fields["content"] = content
+    _set_dict(copied, fields)
+    fields_set = message.model_fields_set
+    _set_fields_set(copied, fields_set if type(fields_set) is SharedFieldsSet else set(fields_set))
+    _set_extra(copied, None)
+    _set_private(copied, None)
+    return copied  # type: ignore[no-any-return]
 
 
 def plain_message(role: Role, content: tuple[Content, ...]) -> Message:

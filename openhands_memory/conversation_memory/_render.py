@@ -8,7 +8,7 @@ recalls before it, is finished by the assembler.)
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -214,9 +214,11 @@ class EventRenderer:
         self.som = enable_som_visual_browsing
         self.prompt_extensions = enable_prompt_extensions
         self.disabled = disabled_microagents
-        self.handlers: dict[type, Handler] = dict(_HANDLERS)
-        """Event class -> its handler: every kind of `openhands_memory.events`, and the subclasses
-        `render` met (the assembler calls them directly, with the renderer)."""
+        self.handlers: Mapping[type, Handler] = _HANDLERS
+        """Event class -> its handler, for every kind of `openhands_memory.events` (shared: not to be
+        changed). The assembler calls them directly, with the renderer; `render` handles subclasses
+        of the kinds too."""
+        self._subclass_handlers: dict[type, Handler] = {}
         # (response message, its assistant message, call ids) of the last tool action rendered,
         # for its parallel siblings, which share the response.
         self._last_response: tuple[dict[str, Any], Message, tuple[str, ...]] | None = None
@@ -226,11 +228,11 @@ class EventRenderer:
         if event.hidden:
             return None
         cls = type(event)
-        handler = self.handlers.get(cls)
+        handler = _HANDLERS.get(cls) or self._subclass_handlers.get(cls)
         if handler is None:
             if not issubclass(cls, _RENDERABLE):
                 raise _unrenderable(event)
-            handler = self.handlers[cls] = _handler_of(cls)
+            handler = self._subclass_handlers[cls] = _handler_of(cls)
         return handler(self, event)
 
     # -- helpers --------------------------------------------------------------------------------
@@ -544,7 +546,7 @@ def _handler_of(cls: type) -> Handler:
 # Chosen once for every kind (checking a pydantic class against the kinds goes through ABCMeta's
 # machinery, slow enough to show when each fresh memory did it again); subclasses are looked up
 # by `EventRenderer.render` when first met.
-_HANDLERS: dict[type, Handler] = {cls: _handler_of(cls) for cls in _RENDERABLE}
+_HANDLERS: dict[type, Handler] = {cls: _handler_of(cls) for cls in _RENDERABLE}  # never changed
 
 
 def _unrenderable(event: Event) -> MalformedEventError:

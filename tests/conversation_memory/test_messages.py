@@ -11,12 +11,14 @@ from pydantic import BaseModel
 
 from openhands_memory.conversation_memory._messages import (
     calls_message,
+    marked_text_part,
     plain_message,
     text_message,
     text_part,
     tool_result,
     tool_text_message,
     typed_text_part,
+    with_content,
 )
 from openhands_memory.llm import ImageContent, Message, TextContent
 
@@ -106,3 +108,12 @@ def test_built_messages_are_frozen_and_serialize_as_validated_ones() -> None:
     assert built.model_dump(exclude_unset=True) == validated.model_dump(exclude_unset=True)
     assert built.to_litellm_dict() == validated.to_litellm_dict()
     assert Message.model_validate(built) is built
+
+
+def test_a_message_with_new_content_is_the_copy_model_copy_makes() -> None:
+    assert anatomy(marked_text_part("hi", True)) == anatomy(TextContent(text="hi", cache_prompt=True))
+    content = (marked_text_part("\n\nhi", False),)
+    for message in (text_message("user", "hi"), Message(role="user", content=(TextContent(text="hi"),))):
+        assert anatomy(with_content(message, content)) == anatomy(message.model_copy(update={"content": content}))
+    no_content_set = Message(role="user")
+    assert anatomy(with_content(no_content_set, content)) == anatomy(no_content_set.model_copy(update={"content": content}))
