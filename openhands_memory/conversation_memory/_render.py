@@ -172,10 +172,6 @@ def _text_unit(metadata: ToolCallMetadata | None, text: str) -> Unit:
     return (RESULT, call_id, tool_text_message(text, call_id, fields["function_name"]))
 
 
-def _text(text: str) -> tuple[Content, ...]:
-    return (text_part(text),)
-
-
 def _is_user(event: Event) -> bool:
     return event.source == "user"
 
@@ -271,14 +267,13 @@ class EventRenderer:
         if not action.image_urls:
             return (PLAIN, text_message(role, action.content or ""))
         content: list[Content] = [text_part(action.content or "")]
-        if action.image_urls:
-            if role == "user":
-                for number, url in enumerate(action.image_urls, start=1):
-                    if self.vision:
-                        content.append(TextContent(text=f"Image {number}:"))
-                    content.append(ImageContent(image_urls=(url,)))
-            else:
-                content.append(ImageContent(image_urls=tuple(action.image_urls)))
+        if role == "user":
+            for number, url in enumerate(action.image_urls, start=1):
+                if self.vision:
+                    content.append(TextContent(text=f"Image {number}:"))
+                content.append(ImageContent(image_urls=(url,)))
+        else:
+            content.append(ImageContent(image_urls=tuple(action.image_urls)))
         return (PLAIN, plain_message(role, tuple(content)))
 
     def _finish(self, action: AgentFinishAction) -> Unit:
