@@ -126,15 +126,17 @@ def tool_text_message(text: str, call_id: str, name: str) -> Message:
     return message  # type: ignore[no-any-return]
 
 
-def calls_message(content: tuple[Content, ...], raw_calls: list[Any]) -> Message | None:
+def calls_message(content: tuple[Content, ...], raw_calls: list[Any]) -> tuple[Message, tuple[str, ...]] | None:
     """The assistant message validated from `{"role": "assistant", "content": content, "tool_calls": raw_calls}`,
     where `raw_calls` are a recorded response's tool calls; None when one of them is not plainly
-    well formed (the caller validates those, which keeps or rejects them as validation does).
+    well formed (the caller validates those, which keeps or rejects them as validation does). The
+    message comes with its calls' ids, in order.
 
     Keys a call or its function has beyond the model's (litellm's `index`) are ignored, as
     validation ignores them.
     """
     calls = []
+    ids = []
     for raw in raw_calls:
         if type(raw) is not dict:
             return None
@@ -164,10 +166,11 @@ def calls_message(content: tuple[Content, ...], raw_calls: list[Any]) -> Message
         _set_extra(call, None)
         _set_private(call, None)
         calls.append(call)
+        ids.append(call_id)
     message = _new(Message)
     fields = {"role": "assistant", "content": content, "tool_calls": tuple(calls), "tool_call_id": None, "name": None}
     _set_dict(message, fields)
     _set_fields_set(message, _CALLS_SET)
     _set_extra(message, None)
     _set_private(message, None)
-    return message  # type: ignore[no-any-return]
+    return message, tuple(ids)

@@ -335,21 +335,17 @@ class EventRenderer:
         text = text if isinstance(text, str) else _joined_text(text)
         content: tuple[Content, ...] = (typed_text_part(text),) if text and not text.isspace() else ()
         raw_calls = said.get("tool_calls")
-        message = None
-        if type(raw_calls) is list:
-            message = calls_message(content, raw_calls)
-        if message is None and isinstance(raw_calls, list):
-            try:
-                message = _new_message({"role": "assistant", "content": content, "tool_calls": raw_calls})
-            except ValidationError:
-                message = None
-        tool_calls = message.tool_calls if message is not None else None
-        if not tool_calls:
-            call_ids: tuple[str, ...] = ()
-        elif len(tool_calls) == 1:
-            call_ids = (tool_calls[0].id,)
+        built = calls_message(content, raw_calls) if type(raw_calls) is list else None
+        if built is not None:
+            message, call_ids = built
         else:
-            call_ids = tuple([call.id for call in tool_calls])
+            message = None
+            if isinstance(raw_calls, list):
+                try:
+                    message = _new_message({"role": "assistant", "content": content, "tool_calls": raw_calls})
+                except ValidationError:
+                    message = None
+            call_ids = tuple(call.id for call in message.tool_calls or ()) if message is not None else ()
         if message is None or call_id not in call_ids or (len(call_ids) > 1 and len(set(call_ids)) != len(call_ids)):
             # Rebuilt from the action too, so not to be shared with siblings.
             message = self._rebuilt_call_message(action, said, content)

@@ -61,8 +61,13 @@ def test_calls_message_makes_what_validation_makes_of_a_recorded_response() -> N
     content = (typed_text_part("Let me look."),)
     built = calls_message(content, raw_calls)
     validated = validate({"role": "assistant", "content": [{"type": "text", "text": "Let me look."}], "tool_calls": raw_calls})
-    assert anatomy(built) == anatomy(validated)
-    assert anatomy(calls_message((), [])) == anatomy(validate({"role": "assistant", "content": [], "tool_calls": []}))
+    assert built is not None
+    assert anatomy(built[0]) == anatomy(validated)
+    assert built[1] == ("call_1", "call_2")
+    empty = calls_message((), [])
+    assert empty is not None
+    assert anatomy(empty[0]) == anatomy(validate({"role": "assistant", "content": [], "tool_calls": []}))
+    assert empty[1] == ()
 
 
 @pytest.mark.parametrize(
