@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import islice
 
+from openhands_memory.conversation_memory._messages import marked_text_part, tool_result, with_content
 from openhands_memory.conversation_memory._recall import microagent_name
 from openhands_memory.conversation_memory._render import (
     CALL,
@@ -143,7 +144,7 @@ class Assembly:
                 unit = None
             else:
                 handler = handlers.get(type(event))
-                unit = handler(event) if handler is not None else render(event)
+                unit = handler(renderer, event) if handler is not None else render(event)
             keep(unit)
             if unit is None:
                 continue
@@ -234,7 +235,7 @@ class Assembly:
             added.append(message)
             return
         call_id, name = recall.tool_call
-        self._answer(call_id, Message(role="tool", content=message.content, tool_call_id=call_id, name=name), added)
+        self._answer(call_id, tool_result(message.content, call_id, name), added)
 
     # -- output ---------------------------------------------------------------------------------
 
@@ -290,8 +291,8 @@ def _set_apart(message: Message) -> Message:
     content = message.content
     for index, part in enumerate(content):
         if isinstance(part, TextContent):
-            changed = TextContent(text="\n\n" + part.text, cache_prompt=part.cache_prompt)
-            return message.model_copy(update={"content": (*content[:index], changed, *content[index + 1 :])})
+            changed = marked_text_part("\n\n" + part.text, part.cache_prompt)
+            return with_content(message, (*content[:index], changed, *content[index + 1 :]))
     return message
 
 

@@ -8,12 +8,21 @@ recalls before it, is finished by the assembler.)
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
 
+from openhands_memory.conversation_memory._messages import (
+    calls_message,
+    plain_message,
+    text_message,
+    text_part,
+    tool_result,
+    tool_text_message,
+    typed_text_part,
+)
 from openhands_memory.conversation_memory._recall import microagent_name, microagent_text, workspace_context_text
 from openhands_memory.events import (
     Action,
@@ -46,6 +55,7 @@ from openhands_memory.events import (
     SearchHistoryAction,
     SystemMessageAction,
     TaskTrackingAction,
+    ToolCallMetadata,
     UnknownAction,
     UnknownObservation,
     UserRejectObservation,
@@ -138,23 +148,28 @@ Unit = tuple[Any, ...]
 """A tagged tuple: see PLAIN, CALL, RESULT and RECALL."""
 
 
-# Messages are built by validating one nested dict: the content parts and tool calls are then
-# built in pydantic-core, much faster than one model __init__ each (this runs for every event).
+# Odd messages (a response's malformed tool calls, calls rebuilt from an action) are validated
+# from one nested dict; the common ones are built by `_messages` from values already checked.
 _new_message = Message.__pydantic_validator__.validate_python
 
 
-def _result_unit(obs: Observation, content: Any) -> Unit:
+def _result_unit(obs: Observation, content: tuple[Content, ...]) -> Unit:
     """An observation's message: the `tool` result of its call, or a user message when no tool call made it."""
     metadata = obs.tool_call_metadata
     if metadata is None:
-        return (PLAIN, _new_message({"role": "user", "content": content}))
-    call_id = metadata.tool_call_id
-    fields = {"role": "tool", "content": content, "tool_call_id": call_id, "name": metadata.function_name}
-    return (RESULT, call_id, _new_message(fields))
+        return (PLAIN, plain_message("user", content))
+    fields = metadata.__dict__  # its fields, validated when the metadata was built
+    call_id = fields["tool_call_id"]
+    return (RESULT, call_id, tool_result(content, call_id, fields["function_name"]))
 
 
-def _text(text: str) -> tuple[Content, ...]:
-    return (TextContent(text=text),)
+def _text_unit(metadata: ToolCallMetadata | None, text: str) -> Unit:
+    """An observation's text as its message (`_result_unit` for one text part, in fewer steps)."""
+    if metadata is None:
+        return (PLAIN, plain_message("user", (typed_text_part(text),)))
+    fields = metadata.__dict__
+    call_id = fields["tool_call_id"]
+    return (RESULT, call_id, tool_text_message(text, call_id, fields["function_name"]))
 
 
 def _is_user(event: Event) -> bool:
@@ -174,6 +189,10 @@ def _valid_image_url(url: Any) -> bool:
     return isinstance(url, str) and bool(url.strip())
 
 
+Handler = Callable[["EventRenderer", Any], "Unit | None"]
+"""What renders the events of one class: called with the renderer and the event (not a hidden one)."""
+
+
 class EventRenderer:
     """Renders events one at a time with fixed settings."""
 
@@ -191,61 +210,26 @@ class EventRenderer:
         self.som = enable_som_visual_browsing
         self.prompt_extensions = enable_prompt_extensions
         self.disabled = disabled_microagents
-        self.handlers: dict[type, Callable[[Any], Unit | None]] = {}
-        """Event class -> its renderer, filled by `render` (the assembler calls them directly)."""
+        self.handlers: Mapping[type, Handler] = _HANDLERS
+        """Event class -> its handler, for every kind of `openhands_memory.events` (shared: not to be
+        changed). The assembler calls them directly, with the renderer; `render` handles subclasses
+        of the kinds too."""
+        self._subclass_handlers: dict[type, Handler] = {}
         # (response message, its assistant message, call ids) of the last tool action rendered,
         # for its parallel siblings, which share the response.
         self._last_response: tuple[dict[str, Any], Message, tuple[str, ...]] | None = None
-        self._observation_text: dict[type, Callable[[Any], str | tuple[Content, ...] | None]] = {
-            IPythonRunCellObservation: self._ipython,
-            FileEditObservation: lambda o: self._cut(str(o)),  # OpenHands' text: the report, the new-file note or the hunks
-            BrowserOutputObservation: self._browser,
-            AgentDelegateObservation: self._delegate,
-            ErrorObservation: lambda o: self._cut(o.content) + "\n[Error occurred in processing last action]",
-            UserRejectObservation: lambda o: (
-                "OBSERVATION:\n" + self._cut(o.content) + "\n[Last action has been rejected by the user]"
-            ),
-            FileWriteObservation: lambda o: self._cut(f"[Write to {o.path} is successful.]\n{o.content}"),
-        }
 
     def render(self, event: Event) -> Unit | None:
         """What `event` contributes to the chat on its own, or None for nothing (hidden events say nothing)."""
         if event.hidden:
             return None
         cls = type(event)
-        handler = self.handlers.get(cls)
+        handler = _HANDLERS.get(cls) or self._subclass_handlers.get(cls)
         if handler is None:
             if not issubclass(cls, _RENDERABLE):
                 raise _unrenderable(event)
-            handler = self.handlers[cls] = self._handler_for(cls)
-        return handler(event)
-
-    def _handler_for(self, cls: type) -> Callable[[Any], Unit | None]:
-        if issubclass(cls, Observation):
-            if issubclass(cls, _SILENT_OBSERVATIONS):
-                return _nothing
-            if issubclass(cls, RecallObservation):
-                return self._recall
-            if issubclass(cls, CmdOutputObservation):
-                return self._cmd_output_observation()
-            for klass in cls.__mro__:
-                text = self._observation_text.get(klass)
-                if text is not None:
-                    return self._observation(text)
-            # Every other kind, the ones we do not know included, is shown by its content.
-            return self._content_observation(unknown=issubclass(cls, UnknownObservation))
-        if issubclass(cls, SystemMessageAction):
-            return lambda e: (PLAIN, Message(role="system", content=_text(e.content)))
-        if issubclass(cls, MessageAction):
-            return self._message
-        if issubclass(cls, AgentFinishAction):
-            return self._finish
-        if issubclass(cls, _TOOL_ACTIONS):
-            call, other = self._call, self._tool_action
-            if issubclass(cls, CmdRunAction):
-                return lambda a: call(a) if a.tool_call_metadata is not None and a.source == "agent" else other(a)
-            return lambda a: call(a) if a.tool_call_metadata is not None else other(a)
-        return _nothing
+            handler = self._subclass_handlers[cls] = _handler_of(cls)
+        return handler(self, event)
 
     # -- helpers --------------------------------------------------------------------------------
 
@@ -255,47 +239,42 @@ class EventRenderer:
             return text
         return truncate_content(text, limit)
 
-    def _content_observation(self, *, unknown: bool) -> Callable[[Observation], Unit]:
-        """The handler for kinds shown by their content (the most common ones: written out for speed)."""
+    def _content_output(self, obs: Observation) -> Unit:
+        """Kinds shown by their content (the most common ones)."""
+        fields = obs.__dict__
+        text = fields["content"]
         limit = self.max_chars
+        if limit is not None and len(text) > limit:
+            text = truncate_content(text, limit)
+        return _text_unit(fields["tool_call_metadata"], text)
 
-        def render(obs: Observation) -> Unit:
-            text = obs.content
-            if unknown and not text:
-                text = obs.message  # a kind we do not know, with no content: its description
-            if limit is not None and len(text) > limit:
-                text = truncate_content(text, limit)
-            parts = [{"type": "text", "text": text}]
-            return _result_unit(obs, parts)
+    def _unknown_output(self, obs: Observation) -> Unit:
+        """A kind we do not know, read from a log: shown by its content, or its description when it has none."""
+        return _text_unit(obs.tool_call_metadata, self._cut(obs.content or obs.message))
 
-        return render
-
-    def _observation(
-        self, text: Callable[[Any], str | tuple[Content, ...] | None]
-    ) -> Callable[[Observation], Unit | None]:
-        def render(obs: Observation) -> Unit | None:
-            content = text(obs)
-            if content is None:
-                return None
-            parts = [{"type": "text", "text": content}] if type(content) is str else content
-            return _result_unit(obs, parts)
-
-        return render
+    def _output(self, obs: Observation, content: str | tuple[Content, ...]) -> Unit:
+        if type(content) is str:
+            return _text_unit(obs.tool_call_metadata, content)
+        return _result_unit(obs, content)  # type: ignore[arg-type]
 
     # -- actions --------------------------------------------------------------------------------
 
+    def _system(self, action: SystemMessageAction) -> Unit:
+        return (PLAIN, text_message("system", action.content))
+
     def _message(self, action: MessageAction) -> Unit:
         role: Role = "user" if _is_user(action) else "assistant"
-        content: list[Content] = [TextContent(text=action.content or "")]
-        if action.image_urls:
-            if role == "user":
-                for number, url in enumerate(action.image_urls, start=1):
-                    if self.vision:
-                        content.append(TextContent(text=f"Image {number}:"))
-                    content.append(ImageContent(image_urls=(url,)))
-            else:
-                content.append(ImageContent(image_urls=tuple(action.image_urls)))
-        return (PLAIN, Message(role=role, content=tuple(content)))
+        if not action.image_urls:
+            return (PLAIN, text_message(role, action.content or ""))
+        content: list[Content] = [text_part(action.content or "")]
+        if role == "user":
+            for number, url in enumerate(action.image_urls, start=1):
+                if self.vision:
+                    content.append(TextContent(text=f"Image {number}:"))
+                content.append(ImageContent(image_urls=(url,)))
+        else:
+            content.append(ImageContent(image_urls=tuple(action.image_urls)))
+        return (PLAIN, plain_message(role, tuple(content)))
 
     def _finish(self, action: AgentFinishAction) -> Unit:
         # OpenHands folds the response's text into the thought (and clears the metadata) by
@@ -308,33 +287,38 @@ class EventRenderer:
                 text = said
             elif text != said:
                 text = f"{text}\n{said}"
-        return (PLAIN, Message(role="user" if _is_user(action) else "assistant", content=_text(text)))
+        return (PLAIN, text_message("user" if _is_user(action) else "assistant", text))
 
     def _tool_action(self, action: Action) -> Unit | None:
         if isinstance(action, CmdRunAction) and action.source != "agent":
-            return (PLAIN, Message(role="user", content=_text(f"User executed the command:\n{action.command}")))
-        if action.tool_call_metadata is not None:
-            return self._call(action)
+            return (PLAIN, text_message("user", f"User executed the command:\n{action.command}"))
         if isinstance(action, UnknownAction):
             # A kind we do not know, not part of a tool call: shown by its content, as the agent's
             # words when the agent produced it and as a user message otherwise.
             content = (action.__pydantic_extra__ or {}).get("content")
             text = content if isinstance(content, str) and content else action.message
             role: Role = "assistant" if action.source == "agent" else "user"
-            return (PLAIN, Message(role=role, content=_text(text)))
+            return (PLAIN, text_message(role, text))
         if _is_user(action):
-            return (PLAIN, Message(role="user", content=_text(f"User requested: {_describe(action)}")))
+            return (PLAIN, text_message("user", f"User requested: {_describe(action)}"))
         # An agent action without a tool call (an old log, a non-native agent): OpenHands asserts
         # here; we show what the agent did as its own words.
         thought = getattr(action, "thought", "") or ""
         text = f"{thought}\n{_describe(action)}" if thought else _describe(action)
-        return (PLAIN, Message(role="assistant", content=_text(text)))
+        return (PLAIN, text_message("assistant", text))
 
-    def _call(self, action: Action) -> Unit:
-        metadata = action.tool_call_metadata
-        assert metadata is not None
-        call_id = metadata.tool_call_id
-        response = metadata.model_response
+    def _call(self, action: Action) -> Unit | None:
+        """A tool action: one call of its model response (an action without a tool call, or a
+        command the user ran, goes to `_tool_action`)."""
+        fields = action.__dict__
+        metadata = fields["tool_call_metadata"]
+        if metadata is None or (fields["source"] != "agent" and isinstance(action, CmdRunAction)):
+            return self._tool_action(action)
+        tool_call = metadata.__dict__
+        call_id = tool_call["tool_call_id"]
+        response = tool_call["model_response"]
+        if type(response) is not dict and response is not None:
+            response = metadata.model_response  # left undecoded by a reader (`RawJson`): decoded once here
         if response:
             key = response.get("id") or f"call:{call_id}"
             choices = response.get("choices")
@@ -349,21 +333,19 @@ class EventRenderer:
             return (CALL, key, last[1], last[2])
         text = said.get("content")
         text = text if isinstance(text, str) else _joined_text(text)
-        content = [{"type": "text", "text": text}] if text and not text.isspace() else []
+        content: tuple[Content, ...] = (typed_text_part(text),) if text and not text.isspace() else ()
         raw_calls = said.get("tool_calls")
-        message = None
-        if isinstance(raw_calls, list):
-            try:
-                message = _new_message({"role": "assistant", "content": content, "tool_calls": raw_calls})
-            except ValidationError:
-                message = None
-        tool_calls = message.tool_calls if message is not None else None
-        if not tool_calls:
-            call_ids: tuple[str, ...] = ()
-        elif len(tool_calls) == 1:
-            call_ids = (tool_calls[0].id,)
+        built = calls_message(content, raw_calls) if type(raw_calls) is list else None
+        if built is not None:
+            message, call_ids = built
         else:
-            call_ids = tuple([call.id for call in tool_calls])
+            message = None
+            if isinstance(raw_calls, list):
+                try:
+                    message = _new_message({"role": "assistant", "content": content, "tool_calls": raw_calls})
+                except ValidationError:
+                    message = None
+            call_ids = tuple(call.id for call in message.tool_calls or ()) if message is not None else ()
         if message is None or call_id not in call_ids or (len(call_ids) > 1 and len(set(call_ids)) != len(call_ids)):
             # Rebuilt from the action too, so not to be shared with siblings.
             message = self._rebuilt_call_message(action, said, content)
@@ -372,7 +354,7 @@ class EventRenderer:
         self._last_response = (said, message, call_ids)
         return (CALL, key, message, call_ids)
 
-    def _rebuilt_call_message(self, action: Action, said: dict[str, Any], content: list[dict[str, Any]]) -> Message:
+    def _rebuilt_call_message(self, action: Action, said: dict[str, Any], content: tuple[Content, ...]) -> Message:
         """The assistant message from a response whose calls are odd: malformed ones skipped,
         repeats dropped, and the action's own call rebuilt from the action when it is missing."""
         metadata = action.tool_call_metadata
@@ -393,31 +375,51 @@ class EventRenderer:
 
     # -- observations ---------------------------------------------------------------------------
 
-    def _cmd_output_observation(self) -> Callable[[CmdOutputObservation], Unit]:
-        """The handler for command output (the most common observation: written out for speed)."""
+    def _command_output(self, obs: CmdOutputObservation) -> Unit:
+        """Command output (the most common observation: written out for speed)."""
+        fields = obs.__dict__
+        meta = fields["metadata"]
+        parts = [meta.get("prefix") or "", fields["content"], meta.get("suffix") or ""]
+        working_dir = meta.get("working_dir")
+        if working_dir:
+            parts.append(f"\n[Current working directory: {working_dir}]")
+        interpreter = meta.get("py_interpreter_path")
+        if interpreter:
+            parts.append(f"\n[Python interpreter: {interpreter}]")
+        exit_code = obs.exit_code
+        if exit_code != -1:
+            parts.append(f"\n[Command finished with exit code {exit_code}]")
+        metadata = fields["tool_call_metadata"]
+        if metadata is None:
+            parts.insert(0, "\nObserved result of command executed by user:\n")
+        text = "".join(parts)
         limit = self.max_chars
+        if limit is not None and len(text) > limit:
+            text = truncate_content(text, limit)
+        return _text_unit(metadata, text)
 
-        def render(obs: CmdOutputObservation) -> Unit:
-            meta = obs.metadata
-            parts = [meta.get("prefix") or "", obs.content, meta.get("suffix") or ""]
-            working_dir = meta.get("working_dir")
-            if working_dir:
-                parts.append(f"\n[Current working directory: {working_dir}]")
-            interpreter = meta.get("py_interpreter_path")
-            if interpreter:
-                parts.append(f"\n[Python interpreter: {interpreter}]")
-            exit_code = obs.exit_code
-            if exit_code != -1:
-                parts.append(f"\n[Command finished with exit code {exit_code}]")
-            metadata = obs.tool_call_metadata
-            if metadata is None:
-                parts.insert(0, "\nObserved result of command executed by user:\n")
-            text = "".join(parts)
-            if limit is not None and len(text) > limit:
-                text = truncate_content(text, limit)
-            return _result_unit(obs, [{"type": "text", "text": text}])
+    def _ipython_output(self, obs: IPythonRunCellObservation) -> Unit:
+        return self._output(obs, self._ipython(obs))
 
-        return render
+    def _file_edit_output(self, obs: FileEditObservation) -> Unit:
+        # OpenHands' text: the report, the new-file note or the hunks.
+        return _text_unit(obs.tool_call_metadata, self._cut(str(obs)))
+
+    def _browser_output(self, obs: BrowserOutputObservation) -> Unit:
+        return self._output(obs, self._browser(obs))
+
+    def _delegate_output(self, obs: AgentDelegateObservation) -> Unit:
+        return _text_unit(obs.tool_call_metadata, self._delegate(obs))
+
+    def _error_output(self, obs: ErrorObservation) -> Unit:
+        return _text_unit(obs.tool_call_metadata, self._cut(obs.content) + "\n[Error occurred in processing last action]")
+
+    def _reject_output(self, obs: UserRejectObservation) -> Unit:
+        text = "OBSERVATION:\n" + self._cut(obs.content) + "\n[Last action has been rejected by the user]"
+        return _text_unit(obs.tool_call_metadata, text)
+
+    def _file_write_output(self, obs: FileWriteObservation) -> Unit:
+        return _text_unit(obs.tool_call_metadata, self._cut(f"[Write to {obs.path} is successful.]\n{obs.content}"))
 
     def _ipython(self, obs: IPythonRunCellObservation) -> str | tuple[Content, ...]:
         text = obs.content
@@ -483,11 +485,59 @@ class EventRenderer:
         parts: list[Content] = []
         context = workspace_context_text(obs)
         if context is not None:
-            parts.append(TextContent(text=context))
+            parts.append(text_part(context))
         if enabled:
-            parts.append(TextContent(text=microagent_text(enabled)))
-        message = Message(role="user", content=tuple(parts)) if parts else None
+            parts.append(text_part(microagent_text(enabled)))
+        message = plain_message("user", tuple(parts)) if parts else None
         return (RECALL, Recall(names, message, (), tool_call))
+
+
+def _nothing(renderer: EventRenderer, event: Event) -> None:
+    return None
+
+
+# Observation kinds with a text of their own (a subclass of one is shown the same way).
+_OUTPUTS: dict[type, Handler] = {
+    IPythonRunCellObservation: EventRenderer._ipython_output,
+    FileEditObservation: EventRenderer._file_edit_output,
+    BrowserOutputObservation: EventRenderer._browser_output,
+    AgentDelegateObservation: EventRenderer._delegate_output,
+    ErrorObservation: EventRenderer._error_output,
+    UserRejectObservation: EventRenderer._reject_output,
+    FileWriteObservation: EventRenderer._file_write_output,
+}
+
+
+def _handler_of(cls: type) -> Handler:
+    """The handler for events of `cls` (a kind the renderer knows, or a subclass of one)."""
+    if issubclass(cls, Observation):
+        if issubclass(cls, _SILENT_OBSERVATIONS):
+            return _nothing
+        if issubclass(cls, RecallObservation):
+            return EventRenderer._recall
+        if issubclass(cls, CmdOutputObservation):
+            return EventRenderer._command_output
+        for klass in cls.__mro__:
+            handler = _OUTPUTS.get(klass)
+            if handler is not None:
+                return handler
+        # Every other kind, the ones we do not know included, is shown by its content.
+        return EventRenderer._unknown_output if issubclass(cls, UnknownObservation) else EventRenderer._content_output
+    if issubclass(cls, SystemMessageAction):
+        return EventRenderer._system
+    if issubclass(cls, MessageAction):
+        return EventRenderer._message
+    if issubclass(cls, AgentFinishAction):
+        return EventRenderer._finish
+    if issubclass(cls, _TOOL_ACTIONS):
+        return EventRenderer._call
+    return _nothing
+
+
+# Chosen once for every kind (checking a pydantic class against the kinds goes through ABCMeta's
+# machinery, slow enough to show when each fresh memory did it again); subclasses are looked up
+# by `EventRenderer.render` when first met.
+_HANDLERS: dict[type, Handler] = {cls: _handler_of(cls) for cls in _RENDERABLE}  # never changed
 
 
 def _unrenderable(event: Event) -> MalformedEventError:
@@ -498,10 +548,6 @@ def _unrenderable(event: Event) -> MalformedEventError:
         "which keeps it as UnknownAction / UnknownObservation)",
         event_id=event.id,
     )
-
-
-def _nothing(event: Event) -> None:
-    return None
 
 
 def _response_message(response: dict[str, Any] | None) -> dict[str, Any]:
@@ -541,4 +587,4 @@ def _tool_call(raw: Any) -> ToolCall | None:
 
 def knowledge_message(items: Iterable[dict[str, Any]]) -> Message:
     """The user message for a knowledge recall's microagents."""
-    return Message(role="user", content=_text(microagent_text(items)))
+    return text_message("user", microagent_text(items))

@@ -84,7 +84,9 @@ class ConversationMemory:
         self._som = enable_som_visual_browsing
         self._function_calling = function_calling
         self._tools = list(tools) if tools is not None else None
-        self._system_action = SystemMessageAction(content=system_prompt, tools=self._tools)
+        # Made when a view first lacks a system message (building an event is validation, which
+        # a memory made for one call would mostly pay for nothing).
+        self._system_action: SystemMessageAction | None = None
         self._settings: tuple[int | None, bool] | None = None
         self._renderer: EventRenderer | None = None
         self._assembly: Assembly | None = None
@@ -229,7 +231,10 @@ class ConversationMemory:
         else:
             index = next((i for i, e in enumerate(events) if isinstance(e, SystemMessageAction)), None)
             if index is None:
-                framed = [self._system_action, *events]
+                system = self._system_action
+                if system is None:
+                    system = self._system_action = SystemMessageAction(content=self._system_prompt, tools=self._tools)
+                framed = [system, *events]
             else:
                 # OpenHands leaves a late system message where it is; the chat APIs want it first.
                 framed = [events[index], *events[:index], *events[index + 1 :]]

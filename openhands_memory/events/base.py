@@ -189,14 +189,6 @@ class ToolCallMetadata(_OwnFieldsSetOnWrite):
     total_calls_in_response: int = 1
     """How many tool calls that response made, this one included."""
 
-    def __getattribute__(self, name: str) -> Any:
-        value = object.__getattribute__(self, name)
-        if type(value) is RawJson:
-            # A loaded response is decoded on first read (once for all the events that share it).
-            value = value.decode()
-            object.__getattribute__(self, "__dict__")[name] = value
-        return value
-
     @property
     def response_id(self) -> str | None:
         """The id of the model response, which parallel calls share."""
@@ -206,6 +198,41 @@ class ToolCallMetadata(_OwnFieldsSetOnWrite):
                 return response.id  # type: ignore[no-any-return]
             response = response.decode()
         return response.get("id") if response else None
+
+
+class _DecodedOnRead:
+    """Reads a field whose value may be a `RawJson` a reader left it as: decoded on the first read, and
+    the decoded dict kept in its place (once for all the events that share the response).
+
+    A data descriptor on the class, so reading the field runs it while reading any other attribute of
+    the model stays a plain lookup. The value lives in the instance `__dict__`, where pydantic keeps
+    every field: validation, `__setattr__`, copies, dumps and pickles work on that dict as before.
+    """
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        if instance is None:
+            # As for any pydantic field, the class has no such attribute.
+            raise AttributeError(self.name)
+        fields = instance.__dict__
+        try:
+            value = fields[self.name]
+        except KeyError:
+            raise AttributeError(self.name) from None
+        if type(value) is RawJson:
+            value = fields[self.name] = value.decode()
+        return value
+
+    def __set__(self, instance: Any, value: Any) -> None:
+        instance.__dict__[self.name] = value  # only `object.__setattr__` comes here: pydantic writes `__dict__`
+
+
+# Set after pydantic built the class: a class attribute named like a field would be taken for its default.
+ToolCallMetadata.model_response = _DecodedOnRead("model_response")  # type: ignore[assignment]
 
 
 class Event(_OwnFieldsSetOnWrite):

@@ -32,7 +32,7 @@ from openhands_memory.events._reading import (
     iter_lines,
     iter_list_elements,
 )
-from openhands_memory.events.base import RawJson
+from openhands_memory.events.base import RawJson, ToolCallMetadata
 from openhands_memory.stream import EventStream
 from openhands_memory.testing.synthetic import synthetic_session_dicts
 
@@ -280,6 +280,29 @@ def test_a_response_kept_as_bytes_reads_compares_and_writes_as_its_dict(
     assert orjson.loads(event_to_json(sibling))["tool_call_metadata"]["model_response"]["id"] == "changed"
     assert pickle.loads(pickle.dumps(sibling)).tool_call_metadata.model_response["id"] == "changed"  # type: ignore[union-attr]
     assert copy.deepcopy(sibling).tool_call_metadata.model_response == response  # type: ignore[union-attr]
+
+
+def test_a_kept_response_is_decoded_by_its_field_alone() -> None:
+    # `model_response` reads through a descriptor set on the class after pydantic built it: the
+    # class still has no such attribute (so it is no default), and the other fields read plainly.
+    assert not hasattr(ToolCallMetadata, "model_response")
+    assert ToolCallMetadata.model_fields["model_response"].default is None
+
+    class Tagged(ToolCallMetadata):
+        tag: str = "t"
+
+    assert Tagged(function_name="f", tool_call_id="c").model_response is None
+    metadata = Tagged(function_name="f", tool_call_id="c", model_response=RawJson(b'{"id":"r1"}', "r1"))
+    assert type(metadata.__dict__["model_response"]) is RawJson
+    assert metadata.function_name == "f" and metadata.tool_call_id == "c" and metadata.tag == "t"
+    assert type(metadata.__dict__["model_response"]) is RawJson  # reading other fields decoded nothing
+    assert metadata.model_response == {"id": "r1"}
+    assert type(metadata.__dict__["model_response"]) is dict
+    metadata.model_response = {"id": "r2"}
+    assert metadata.model_response == {"id": "r2"} and metadata.response_id == "r2"
+    assert "model_response" in metadata.model_fields_set
+    object.__setattr__(metadata, "model_response", {"id": "r3"})
+    assert metadata.model_response == {"id": "r3"}
 
 
 def test_a_response_not_written_compact_is_read_as_a_dict(session: list[dict[str, Any]], tmp_path: Path) -> None:
