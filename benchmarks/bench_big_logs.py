@@ -14,7 +14,8 @@ writes it (`json.dumps` of the list of event dicts) and as JSONL, in a temporary
 - iter: `iter_events(path)`, one pass in bounded memory (ours only).
 - view: `View.from_events` over the 10k loaded events (gc off, as `bench_foundation.py`).
 - messages: `process_events` with a fresh memory over the whole view of the agent history (gc off).
-  Both in a fresh process each side, like the others.
+  Both in a fresh process each side, like the others. Ours also warm, and the two floors of a cold
+  run: reading only the fields the messages are made of, and making only the message objects.
 - big: `EventStream.open`, `History.open` (and its view), `load_events` and `iter_events` on a
   `--big-events` JSONL log (ours only; the median of `--big-repeat` runs, each measure in a fresh
   process). Opening is timed up to the open object; `close()`, which frees the events, apart.
@@ -169,12 +170,73 @@ def _views(path: Path, repeat: int) -> dict[str, Any]:
     def render() -> Any:
         return ConversationMemory("You are OpenHands agent.").process_events(view, initial, max_message_chars=30_000)
 
+    view_events = view.events
+    messages = render()
     return {
         "view_s": _timed_gc_off(lambda: View.from_events(events), repeat),
         "messages_s": _timed_gc_off(render, repeat),
+        "messages_warm_s": _timed_gc_off(render, repeat, cold=False),
+        # What bounds a cold render: reading what the chat needs, and making the chat's objects.
+        "floor_read_s": _timed_gc_off(lambda: _read_what_the_chat_needs(view_events), repeat),
+        "floor_build_s": _timed_gc_off(_rebuilder(messages), repeat),
         "events": len(events),
         "view_events": len(view),
+        "messages": len(messages),
     }
+
+
+def _read_what_the_chat_needs(events: list[Any]) -> int:
+    """Read, and only read, the fields of each event that its messages are made of."""
+    total = 0
+    for event in events:
+        fields = event.__dict__
+        if fields["hidden"]:
+            continue
+        content = fields.get("content")
+        if content is not None:
+            total += len(content)
+        shell = fields.get("metadata")
+        if shell is not None:
+            total += len(shell.get("prefix") or "") + len(shell.get("suffix") or "") + len(shell.get("working_dir") or "")
+        metadata = fields["tool_call_metadata"]
+        if metadata is not None:
+            call = metadata.__dict__
+            total += len(call["tool_call_id"]) + len(call["function_name"])
+            if "action" in fields:
+                said = metadata.model_response["choices"][0]["message"]
+                total += len(said.get("content") or "")
+                for made in said.get("tool_calls") or ():
+                    total += len(made["id"]) + len(made["function"]["name"]) + len(made["function"]["arguments"])
+    return total
+
+
+def _rebuilder(messages: list[Any]) -> Any:
+    """A function that makes the same message objects again from their values, gathered beforehand
+    (the way the renderer makes them, without validation)."""
+    from openhands_memory.conversation_memory._messages import calls_message, text_message, tool_text_message, typed_text_part
+
+    specs = []
+    for message in messages:
+        text = message.content[0].text if message.content else None
+        if message.role == "tool":
+            specs.append(("tool", text, message.tool_call_id, message.name))
+        elif message.tool_calls:
+            specs.append(("calls", text, [call.to_litellm_dict() for call in message.tool_calls]))
+        else:
+            specs.append(("plain", message.role, text or ""))
+
+    def rebuild() -> list[Any]:
+        made = []
+        for spec in specs:
+            if spec[0] == "tool":
+                made.append(tool_text_message(spec[1], spec[2], spec[3]))
+            elif spec[0] == "calls":
+                made.append(calls_message((typed_text_part(spec[1]),) if spec[1] else (), spec[2]))
+            else:
+                made.append(text_message(spec[1], spec[2]))
+        return made
+
+    return rebuild
 
 
 def run_side(python: Path, side: str, measure: str, path: Path, repeat: int) -> dict[str, Any] | str:
@@ -192,10 +254,13 @@ def run_side(python: Path, side: str, measure: str, path: Path, repeat: int) -> 
 # -- in-process measures (views, messages) ---------------------------------------------------------
 
 
-def _timed_gc_off(run: Any, repeat: int) -> float:
+def _timed_gc_off(run: Any, repeat: int, *, cold: bool = True) -> float:
+    """The median time of `run()` with the collector off; `cold`: after a full collection, which
+    walks every object and so leaves the CPU caches holding none of what `run` reads."""
     samples = []
     for index in range(repeat + 1):
-        gc.collect()
+        if cold:
+            gc.collect()
         gc.disable()
         try:
             start = time.perf_counter()
@@ -216,7 +281,14 @@ def view_and_messages(ours_python: Path, path: Path, python: Path | None, repeat
         return {"view": {"ours_s": ours}, "messages": {"ours_s": ours}}
     out: dict[str, Any] = {
         "view": {"ours_s": ours["view_s"], "events": ours["events"]},
-        "messages": {"ours_s": ours["messages_s"], "view_events": ours["view_events"]},
+        "messages": {
+            "ours_s": ours["messages_s"],
+            "ours_warm_s": ours["messages_warm_s"],
+            "floor_read_s": ours["floor_read_s"],
+            "floor_build_s": ours["floor_build_s"],
+            "view_events": ours["view_events"],
+            "messages": ours["messages"],
+        },
     }
     if python is not None:
         command = [str(python), str(HERE / "openhands_baseline.py"), "--events", str(path), "--repeat", str(repeat)]
@@ -251,6 +323,8 @@ def _seconds(value: Any) -> str:
         value = value.get("median_s")
     if not isinstance(value, (int, float)):
         return "-" if value is None else str(value)[:40]
+    if value < 0.01:
+        return f"{value * 1000:.2f} ms"
     return f"{value * 1000:,.1f} ms" if value < 10 else f"{value:,.1f} s"
 
 
@@ -347,6 +421,14 @@ def main(argv: list[str] | None = None) -> int:
             entry = measures[name]
             rows.append((label, _seconds(entry["ours_s"]), _seconds(entry.get("openhands_s")),
                          _ratio(entry.get("openhands_s"), entry["ours_s"]), GOALS[name], "", ""))
+        messages = measures["messages"]
+        for key, label in (
+            ("ours_warm_s", "  the same, warm (no collection before)"),
+            ("floor_read_s", "  floor: only read what the chat needs"),
+            ("floor_build_s", "  floor: only make the chat's objects"),
+        ):
+            if key in messages:
+                rows.append((label, _seconds(messages[key]), "", None, None, "", ""))
 
         if args.big_events:
             big = folder / "big.jsonl"
