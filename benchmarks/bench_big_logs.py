@@ -299,6 +299,7 @@ def view_and_messages(ours_python: Path, path: Path, python: Path | None, repeat
             theirs = json.loads(done.stdout.strip().splitlines()[-1])
             out["view"]["openhands_s"] = theirs.get("view")
             out["messages"]["openhands_s"] = theirs.get("messages")
+            out["messages"]["openhands_warm_s"] = theirs.get("messages_warm")
             out["messages"]["openhands_view_events"] = (theirs.get("counts") or {}).get("view_events")
         else:
             out["baseline_error"] = done.stderr.strip()[-300:]
@@ -428,7 +429,9 @@ def main(argv: list[str] | None = None) -> int:
             ("floor_build_s", "  floor: only make the chat's objects"),
         ):
             if key in messages:
-                rows.append((label, _seconds(messages[key]), "", None, None, "", ""))
+                theirs_warm = messages.get("openhands_warm_s") if key == "ours_warm_s" else None
+                rows.append((label, _seconds(messages[key]), _seconds(theirs_warm) if theirs_warm else "",
+                             _ratio(theirs_warm, messages[key]), None, "", ""))
 
         if args.big_events:
             big = folder / "big.jsonl"

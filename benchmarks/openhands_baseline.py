@@ -24,7 +24,8 @@ Measures:
             AgentStateChangedObservation and hidden events)
   messages  ConversationMemory.process_events over the events of the view that
             a V0 agent sees (View.from_events of the filtered history), with a
-            default AgentConfig and the CodeAct prompt templates
+            default AgentConfig and the CodeAct prompt templates; also without the
+            collection before each run (``messages_warm``)
 
 Every timed run uses time.perf_counter with the garbage collector disabled;
 the result is the median of --repeat runs, after --warmup untimed runs.
@@ -59,12 +60,17 @@ def _time_runs(
     prepare: Callable[[], Any] | None,
     repeat: int,
     warmup: int,
+    cold: bool = True,
 ) -> list[float]:
-    """Time ``run(prepare())`` ``repeat`` times; prepare() is not timed."""
+    """Time ``run(prepare())`` ``repeat`` times; prepare() is not timed.
+
+    ``cold``: a full collection before each run (which also leaves the CPU caches cold).
+    """
     samples: list[float] = []
     for i in range(warmup + repeat):
         arg = prepare() if prepare is not None else None
-        gc.collect()
+        if cold:
+            gc.collect()
         gc.disable()
         try:
             t0 = time.perf_counter()
@@ -347,6 +353,10 @@ class Baseline:
             n_messages=n_messages,
             max_message_chars=max_chars,
         )
+        # The same without the collection before each run (warm caches), reported apart.
+        warm = _time_runs(run, prepare, self.repeat, self.warmup, cold=False)
+        self.result['messages_warm'] = statistics.median(warm)
+        self.details['messages_warm'] = {'median_s': statistics.median(warm), 'samples_s': warm}
 
     # -- driver ----------------------------------------------------------
     def run_all(self, skip: set[str]) -> dict[str, Any]:
