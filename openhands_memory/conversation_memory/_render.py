@@ -158,18 +158,37 @@ def _result_unit(obs: Observation, content: tuple[Content, ...]) -> Unit:
     metadata = obs.tool_call_metadata
     if metadata is None:
         return (PLAIN, plain_message("user", content))
-    fields = metadata.__dict__  # its fields, validated when the metadata was built
-    call_id = fields["tool_call_id"]
-    return (RESULT, call_id, tool_result(content, call_id, fields["function_name"]))
+    call_id, name = _call_of(obs, metadata)
+    return (RESULT, call_id, tool_result(content, call_id, name))
 
 
-def _text_unit(metadata: ToolCallMetadata | None, text: str) -> Unit:
+def _text_unit(obs: Observation, metadata: ToolCallMetadata | None, text: str) -> Unit:
     """An observation's text as its message (`_result_unit` for one text part, in fewer steps)."""
+    if type(text) is not str:
+        raise _changed_after_built(obs, "content", text)
     if metadata is None:
         return (PLAIN, plain_message("user", (typed_text_part(text),)))
+    call_id, name = _call_of(obs, metadata)
+    return (RESULT, call_id, tool_text_message(text, call_id, name))
+
+
+def _call_of(obs: Observation, metadata: ToolCallMetadata) -> tuple[str, str]:
+    """The call id and tool name of an observation's call, checked: they were validated when the
+    metadata was built, but a field set later is not (and the messages are built without validation)."""
     fields = metadata.__dict__
-    call_id = fields["tool_call_id"]
-    return (RESULT, call_id, tool_text_message(text, call_id, fields["function_name"]))
+    call_id, name = fields["tool_call_id"], fields["function_name"]
+    if type(call_id) is not str:
+        raise _changed_after_built(obs, "tool_call_metadata.tool_call_id", call_id)
+    if type(name) is not str:
+        raise _changed_after_built(obs, "tool_call_metadata.function_name", name)
+    return call_id, name
+
+
+def _changed_after_built(event: Event, field: str, value: Any) -> MalformedEventError:
+    return MalformedEventError(
+        f"{field} is a {type(value).__name__}, not a string (set after the event was built, which is not validated)",
+        event_id=event.id,
+    )
 
 
 def _is_user(event: Event) -> bool:
@@ -246,15 +265,15 @@ class EventRenderer:
         limit = self.max_chars
         if limit is not None and len(text) > limit:
             text = truncate_content(text, limit)
-        return _text_unit(fields["tool_call_metadata"], text)
+        return _text_unit(obs, fields["tool_call_metadata"], text)
 
     def _unknown_output(self, obs: Observation) -> Unit:
         """A kind we do not know, read from a log: shown by its content, or its description when it has none."""
-        return _text_unit(obs.tool_call_metadata, self._cut(obs.content or obs.message))
+        return _text_unit(obs, obs.tool_call_metadata, self._cut(obs.content or obs.message))
 
     def _output(self, obs: Observation, content: str | tuple[Content, ...]) -> Unit:
         if type(content) is str:
-            return _text_unit(obs.tool_call_metadata, content)
+            return _text_unit(obs, obs.tool_call_metadata, content)
         return _result_unit(obs, content)  # type: ignore[arg-type]
 
     # -- actions --------------------------------------------------------------------------------
@@ -379,7 +398,10 @@ class EventRenderer:
         """Command output (the most common observation: written out for speed)."""
         fields = obs.__dict__
         meta = fields["metadata"]
-        parts = [meta.get("prefix") or "", fields["content"], meta.get("suffix") or ""]
+        content = fields["content"]
+        if type(content) is not str:
+            raise _changed_after_built(obs, "content", content)
+        parts = [meta.get("prefix") or "", content, meta.get("suffix") or ""]
         working_dir = meta.get("working_dir")
         if working_dir:
             parts.append(f"\n[Current working directory: {working_dir}]")
@@ -396,30 +418,30 @@ class EventRenderer:
         limit = self.max_chars
         if limit is not None and len(text) > limit:
             text = truncate_content(text, limit)
-        return _text_unit(metadata, text)
+        return _text_unit(obs, metadata, text)
 
     def _ipython_output(self, obs: IPythonRunCellObservation) -> Unit:
         return self._output(obs, self._ipython(obs))
 
     def _file_edit_output(self, obs: FileEditObservation) -> Unit:
         # OpenHands' text: the report, the new-file note or the hunks.
-        return _text_unit(obs.tool_call_metadata, self._cut(str(obs)))
+        return _text_unit(obs, obs.tool_call_metadata, self._cut(str(obs)))
 
     def _browser_output(self, obs: BrowserOutputObservation) -> Unit:
         return self._output(obs, self._browser(obs))
 
     def _delegate_output(self, obs: AgentDelegateObservation) -> Unit:
-        return _text_unit(obs.tool_call_metadata, self._delegate(obs))
+        return _text_unit(obs, obs.tool_call_metadata, self._delegate(obs))
 
     def _error_output(self, obs: ErrorObservation) -> Unit:
-        return _text_unit(obs.tool_call_metadata, self._cut(obs.content) + "\n[Error occurred in processing last action]")
+        return _text_unit(obs, obs.tool_call_metadata, self._cut(obs.content) + "\n[Error occurred in processing last action]")
 
     def _reject_output(self, obs: UserRejectObservation) -> Unit:
         text = "OBSERVATION:\n" + self._cut(obs.content) + "\n[Last action has been rejected by the user]"
-        return _text_unit(obs.tool_call_metadata, text)
+        return _text_unit(obs, obs.tool_call_metadata, text)
 
     def _file_write_output(self, obs: FileWriteObservation) -> Unit:
-        return _text_unit(obs.tool_call_metadata, self._cut(f"[Write to {obs.path} is successful.]\n{obs.content}"))
+        return _text_unit(obs, obs.tool_call_metadata, self._cut(f"[Write to {obs.path} is successful.]\n{obs.content}"))
 
     def _ipython(self, obs: IPythonRunCellObservation) -> str | tuple[Content, ...]:
         text = obs.content

@@ -122,3 +122,32 @@ def test_a_message_with_new_content_is_the_copy_model_copy_makes() -> None:
         assert anatomy(with_content(message, content)) == anatomy(message.model_copy(update={"content": content}))
     no_content_set = Message(role="user")
     assert anatomy(with_content(no_content_set, content)) == anatomy(no_content_set.model_copy(update={"content": content}))
+
+
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        (lambda obs: setattr(obs.tool_call_metadata, "tool_call_id", 7), "tool_call_metadata.tool_call_id is a int"),
+        (lambda obs: setattr(obs.tool_call_metadata, "function_name", None), "tool_call_metadata.function_name is a NoneType"),
+        (lambda obs: setattr(obs, "content", ["out"]), "content is a list"),
+    ],
+)
+def test_a_field_set_to_a_non_string_after_the_event_was_built_is_named_not_sent(change: Any, named: str) -> None:
+    """Assignment is not validated and the builders do not validate: the renderer checks what they trust."""
+    from openhands_memory.conversation_memory import ConversationMemory
+    from openhands_memory.errors import MalformedEventError
+    from openhands_memory.events import CmdOutputObservation, CmdRunAction, MessageAction, ToolCallMetadata
+
+    call = ToolCallMetadata(function_name="execute_bash", tool_call_id="call_1")
+    events = [
+        MessageAction(content="task", source="user"),
+        CmdRunAction(command="ls", source="agent", tool_call_metadata=call),
+        CmdOutputObservation(content="out", command="ls", source="environment", tool_call_metadata=call.model_copy()),
+    ]
+    for number, event in enumerate(events):
+        event.id = number
+    memory = ConversationMemory("system")
+    assert memory.process_events(events, events[0])[-1].tool_call_id == "call_1"  # as built: fine
+    change(events[2])
+    with pytest.raises(MalformedEventError, match=f"id 2.*{named}"):
+        ConversationMemory("system").process_events(events, events[0])
