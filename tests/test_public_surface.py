@@ -37,7 +37,7 @@ STRATEGY_NAMES = [
     "NoOpCondenser", "ObservationMaskingCondenser", "BrowserOutputCondenser", "RecentEventsCondenser",
     "AmortizedForgettingCondenser", "ConversationWindowCondenser", "PipelineCondenser", "LLMSummarizingCondenser",
     "StructuredSummaryCondenser", "LLMAttentionCondenser", "LargeOutputOffloadCondenser",
-    "WindowHistoryCondenser", "TokenBudgetSummaryCondenser", "CompactHistoryCondenser",
+    "WindowHistoryCondenser", "TokenBudgetSummaryCondenser", "CompactHistoryCondenser", "InkeepCondenser",
 ]  # fmt: skip
 """Every built-in strategy: its condenser class and its config class (`<name>Config`) are exported."""
 
