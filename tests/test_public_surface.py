@@ -103,7 +103,8 @@ SURFACE: dict[str, list[str]] = {
     ],
     "openhands_memory.memory": [
         "Memory", "MemoryRecord", "MemoryQuery", "WindowMemory", "SummaryMemory", "VectorMemory", "MarkdownFileMemory",
-        "Embedder", "HashedBagOfWords",
+        "Embedder", "HashedBagOfWords", "Similarity", "QITOS_ROLES",
+        "window_memory", "summary_memory", "vector_memory", "markdown_file_memory",
     ],
     "openhands_memory.replay": [
         "replay_log", "replay_events", "ReplayReport", "ReplayStep", "ReplayCondensation", "Pipeline", "load_pipeline",
