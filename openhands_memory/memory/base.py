@@ -176,11 +176,13 @@ class Memory(ABC):
             DuplicateEventError: the record's event is not after the last one appended (its event is
                 already in memory, or the record is out of log order).
             MemoryAdapterError: a record in QitOS' form has no role, a bad step, or metadata that is
-                not JSON (nothing is written).
+                not JSON (nothing is written); a record from the log holds no text.
         """
         if record.event_id is None:
             self._append_to_log(record)
             return
+        if not isinstance(record.content, str):
+            raise MemoryAdapterError(f"the record of event {record.event_id} must hold text, not {type(record.content).__name__}")
         last = self._last_event_id
         if last is not None and record.event_id <= last:
             raise DuplicateEventError(record.event_id, len(self), f"is not after event {last}, the last one in memory")

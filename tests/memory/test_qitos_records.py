@@ -86,6 +86,8 @@ def test_a_bad_record_is_refused_and_nothing_is_written() -> None:
         memory.append(MemoryRecord(role="task", content="x", step_id=-1))
     with pytest.raises(MemoryAdapterError, match="metadata must be a JSON object"):
         memory.append(MemoryRecord(role="task", content="x", step_id=0, metadata={"when": object()}))
+    with pytest.raises(MemoryAdapterError, match="the record of event 4 must hold text, not dict"):
+        memory.append(MemoryRecord(role="user", content={"a": 1}, step_id=0, event_id=4))
     assert memory.stream is None and memory.records == []
 
 
