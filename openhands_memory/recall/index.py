@@ -259,6 +259,27 @@ class _Recreate(Exception):
     """The sidecar is ours but of another version or shape: recreate it."""
 
 
+@dataclass(frozen=True, slots=True)
+class _LogBytes:
+    """What `SearchIndex._log_bytes` read: the meta it compared against, the digests it computed."""
+
+    recorded: tuple[str | None, str | None]
+    """(log_bytes, log_digest) as the meta table held them when the file was read."""
+    prefix: str | None
+    """The digest of the file's first `log_bytes` bytes (None when it is shorter, or nothing was recorded)."""
+    size: int
+    digest: str
+
+    def changed(self, conn: sqlite3.Connection) -> str | None:
+        """Why the log's first bytes are not those last synced (None: they are, or another writer moved on)."""
+        size, digest = self.recorded
+        if size is None or digest is None or (_meta(conn, "log_bytes"), _meta(conn, "log_digest")) != self.recorded:
+            return None
+        if self.prefix != digest:
+            return f"the log's first {size} bytes changed since they were indexed (an event edited or removed)"
+        return None
+
+
 class SearchIndex:
     """A full-text index of a log's events: a projection, rebuildable from the log, never the source of truth.
 
@@ -284,6 +305,8 @@ class SearchIndex:
         self._lock = threading.RLock()
         self._fingerprint: str | None = None
         """The fingerprint of `_redactor`'s secrets under this sidecar's salt (computed once)."""
+        self._log_path: Path | None = None
+        """The log file of a sidecar: `sync` checks that the bytes it had when last synced are still its first ones."""
         self.fallback_reason = fallback_reason
         """Why a `for_log` index lives in memory instead of its sidecar (None when it does not)."""
         self.rebuilds = 0
@@ -317,7 +340,9 @@ class SearchIndex:
         except OutputIsInputError as exc:  # a link that makes the sidecar the log itself: never write there
             return cls._memory_fallback(path, str(exc), redactor)
         try:
-            return cls._open_file(path, redactor)
+            index = cls._open_file(path, redactor)
+            index._log_path = Path(log_path)
+            return index
         except _Refused as exc:
             return cls._memory_fallback(path, str(exc), redactor)
         except (sqlite3.Error, OSError, _Recreate) as exc:
@@ -333,6 +358,7 @@ class SearchIndex:
             except (sqlite3.Error, OSError, _Recreate, _Refused) as again:
                 return cls._memory_fallback(path, _describe(again), redactor)
             index._count_rebuild(f"corrupt sidecar: {_describe(exc)}")
+            index._log_path = Path(log_path)
             return index
 
     @classmethod
@@ -422,23 +448,26 @@ class SearchIndex:
 
             self._write(write)
 
-    def sync(self, events: Sequence[Event]) -> int:
+    def sync(self, events: Sequence[Event], *, verify: bool = False) -> int:
         """Catch up with the log `events` (in id order, the whole log or an older snapshot of it); returns how many
         of its events were indexed.
 
-        Only the events after the index's last one are indexed when the index belongs to this log
-        (its first event, and the last event both hold, have the same digest). Otherwise the
-        events given are re-indexed from scratch, and `rebuilds` counts it. Events the index holds
-        past the end of `events` are kept: the index never moves backwards.
+        Only the events after the index's last one are indexed when the index belongs to this log:
+        its first event, and the last event both hold, have the same digest; with `verify`, every
+        event both hold (an event edited or scrubbed in the middle is found; it costs a digest of
+        every event's text). Otherwise the events given are re-indexed from scratch, and
+        `rebuilds` counts it. Events the index holds past the end of `events` are kept: the index
+        never moves backwards.
         """
         with self._lock:
             self._open_conn()
             self.needs_sync = False
             deferred = self.deferred
-            outcome = self._write(lambda conn: self._sync(conn, events))
+            log = self._log_bytes()
+            outcome = self._write(lambda conn: self._sync(conn, events, verify, log))
             if outcome is None and self.deferred == deferred:  # recreated or moved to memory: fill it now
                 self.needs_sync = False
-                outcome = self._write(lambda conn: self._sync(conn, events))
+                outcome = self._write(lambda conn: self._sync(conn, events, verify, log))
             if outcome is None:
                 return 0
             count, reason, to_memory = outcome
@@ -448,6 +477,7 @@ class SearchIndex:
             if reason is not None:
                 self._count_rebuild(reason)
                 logger.warning("search index %s does not match the log (%s): rebuilt it", self._where(), reason)
+                self._checkpoint()
             return count
 
     def rebuild(self, events: Sequence[Event], *, reason: str) -> int:
@@ -463,10 +493,57 @@ class SearchIndex:
                 return 0
             self._count_rebuild(reason)
             logger.warning("search index %s is stale (%s): rebuilt it from the log", self._where(), reason)
+            self._checkpoint()
             return count
 
-    def _sync(self, conn: sqlite3.Connection, events: Sequence[Event]) -> tuple[int, str | None, str | None]:
+    def _checkpoint(self) -> None:
+        """After a rebuild: fold the write-ahead log into the file and empty it, so no old page lingers there."""
+        if self.path is not None:
+            self._read(lambda conn: conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall())
+
+    def _log_bytes(self) -> _LogBytes | None:
+        """The log file's digest now, and that of its first bytes as long as when last synced (None: no file to read).
+
+        One pass over the file: what a whole-log check costs (about 5 ms a MB), paid when a sidecar
+        is synced (opened), never at an append.
+        """
+        if self._log_path is None or self.path is None:
+            return None
+        recorded = self._read(lambda conn: (_meta(conn, "log_bytes"), _meta(conn, "log_digest")))
+        if recorded is None:
+            return None
+        size = int(recorded[0]) if recorded[0] and recorded[0].isdigit() else None
+        digest = hashlib.blake2b(digest_size=16)
+        prefix: str | None = None
+        done = 0
+        try:
+            with open(self._log_path, "rb") as file:
+                while chunk := file.read(1 << 20):
+                    if size is not None and done <= size < done + len(chunk):
+                        head = digest.copy()
+                        head.update(chunk[: size - done])
+                        prefix = head.hexdigest()
+                    digest.update(chunk)
+                    done += len(chunk)
+        except OSError:
+            return None
+        if size == done:
+            prefix = digest.hexdigest()
+        return _LogBytes(recorded, prefix, done, digest.hexdigest())
+
+    def _sync(
+        self, conn: sqlite3.Connection, events: Sequence[Event], verify: bool, log: _LogBytes | None
+    ) -> tuple[int, str | None, str | None]:
         """Inside the write transaction: (events indexed, why it was rebuilt or None, why to move to memory or None)."""
+        result = self._sync_events(conn, events, verify, log)
+        if log is not None and result[2] is None:
+            _set_meta(conn, "log_bytes", str(log.size))
+            _set_meta(conn, "log_digest", log.digest)
+        return result
+
+    def _sync_events(
+        self, conn: sqlite3.Connection, events: Sequence[Event], verify: bool, log: _LogBytes | None
+    ) -> tuple[int, str | None, str | None]:
         last = conn.execute("SELECT max(event_id) FROM seen").fetchone()[0]
         stored_secrets = _meta(conn, "secrets") or ""
         mine = self._secrets_fingerprint(conn)
@@ -488,6 +565,10 @@ class SearchIndex:
             reason = "the secrets to hide changed"
         else:
             reason = self._mismatch(conn, events, position)
+            if reason is None and log is not None:
+                reason = log.changed(conn)
+            if reason is None and verify:
+                reason = self._differing(conn, events[:position])
             if reason is None:
                 new = [self._entry(e) for e in events[position:] if e.id is not None]
                 _put(conn, new, known=False)
@@ -512,6 +593,23 @@ class SearchIndex:
         shared = events[position - 1]
         if _stored_digest(conn, shared.id) != self._entry(shared)[3]:
             return f"event {shared.id} is not the one indexed"
+        return None
+
+    def _differing(self, conn: sqlite3.Connection, events: Sequence[Event]) -> str | None:
+        """Why the index does not hold `events` (those up to its last one) as they are, or None: every digest compared."""
+        if not events:
+            return None
+        last = events[-1].id
+        stored = dict(conn.execute("SELECT event_id, digest FROM seen WHERE event_id <= ?", (last,)).fetchall())
+        given = 0
+        for event in events:
+            if event.id is None:
+                continue
+            given += 1
+            if stored.get(event.id) != self._entry(event)[3]:
+                return f"event {event.id} is not the one indexed"
+        if given != len(stored):
+            return f"the index holds {len(stored) - given} event(s) the log does not"
         return None
 
     def _entry(self, event: Event) -> tuple[int, str, str | None, bytes]:
@@ -743,7 +841,10 @@ _SIDE_FILES = ("-wal", "-shm", "-journal")
 def _connect(target: str) -> sqlite3.Connection:
     # Autocommit: transactions are explicit (BEGIN IMMEDIATE ... COMMIT) in `_write`. A writer
     # waits up to 2 s for another one, then defers (see `_recover`).
-    return sqlite3.connect(target, timeout=2.0, isolation_level=None, check_same_thread=False)
+    conn = sqlite3.connect(target, timeout=2.0, isolation_level=None, check_same_thread=False)
+    # What is deleted is overwritten: a rebuild for new secrets leaves none of the old text in free pages.
+    conn.execute("PRAGMA secure_delete = ON")
+    return conn
 
 
 def _prepare_sidecar(path: Path) -> bool:

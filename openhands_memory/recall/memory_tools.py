@@ -205,7 +205,7 @@ def parse_memory_call(call: MemoryToolCall) -> Action | str:
     """
     if call.name not in MEMORY_TOOL_NAMES:
         known = " and ".join(sorted(MEMORY_TOOL_NAMES))
-        return f"there is no memory tool named {echo(call.name)!r} (the memory tools are {known})"
+        return f"there is no memory tool named '{echo(call.name, 60)}' (the memory tools are {known})"
     arguments = _load_arguments(call.arguments)
     if isinstance(arguments, str):
         return arguments
