@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from openhands_memory.condenser import LLMSummarizingCondenser, NoOpCondenser
+from openhands_memory.condenser import Condenser, LLMSummarizingCondenser, NoOpCondenser
 from openhands_memory.errors import InvalidSecretError
 from openhands_memory.events import (
     CmdOutputObservation,
@@ -172,3 +172,20 @@ def test_a_secret_scrubbed_from_the_log_after_indexing_leaves_the_sidecar_and_th
     assert found.content.startswith("3 events match") and "[scrubbed]" in found.content
     assert by_secret.content.startswith("No event matches")
     assert _count(found.content) == 0 and _count(_sidecar_bytes(log)) == 0
+
+
+def test_an_offloaded_preview_of_a_log_written_before_the_secrets_were_set_hides_them(tmp_path: Path) -> None:
+    log = tmp_path / "events.jsonl"
+    with History.open(log, condenser=NoOpCondenser()) as history:
+        _begin(history)
+        metadata = ToolCallMetadata(function_name="execute_bash", tool_call_id="big")
+        run = CmdRunAction(command="env", tool_call_metadata=metadata)
+        history.add_event(run, EventSource.AGENT)
+        output = f"DEPLOY_TOKEN={SECRET}\n" + "x" * 10_000
+        history.add_event(CmdOutputObservation(content=output, command="env", cause=run.id, tool_call_metadata=metadata), EventSource.ENVIRONMENT)
+    offload = Condenser.from_config({"type": "large_output_offload", "large_payload_threshold": 1000, "last_keep": 0})
+    with History.open(log, secrets=SECRETS, condenser=offload) as history:
+        messages = history.next_messages()
+    preview = str(messages[-1].content)
+    assert "call context_reload with event_id=3" in preview and "DEPLOY_TOKEN=<secret_hidden>" in preview
+    assert _count(json.dumps([m.model_dump(mode="json") for m in messages])) == 0
