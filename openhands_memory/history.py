@@ -32,7 +32,6 @@ request that leaves the overflowing prompt no smaller or a prompt that still ove
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
