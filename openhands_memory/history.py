@@ -620,7 +620,8 @@ class History:
         return None
 
     def _invalid_call(self, text: str) -> ErrorObservation:
-        error = ErrorObservation(content=text)
+        # Built from what the model wrote: whatever got into it, it is text any log can hold.
+        error = ErrorObservation(content=echo(text, 2_000))
         self.add_event(error, EventSource.ENVIRONMENT)
         return self._stored(error)
 

@@ -406,9 +406,10 @@ def jsonl_history(tmp_path: Path) -> History:
         ("search_history", '{"query": "apple \ud800"}', "lone surrogate"),  # the surrogate itself, not its escape
         ("\ud800tool", "{}", "there is no memory tool named '\\ud800tool'"),
         ("search_history", "x" * 1_000_000, "the arguments are not valid JSON"),
+        ("context_reload", '"\\f\\udb4c\\ud905"', "the arguments must be a JSON object, got str"),
     ],
     ids=["70-deep", "5000-deep", "5000-deep-unclosed", "event-id-2**64", "event-id-below-int64", "limit-10**30",
-         "surrogate-escape", "surrogate-in-words", "surrogate-raw", "surrogate-name", "1MB-not-json"],
+         "surrogate-escape", "surrogate-in-words", "surrogate-raw", "surrogate-name", "1MB-not-json", "a-json-string"],
 )  # fmt: skip
 def test_a_hostile_call_becomes_an_error_observation_appended_to_a_loadable_log(
     tmp_path: Path, name: str, arguments: str, text: str
@@ -440,7 +441,8 @@ def test_a_call_whose_response_cannot_be_written_becomes_an_error_observation(tm
 
 
 # Strategies for what a model may write as a tool call: JSON with hostile values, not-JSON, deep nesting.
-_TEXT = st.text(st.characters(exclude_categories=()), max_size=30)  # lone surrogates included
+_SURROGATE = st.integers(0xD800, 0xDFFF).map(chr)  # st.characters leaves them out of text
+_TEXT = st.text(st.one_of(st.characters(), _SURROGATE), max_size=30)
 _INTS = st.one_of(
     st.integers(min_value=-3, max_value=40),
     st.integers(min_value=2**63 - 2, max_value=2**64 + 2),

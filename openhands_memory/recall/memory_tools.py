@@ -206,9 +206,9 @@ def parse_memory_call(call: MemoryToolCall) -> Action | str:
     if call.name not in MEMORY_TOOL_NAMES:
         known = " and ".join(sorted(MEMORY_TOOL_NAMES))
         return f"there is no memory tool named '{echo(call.name, 60)}' (the memory tools are {known})"
-    arguments = _load_arguments(call.arguments)
-    if isinstance(arguments, str):
-        return arguments
+    arguments, problem = _load_arguments(call.arguments)
+    if problem is not None:
+        return problem
     if not isinstance(arguments, dict):
         return f"the arguments must be a JSON object, got {type(arguments).__name__}"
     if call.name == CONTEXT_RELOAD:
@@ -237,21 +237,21 @@ def parse_memory_call(call: MemoryToolCall) -> Action | str:
     return SearchHistoryAction(query=query, limit=limit)
 
 
-def _load_arguments(text: str) -> Any:
-    """The arguments the model wrote, parsed; or why they cannot be (not JSON, nested too deeply).
+def _load_arguments(text: str) -> tuple[Any, str | None]:
+    """(the arguments the model wrote, parsed; None) or (None, why they cannot be: not JSON, nested too deeply).
 
     The nesting is checked before parsing, without recursion: Python's JSON parser recurses once
     per level, and a model can write thousands of `[`.
     """
     depth = _nesting(text)
     if depth > MAX_ARGUMENT_DEPTH:
-        return f"the arguments nest more than {MAX_ARGUMENT_DEPTH} levels of arrays and objects (memory tools take one)"
+        return None, f"the arguments nest more than {MAX_ARGUMENT_DEPTH} levels of arrays and objects (memory tools take one)"
     try:
-        return json.loads(text)
+        return json.loads(text), None
     except ValueError as exc:
-        return f"the arguments are not valid JSON ({exc})"
+        return None, f"the arguments are not valid JSON ({exc})"
     except RecursionError:  # not reachable within MAX_ARGUMENT_DEPTH, unless the caller's stack is nearly full
-        return "the arguments nest too deeply to be read"
+        return None, "the arguments nest too deeply to be read"
 
 
 def _nesting(text: str) -> int:
