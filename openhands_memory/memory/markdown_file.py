@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections import deque
@@ -14,6 +15,7 @@ from openhands_memory._files import FILE_MODE, make_private_folder
 from openhands_memory.errors import OutputRefusedError
 from openhands_memory.memory.base import Memory, MemoryQuery, check_size, format_records, select
 from openhands_memory.memory.records import MemoryRecord
+from openhands_memory.stream import Redactor
 
 __all__ = ["MIRROR_HEADER", "MarkdownFileMemory"]
 
@@ -40,17 +42,28 @@ class MarkdownFileMemory(Memory):
     only if it is a mirror (its first line is `MIRROR_HEADER`); its records are not read back into
     RAM, but its last event id is, so a memory rebuilt from the log writes only the events the file
     lacks. The file is never truncated or rewritten: `evict` and `reset` act on RAM only.
+
+    `secrets` (name: value) are hidden in every record it keeps and writes, whatever the log held
+    (a memory attached to a stream that has secrets gets its events with them hidden already).
     """
 
-    def __init__(self, path: str | os.PathLike[str] = "memory.md", max_in_memory: int = 200) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str] = "memory.md",
+        max_in_memory: int = 200,
+        *,
+        secrets: Mapping[str, str] | None = None,
+    ) -> None:
         """Open or create the mirror at `path`.
 
         Raises:
+            InvalidSecretError: a secret value is too short or not a string (nothing is opened).
             OutputRefusedError: `path` exists and is not a mirror (or is not a regular file); it is left untouched.
             MemoryAdapterError: `max_in_memory` is not an integer >= 0.
             OSError: the file or its folder cannot be read or created.
         """
         super().__init__()
+        self._redactor = Redactor(secrets)
         self.max_in_memory = check_size("max_in_memory", max_in_memory)
         self.path = Path(path)
         self._records: deque[MemoryRecord] = deque(maxlen=max_in_memory or None)
@@ -76,6 +89,10 @@ class MarkdownFileMemory(Memory):
         return 0
 
     def _add(self, record: MemoryRecord) -> None:
+        if self._redactor:
+            hide = self._redactor.redact_text
+            metadata = {key: hide(value) if isinstance(value, str) else value for key, value in record.metadata.items()}
+            record = dataclasses.replace(record, content=hide(record.content), metadata=metadata)
         if self._mirrored_up_to is None or record.event_id > self._mirrored_up_to:
             self._write(_block(record))
             self._mirrored_up_to = record.event_id

@@ -124,3 +124,15 @@ def test_reset_empties_ram_only(tmp_path) -> None:
     memory.reset()
 
     assert memory.records == [] and path.stat().st_size == size
+
+
+def test_secrets_are_hidden_in_what_the_mirror_writes_and_keeps(tmp_path) -> None:
+    secret = "sk-live-7f3a9c2e51"
+    s = SessionBuilder()
+    s.user(f"Deploy with {secret}")
+    s.turn(f"deploy --token {secret}", f"authenticated as {secret}")
+    path = tmp_path / "memory.md"
+    memory = MarkdownFileMemory.from_events(s.events, path=path, secrets={"TOKEN": secret})
+    text = path.read_text(encoding="utf-8")
+    assert secret not in text and text.count("<secret_hidden>") == 3
+    assert secret not in repr(memory.records) + memory.summarize(10)
