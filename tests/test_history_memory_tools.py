@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from openhands_memory.condenser import Condenser
@@ -476,6 +476,8 @@ def test_any_tool_call_a_model_writes_appends_one_result_and_never_raises(tmp_pa
     results = (ErrorObservation, ContextReloadObservation, SearchHistoryObservation)
 
     @given(name=_NAMES, arguments=_ARGUMENTS, call_id=_CALL_IDS)
+    @example(name="context_reload", arguments='{"event_id": 1}', call_id="call_ok")  # both tools answer, too
+    @example(name="search_history", arguments='{"query": "recipe"}', call_id="call_ok")
     def run(name: str, arguments: Any, call_id: str) -> None:
         before = history.stream.get_latest_event_id()
         result = history.run_memory_tool({"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}})
