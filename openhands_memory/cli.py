@@ -410,23 +410,38 @@ def _view(args: argparse.Namespace) -> int:
             for index, message in enumerate(snapshot.messages):
                 print(f"{index:>4}  {message.role:<9} {_message_line(message)[:110]}")
     elif args.json:
-        _print_json([event_to_dict(e) for e in shown])
+        _print_json([_with_log_ids(event_to_dict(e), snapshot) for e in shown])
     else:
-        for event in shown:
+        for event in shown:  # by the log's ids, as the footer names them
             text = " ".join(event.message.split())
-            ident = "-" if event.id is None else str(event.id)
+            ident = _id_or_dash(snapshot.log_id(event))
             print(f"{ident:>6}  {event.kind:<20} {text[:100]}")
     if snapshot.step is None:
         where = f"after the last event ({snapshot.steps} agent steps)"
     else:
         assert snapshot.event is not None
         where = f"at step {snapshot.step}, before event {snapshot.event.id}"
+    renumbered = (
+        "; ids are the log's (in the replayed log the pipeline's condensations take ids and later events "
+        "move up: summaries cite those, as `replay --out` writes them)"
+        if snapshot.is_renumbered
+        else ""
+    )
     print(
         f"{len(shown)} events in view, {len(snapshot.view.forgotten_event_ids)} forgotten, "
-        f"{len(snapshot.messages)} messages; {where}",
+        f"{len(snapshot.messages)} messages; {where}{renumbered}",
         file=sys.stderr,
     )
     return 0
+
+
+def _with_log_ids(data: dict[str, Any], snapshot: Any) -> dict[str, Any]:
+    """An event's JSON with the log's ids for its `id` and `cause` (see `StepSnapshot.log_ids`)."""
+    for key in ("id", "cause"):
+        value = data.get(key)
+        if isinstance(value, int):
+            data[key] = snapshot.log_ids.get(value, value)
+    return data
 
 
 def _message_line(message: Any) -> str:

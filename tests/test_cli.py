@@ -245,6 +245,23 @@ def test_view_messages_at_a_step() -> None:
     assert result.stderr == "13 events in view, 0 forgotten, 11 messages; at step 5, before event 14\n"
 
 
+def test_view_under_a_pipeline_lists_the_log_s_own_ids(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pipeline = tmp_path / "amortized.toml"
+    pipeline.write_text('[condenser]\ntype = "amortized"\nmax_size = 40\nkeep_first = 2\n')
+    history = agent_history(load_events(BUNDLED))
+    assert main(["view", str(BUNDLED), "--at", "60", "--pipeline", str(pipeline)]) == 0
+    out, err = capsys.readouterr()
+    listed = [int(line.split()[0]) for line in out.splitlines() if line.split()[0] != "-"]
+    before = next(e for e in history if e.source == "agent" and e.id == int(err.split("before event ")[1].split(";")[0]))
+    by_id = {e.id: e for e in history}
+    for line, ident in zip((line for line in out.splitlines() if line.split()[0] != "-"), listed):
+        assert by_id[ident].kind == line.split()[1]  # the log's event with that id, not a renumbered one
+    assert max(listed) < before.id and history[history.index(before) - 1].id == max(listed)
+    assert "ids are the log's" in err
+    assert main(["view", str(BUNDLED), "--at", "60", "--pipeline", str(pipeline), "--json"]) == 0
+    assert [e["id"] for e in json.loads(capsys.readouterr().out) if "id" in e] == listed
+
+
 def test_view_messages_json_are_litellm_dicts(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["view", str(BUNDLED), "--messages", "--json"]) == 0
     messages = json.loads(capsys.readouterr().out)

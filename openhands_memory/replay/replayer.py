@@ -312,6 +312,18 @@ class StepSnapshot:
     """What the condenser made of it: the view the model is shown."""
     messages: list[Message]
     """The messages the model is sent."""
+    log_ids: dict[int, int] = field(default_factory=dict)
+    """The log's id of each event read from the log, by its id in the replayed history (`view` and
+    `shown` hold replayed ids: a condensation the replay made takes an id, and later events move up)."""
+
+    def log_id(self, event: Event) -> int | None:
+        """The log's id of `event` (an event of `view` or `shown`); None for one the replay made."""
+        return None if event.id is None else self.log_ids.get(event.id)
+
+    @property
+    def is_renumbered(self) -> bool:
+        """Some event of the log has another id in the replayed history."""
+        return any(new != old for new, old in self.log_ids.items())
 
 
 class _Measure:
@@ -533,9 +545,9 @@ def snapshot_at(
     for item in replayer.replay(events):
         if isinstance(item, AgentStep) and item.number == step:
             messages = measure.messages(item.shown, replayer.initial_user_action)
-            return StepSnapshot(step, item.number, item.event, item.view, item.shown, messages)
+            return StepSnapshot(step, item.number, item.event, item.view, item.shown, messages, replayer.log_ids())
     if step is not None:
         raise StepNotFoundError(step, replayer.steps)
     shown, _ = replayer.settle()
     messages = measure.messages(shown, replayer.initial_user_action)
-    return StepSnapshot(None, replayer.steps, None, replayer.view, shown, messages)
+    return StepSnapshot(None, replayer.steps, None, replayer.view, shown, messages, replayer.log_ids())
