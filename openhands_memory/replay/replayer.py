@@ -208,7 +208,10 @@ class ReplayReport:
     seconds: float = 0.0
     """Wall time of the replay (loading the log and the tokenizer excluded)."""
     tokenizer_seconds: float = 0.0
-    """Wall time of loading the tokenizer (importing litellm), once per process."""
+    """Wall time of loading the tokenizer, once per process."""
+    summarizer: str | None = None
+    """What the pipeline's model-backed condensers called (a model, or the offline structured
+    summarizer), when the caller chose it (`bench.stand_in.choose_models`); None: not said."""
 
     @property
     def peak_step(self) -> ReplayStep | None:
@@ -284,6 +287,7 @@ class ReplayReport:
             "final_view_events": self.final_view_events,
             "seconds": round(self.seconds, 6),
             "tokenizer_seconds": round(self.tokenizer_seconds, 6),
+            "summarizer": self.summarizer,
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -528,12 +532,15 @@ def snapshot_at(
     *,
     condenser: Condenser | Pipeline | None = None,
     recorded: bool = True,
+    tokenizer: str | None = None,
 ) -> StepSnapshot:
     """What the model was shown at agent step `step` (1 = first), or after the last event (None).
 
     By default the log's own condensations are applied and nothing else condenses (`recorded`,
     no condenser); pass a condenser to see what it would have shown instead. After the last event
-    the condenser is asked once more, as it would be for a next step.
+    the condenser is asked once more, as it would be for a next step. A pipeline's history policy
+    trims by the tokens of `tokenizer`'s model (as `replay_events(model=...)` counts them); None:
+    its own estimate.
 
     Raises:
         StepNotFoundError: the log has fewer steps than `step` (or `step` is below 1).
@@ -541,7 +548,7 @@ def snapshot_at(
     """
     pipeline = _condenser_for(condenser, recorded)
     replayer = Replayer(pipeline.condenser, keep_recorded=recorded)
-    measure = _Measure(None, pipeline.history_policy)  # renders, and trims by the pipeline's policy
+    measure = _Measure(tokenizer, pipeline.history_policy)  # renders, and trims by the pipeline's policy
     for item in replayer.replay(events):
         if isinstance(item, AgentStep) and item.number == step:
             messages = measure.messages(item.shown, replayer.initial_user_action)
