@@ -160,7 +160,8 @@ class History:
             secrets: name: value; the values are hidden in every event stored from now on, and so
                 in all the model is sent (`EventStream.set_secrets`). None keeps the stream's.
             history_policy: a final trim of the messages of every step (QitOS' history policy; see
-                `HistoryPolicy`); what it dropped is `last_trim`. Its `max_tokens` counts with the
+                `HistoryPolicy`); what it dropped is `last_trim`. None: the condenser's own
+                `history_policy_preset`, if it names one (`inkeep` does), else no trim. Its `max_tokens` counts with the
                 model's tokenizer when `token_counter` is an `LLMTokenCounter`, else at four
                 characters a token.
 
@@ -188,6 +189,8 @@ class History:
         if token_counter is None:
             token_counter = getattr(self.condenser, "token_counter", None)
         self._guard = CondensationGuard(self.condenser.name, limit=max_condensations_per_step, token_counter=token_counter)
+        if history_policy is None and (preset := getattr(self.condenser, "history_policy_preset", None)) is not None:
+            history_policy = HistoryPolicy(preset=preset)  # the trim a strategy comes with (Inkeep's limits)
         self.history_policy = history_policy
         """Trims the messages of every step (None: they are sent as rendered)."""
         self.last_trim: HistoryTrim = NO_TRIM

@@ -180,7 +180,7 @@ class BenchTask:
 
 
 def _describe(config: BaseModel, policy: HistoryPolicy | None) -> str:
-    """`noop`, or with a policy `noop + history_policy(max_messages=50, max_tokens=8000 (inkeep_fixed_limit))`."""
+    """`noop`, or with a policy `noop + history_policy(max_messages=50, max_tokens=8000, pin_first_user=False (inkeep_fixed_limit))`."""
     description = describe_config(config.model_dump())
     return f"{description} + history_policy({policy.describe()})" if policy is not None else description
 

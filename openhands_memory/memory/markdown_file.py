@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 from collections import deque
+from datetime import datetime, timezone
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,8 @@ _PREAMBLE = (
     "truth: this file can be deleted and written again from it.\n"
 )
 _RECORD_HEADING = re.compile(r"^## Step (\d+) · (\S+) · event (\d+)$")
+"""A section heading as mirrors written before QitOS' layout named their event (still read)."""
+_EVENT_LINE = re.compile(r"^- event_id: (\d+)$")
 _FENCE = re.compile(r"^(`{3,})")
 _DEFAULT_LIMIT = 50
 """Records a query returns when it names no limit (QitOS' default)."""
@@ -113,6 +116,8 @@ class MarkdownFileMemory(Memory):
                     fence = opened.group(1)
                 elif heading := _RECORD_HEADING.match(line):
                     last = int(heading.group(3))
+                elif event := _EVENT_LINE.match(line):
+                    last = int(event.group(1))
         return last
 
     def _write(self, text: str) -> None:
@@ -127,9 +132,27 @@ class MarkdownFileMemory(Memory):
 
 
 def _block(record: MemoryRecord) -> str:
-    """A record as Markdown: a heading, its metadata as a list, its content in a fence longer than any inside."""
+    """A record as QitOS writes it: `## Step N · role`, `- time_utc:`, then our `- event_id:`, its metadata, its content fenced.
+
+    The fence is longer than any run of backticks inside. `time_utc` is the event's time in UTC (so
+    a mirror written again from the log is the same), or the time of writing for an event without one.
+    """
     longest = max((len(run) for run in re.findall(r"`+", record.content)), default=0)
     fence = "`" * max(3, longest + 1)
-    facts = "".join(f"- {key}: {value}\n" for key, value in record.metadata.items() if value is not None)
+    facts = f"- metadata: {record.metadata}\n" if record.metadata else ""
     body = record.content if record.content.endswith("\n") or not record.content else record.content + "\n"
-    return f"\n## Step {record.step_id} · {record.role} · event {record.event_id}\n{facts}\n{fence}text\n{body}{fence}\n"
+    role = " ".join(record.role.split())
+    return (
+        f"\n## Step {record.step_id} · {role}\n- time_utc: {_time_utc(record.timestamp)}\n- event_id: {record.event_id}\n"
+        f"{facts}\n{fence}text\n{body}{fence}\n"
+    )
+
+
+def _time_utc(timestamp: str | None) -> str:
+    """An event's ISO 8601 timestamp in UTC (`+00:00`); one without a zone is local time, as the stream writes it."""
+    if timestamp:
+        try:
+            return datetime.fromisoformat(timestamp).astimezone(timezone.utc).isoformat()
+        except ValueError:
+            pass  # an unparsable timestamp from an old log: the time of writing, as for none
+    return datetime.now(timezone.utc).isoformat()
