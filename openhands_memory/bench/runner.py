@@ -44,18 +44,10 @@ from pydantic import BaseModel
 
 from openhands_memory.bench.metrics import PromptMeter, RunMetrics, summarize_runs
 from openhands_memory.bench.retention import RECALL_LIMIT, measure_retention
-from openhands_memory.bench.stand_in import (
-    STAND_IN_NAME,
-    model_backed_members,
-    stand_in_completion,
-    use_model,
-    use_offline_summarizer,
-    use_stand_in,
-)
+from openhands_memory.bench.stand_in import choose_models, model_backed_members, summarizer_name
 from openhands_memory.bench.tokenizer import APPROXIMATE, Tokenizer, tokenizer_for
 from openhands_memory.condenser import Condensation, Condenser, parse_condenser_config
 from openhands_memory.conversation_memory import ConversationMemory, HistoryPolicy, HistoryTrim
-from openhands_memory.condenser.offline_summary import OFFLINE_SUMMARIZER_NAME
 from openhands_memory.errors import CondenserConfigError, OpenHandsMemoryError
 from openhands_memory.events import (
     CondensationAction,
@@ -176,13 +168,7 @@ class BenchOptions:
     @property
     def summarizer(self) -> str:
         """What the reports call the model of the model-backed condensers."""
-        if self.model is not None:
-            return self.model
-        if self.completion_fn is None:
-            return OFFLINE_SUMMARIZER_NAME
-        if self.completion_fn is stand_in_completion:
-            return STAND_IN_NAME
-        return f"completion function {getattr(self.completion_fn, '__qualname__', repr(self.completion_fn))}"
+        return summarizer_name(self.model, self.completion_fn)
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,15 +241,7 @@ def run_events(
         events = [options.redactor.redact_event(event) for event in events]
     condenser = pipeline.build()
     members = list(model_backed_members(condenser))
-    summarizer = options.summarizer
-    if options.model is not None:
-        use_model(condenser, options.model)
-    elif options.completion_fn is not None:
-        use_stand_in(condenser, options.completion_fn)
-    else:
-        stood_in = use_offline_summarizer(condenser)
-        if stood_in:  # registered strategies that may not do without a model get the stand-in; say so
-            summarizer += f"; {STAND_IN_NAME} for {', '.join(sorted({m.name for m in stood_in}))}"
+    summarizer = choose_models(condenser, model=options.model, completion_fn=options.completion_fn)
     for member in members:
         llm = getattr(member, "llm", None)
         if llm is not None:
@@ -563,6 +541,7 @@ def run_benchmark(
     Raises:
         InvalidSecretError: a secret value is too short or not a string.
         CondenserConfigError: a pipeline file is missing or not a valid config.
+        LLMAuthenticationError: `model` is given and its API key is not set (before any run).
         ValueError: `jobs` < 1, `context_limit` < 1, or an unknown executor.
         ImportError: `executor="ray"` without ray installed (the message says how to install it).
     """
@@ -573,6 +552,9 @@ def run_benchmark(
     if executor not in ("process", "ray"):
         raise ValueError(f"unknown executor {executor!r}: use 'process' or 'ray'")
     specs = _unique_names([p if isinstance(p, PipelineSpec) else PipelineSpec.from_file(p) for p in pipelines])
+    if model is not None:
+        for spec in specs:  # a missing API key now, not in every run
+            choose_models(spec.build(), model=model)
     log_paths = [str(log) for log in logs]
     options = BenchOptions(
         tokenizer=tokenizer or model or APPROXIMATE,
