@@ -22,26 +22,46 @@ CHUNK = 1 << 18
 """Bytes read at a time: 256 KiB reads as fast as 1 MiB, and the chunk and its lines are a peak of their own."""
 
 
-def iter_lines(read: Callable[[int], bytes]) -> Iterator[tuple[int, bytes, bool]]:
-    """Yield `(line number, line, ended by a newline)` for every line `read(n)` delivers, blank ones too.
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+"""A line ends with `\\n`, `\\r\\n` or a lone `\\r` (old Mac files, some editors): a JSON record holds none of
+them raw (JSON escapes them in strings), so each is a line end, never part of a record."""
 
-    `read(n)` returns up to n bytes, b"" at the end. The last line is yielded (with False) only when
-    it is not empty, as `data.split(b"\\n")` would leave it.
+
+def split_lines(data: bytes) -> list[bytes]:
+    """`data.split(b"\\n")` for every line end (`\\n`, `\\r\\n`, `\\r`): the lines without their ends, then
+    what follows the last line end (b"" when `data` ends with one)."""
+    return _LINE_END.split(data) if b"\r" in data else data.split(b"\n")
+
+
+def iter_lines(read: Callable[[int], bytes]) -> Iterator[tuple[int, bytes, bool]]:
+    """Yield `(line number, line, ended by a line end)` for every line `read(n)` delivers, blank ones too.
+
+    `read(n)` returns up to n bytes, b"" at the end. Lines end as `split_lines` says (`\\n`, `\\r\\n`
+    or `\\r`; the end is not part of the line). The last line is yielded (with False) only when it is
+    not empty, as `split_lines` would leave it.
     """
     number = 0
     pending: list[bytes] = []  # the start of a line longer than one chunk
+    after_cr = False  # the last chunk ended with \r: a \n first in this one ends the same line
     while True:
         chunk = read(CHUNK)
         if not chunk:
             break
-        if b"\n" not in chunk:
-            pending.append(chunk)
+        if after_cr:
+            after_cr = False
+            if chunk[:1] == b"\n":
+                chunk = chunk[1:]
+        has_cr = b"\r" in chunk
+        if not has_cr and b"\n" not in chunk:
+            if chunk:
+                pending.append(chunk)
             continue
+        lines = _LINE_END.split(chunk) if has_cr else chunk.split(b"\n")
+        after_cr = chunk.endswith(b"\r")
         if pending:
-            pending.append(chunk)
-            chunk = b"".join(pending)
+            pending.append(lines[0])
+            lines[0] = b"".join(pending)
             pending = []
-        lines = chunk.split(b"\n")
         rest = lines.pop()
         for line in lines:
             number += 1

@@ -41,6 +41,7 @@ from openhands_memory.events._reading import (
     gc_paused,
     iter_lines,
     iter_list_elements,
+    split_lines,
 )
 from openhands_memory.events._sdk_import import (
     import_sdk_events,
@@ -440,7 +441,7 @@ def _parse_jsonl(data: bytes, path: Path) -> tuple[list[Any], list[int]]:
     """Parse JSONL; raises `_TornTail` when only the last line, which has no newline, does not parse."""
     records: list[Any] = []
     lines: list[int] = []
-    split = data.split(b"\n")
+    split = split_lines(data)
     for number, line in enumerate(split, start=1):
         if not line.strip():
             continue

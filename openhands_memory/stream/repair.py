@@ -22,6 +22,7 @@ import orjson
 from openhands_memory._files import write_atomically
 from openhands_memory.errors import MalformedEventError, StoreLockedError
 from openhands_memory.events import event_from_dict
+from openhands_memory.events._reading import split_lines
 from openhands_memory.events._sdk_import import is_sdk_log
 from openhands_memory.stream.file_store import _fsync_dir, _new_sidecar, _read_all
 
@@ -147,7 +148,7 @@ def _refuse_other_layouts(data: bytes, path: Path) -> None:
     if isinstance(document, dict) and not {"action", "observation", "kind"} & document.keys():
         raise MalformedEventError("is a JSON document, not JSONL: repair works on JSONL logs, one event a line", path=path)
     records = []
-    for line in data.split(b"\n"):
+    for line in split_lines(data):
         try:
             records.append(orjson.loads(line))
         except orjson.JSONDecodeError:
@@ -159,21 +160,22 @@ def _refuse_other_layouts(data: bytes, path: Path) -> None:
 
 
 def _sort_lines(data: bytes) -> tuple[bytes, list[tuple[UnreadableLine, bytes]], int]:
-    """The new log body, the lines moved out (with their bytes) and how many events were kept."""
-    lines = data.split(b"\n")
-    tail = lines.pop()  # b"" when the file ends with a newline
+    """The new log body, the lines moved out (with their bytes) and how many events were kept.
+
+    A line ends with `\\n`, `\\r\\n` or `\\r` (as every reader splits them); a kept line keeps its own end.
+    """
     kept: list[bytes] = []
     moved: list[tuple[UnreadableLine, bytes]] = []
     events = 0
-    for number, line in enumerate([*lines, tail], start=1):
-        if number > len(lines) and not line:
-            break  # the file ended with a newline
+    for number, piece in enumerate(data.splitlines(keepends=True), start=1):
+        line = piece.rstrip(b"\r\n")
+        ended = len(line) < len(piece)
         reason = _unreadable(line)
         if reason is None:
-            kept.append(line + b"\n")
+            kept.append(piece if ended else line + b"\n")
             events += bool(line.strip())
             continue
-        if number > len(lines):
+        if not ended:
             reason = f"torn last line (no newline): {reason}"
         moved.append((UnreadableLine(line=number, reason=reason, byte_count=len(line)), line))
     return b"".join(kept), moved, events

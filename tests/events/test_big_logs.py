@@ -138,6 +138,35 @@ def test_lines_are_numbered_like_split_and_a_last_line_without_newline_is_marked
     assert list(iter_lines(io.BytesIO(b"ab\n").read)) == [(1, b"ab", True)]
 
 
+@pytest.mark.parametrize("chunk", [1, 2, 3, 1 << 20])
+def test_cr_and_crlf_end_lines_even_when_a_chunk_ends_between_cr_and_lf(chunk: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_reading, "CHUNK", chunk)
+    data = b"ab\r\ncd\ref\n\r\ngh\r\n\r\rij"
+    assert list(iter_lines(io.BytesIO(data).read)) == [
+        (1, b"ab", True),
+        (2, b"cd", True),
+        (3, b"ef", True),
+        (4, b"", True),
+        (5, b"gh", True),
+        (6, b"", True),
+        (7, b"", True),
+        (8, b"ij", False),
+    ]
+    assert _reading.split_lines(data) == [b"ab", b"cd", b"ef", b"", b"gh", b"", b"", b"ij"]
+
+
+@pytest.mark.parametrize("end", [b"\r", b"\r\n"], ids=["cr", "crlf"])
+def test_a_jsonl_log_with_cr_or_crlf_line_ends_loads_as_with_lf(
+    end: bytes, session: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    lf = tmp_path / "lf.jsonl"
+    lf.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in session[:40]))
+    other = tmp_path / "other.jsonl"
+    other.write_bytes(b"".join(orjson.dumps(r) + end for r in session[:40]))
+    assert load_events(other) == load_events(lf)
+    assert list(iter_events(other)) == load_events(lf)
+
+
 @pytest.fixture(scope="module")
 def session() -> list[dict[str, Any]]:
     return synthetic_session_dicts(300, condense_every=100)

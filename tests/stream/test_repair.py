@@ -179,3 +179,18 @@ def test_a_real_log_with_a_nul_block_and_garbage_keeps_every_event_as_written(re
     assert [m.line for m in report.moved] == [101, 202]
     assert path.read_bytes() == b"".join(lines)
     assert [event_to_dict(e) for e in load_events(path)] == [event_to_dict(e) for e in load_events(source)]
+
+
+@pytest.mark.parametrize("end", [b"\r", b"\r\n"], ids=["cr", "crlf"])
+def test_a_cr_log_loses_only_its_bad_line_and_keeps_its_line_ends(tmp_path: Path, end: bytes) -> None:
+    path = tmp_path / "events.jsonl"
+    lines = [_line(i).rstrip(b"\n") + end for i in range(3)]
+    path.write_bytes(lines[0] + GARBAGE + end + lines[1] + lines[2])
+    report = repair_log(path)
+    assert [(m.line, m.byte_count) for m in report.moved] == [(2, len(GARBAGE))]
+    assert report.kept_events == 3
+    assert path.read_bytes() == b"".join(lines)  # byte for byte, line ends included
+    assert report.sidecar is not None and _sidecar_lines(report.sidecar) == {2: GARBAGE}
+    stream = EventStream.open(path)
+    assert [e.id for e in stream.get_events()] == [0, 1, 2]
+    stream.close()
