@@ -7,7 +7,10 @@ refuse the whole log; `repair_log` moves each one, with its line number, to
 with every other line, byte for byte. Nothing is deleted: the log and the sidecar together hold
 every byte the log had (see `RepairReport.sidecar` for the format).
 
-Ids (duplicates, order) are not looked at: a line that reads as an event is kept as written.
+Ids are checked as `EventStream.open` checks them (`check_record_id`): repair cannot guess an id, so
+a log whose readable events break that rule (an event without an id, a negative, repeated or
+out-of-order id) is refused, naming the line, and left as it is: repair never passes a log a
+stream refuses.
 """
 
 from __future__ import annotations
@@ -20,11 +23,11 @@ from typing import Any
 import orjson
 
 from openhands_memory._files import write_atomically
-from openhands_memory.errors import MalformedEventError, StoreLockedError
-from openhands_memory.events import event_from_dict
+from openhands_memory.errors import CorruptRecordError, MalformedEventError, StoreLockedError
+from openhands_memory.events import Event, event_from_dict
 from openhands_memory.events._reading import split_lines
 from openhands_memory.events._sdk_import import is_sdk_log
-from openhands_memory.stream.file_store import _fsync_dir, _new_sidecar, _read_all
+from openhands_memory.stream.file_store import _fsync_dir, _new_sidecar, _read_all, check_record_id
 
 try:
     import fcntl
@@ -103,7 +106,8 @@ def repair_log(path: str | os.PathLike[str]) -> RepairReport:
         FileNotFoundError: nothing is at `path`.
         StoreLockedError: a stream has the log open; nothing is changed.
         MalformedEventError: `path` is not a JSONL log of OpenHands events (a folder, a JSON list or
-            document, an OpenHands SDK log); nothing is changed.
+            document, an OpenHands SDK log), or an event it would keep has no id or an id that does
+            not follow the one before (see the module); nothing is changed.
     """
     # Through a symlink, repair the file it names, and leave the link a link.
     log = Path(os.path.realpath(path))
@@ -115,7 +119,7 @@ def repair_log(path: str | os.PathLike[str]) -> RepairReport:
         _lock(fd, Path(path))
         data = _read_all(fd)
         _refuse_other_layouts(data, Path(path))
-        body, moved, kept = _sort_lines(data)
+        body, moved, kept = _sort_lines(data, Path(path))
         if not moved:
             return RepairReport(path=Path(path), moved=(), kept_events=kept, sidecar=None)
         sidecar = _write_sidecar(log, [(m.line, raw) for m, raw in moved])
@@ -159,21 +163,27 @@ def _refuse_other_layouts(data: bytes, path: Path) -> None:
         )
 
 
-def _sort_lines(data: bytes) -> tuple[bytes, list[tuple[UnreadableLine, bytes]], int]:
+def _sort_lines(data: bytes, path: Path) -> tuple[bytes, list[tuple[UnreadableLine, bytes]], int]:
     """The new log body, the lines moved out (with their bytes) and how many events were kept.
 
     A line ends with `\\n`, `\\r\\n` or `\\r` (as every reader splits them); a kept line keeps its own end.
+    The kept events' ids are checked as a stream checks them (see the module).
     """
     kept: list[bytes] = []
     moved: list[tuple[UnreadableLine, bytes]] = []
     events = 0
+    last_id: int | None = None
     for number, piece in enumerate(data.splitlines(keepends=True), start=1):
         line = piece.rstrip(b"\r\n")
         ended = len(line) < len(piece)
-        reason = _unreadable(line)
-        if reason is None:
+        if not line.strip():
+            kept.append(piece if ended else line + b"\n")  # blank lines are kept as they are
+            continue
+        reason, event = _read_line(line)
+        if event is not None:
+            last_id = _check_id(event, last_id, path, number, events)
             kept.append(piece if ended else line + b"\n")
-            events += bool(line.strip())
+            events += 1
             continue
         if not ended:
             reason = f"torn last line (no newline): {reason}"
@@ -181,23 +191,32 @@ def _sort_lines(data: bytes) -> tuple[bytes, list[tuple[UnreadableLine, bytes]],
     return b"".join(kept), moved, events
 
 
-def _unreadable(line: bytes) -> str | None:
-    """Why a line cannot be read as an event, or None if it can (blank lines are kept as they are)."""
-    if not line.strip():
-        return None
+def _check_id(event: Event, last_id: int | None, path: Path, number: int, index: int) -> int:
+    try:
+        return check_record_id(event.id, last_id, path, number, index)
+    except CorruptRecordError as exc:
+        raise MalformedEventError(
+            f"{exc.reason}: repair moves unreadable lines and cannot give an event its id, so nothing was changed "
+            "(`openhands-memory validate` lists every finding)",
+            path=path,
+            line=number,
+        ) from exc
+
+
+def _read_line(line: bytes) -> tuple[str, Event | None]:
+    """The event a (non-blank) line holds, or why it holds none."""
     if line.strip(b"\x00") == b"":
-        return f"a block of {len(line):,} NUL bytes"
+        return f"a block of {len(line):,} NUL bytes", None
     try:
         value = orjson.loads(line)
     except orjson.JSONDecodeError as exc:
         nuls = line.count(b"\x00")
         with_nuls = f" ({nuls:,} NUL bytes)" if nuls else ""
-        return f"invalid JSON: {exc.msg} (column {exc.colno}){with_nuls}"
+        return f"invalid JSON: {exc.msg} (column {exc.colno}){with_nuls}", None
     try:
-        event_from_dict(value)
+        return "", event_from_dict(value)
     except MalformedEventError as exc:
-        return f"not an event: {exc.reason}"
-    return None
+        return f"not an event: {exc.reason}", None
 
 
 def _write_sidecar(log: Path, moved: list[tuple[int, bytes]]) -> Path:
