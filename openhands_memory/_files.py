@@ -3,6 +3,8 @@
 - `write_atomically(path, body, overwrite=...)`: a temporary file in the same folder, fsynced, then
   renamed into place (mode 0600); a reader sees the old file or the new one, never half of one, and
   the temporary file is removed when anything fails.
+- `remove_stale_temporary_files(path)`: removes the temporary files a killed writer of `path`
+  left (a live writer's are locked and stay).
 - `make_private_folder(path)`: creates a folder and its missing parents owner-only (0700), whatever
   the umask; a folder that already exists is left as it is.
 - `refuse_inputs(output, inputs)`: raises `OutputIsInputError` when writing `output` would write to
@@ -17,13 +19,26 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
 from openhands_memory.errors import OutputExistsError, OutputIsInputError
 
-__all__ = ["FILE_MODE", "FOLDER_MODE", "make_private_folder", "refuse_inputs", "write_atomically"]
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows has no flock: no temporary file is taken for a dead writer's
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = [
+    "FILE_MODE",
+    "FOLDER_MODE",
+    "make_private_folder",
+    "refuse_inputs",
+    "remove_stale_temporary_files",
+    "write_atomically",
+]
 
 FILE_MODE = 0o600
 """Files the library writes are readable and writable by their owner only: logs hold prompts and secrets."""
@@ -40,6 +55,8 @@ def write_atomically(path: str | os.PathLike[str], body: bytes, *, overwrite: bo
 
     The file gets mode 0600. Without `overwrite`, an existing `path` is left alone and
     `OutputExistsError` raised, even when it appears while the body is being written.
+    The temporary file (`.<name>.<random>.tmp`) is locked (flock) until it has its name, so
+    `remove_stale_temporary_files` can tell one a killed process left from one being written.
 
     Raises:
         OutputExistsError: `path` exists and `overwrite` is False; nothing was written.
@@ -49,13 +66,16 @@ def write_atomically(path: str | os.PathLike[str], body: bytes, *, overwrite: bo
     if not overwrite and os.path.lexists(target):
         raise OutputExistsError(target)  # before any work; checked again, atomically, when publishing
     make_private_folder(target.parent)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=TEMPORARY_SUFFIX)
     try:
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # a new file: nobody else can hold it
         os.fchmod(fd, FILE_MODE)  # mkstemp already makes it private; say so rather than rely on it
-        with os.fdopen(fd, "wb") as out:
-            out.write(body)
-            out.flush()
-            os.fsync(out.fileno())
+        view = memoryview(body)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+        # Published while still open (and locked): a cleaner never takes it for a dead writer's.
         if overwrite:
             os.replace(tmp, target)
         else:
@@ -63,7 +83,48 @@ def write_atomically(path: str | os.PathLike[str], body: bytes, *, overwrite: bo
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    finally:
+        os.close(fd)
     return target
+
+
+TEMPORARY_SUFFIX = ".tmp"
+"""The suffix of `write_atomically`'s temporary files (`.<name>.<8 random characters>.tmp`)."""
+
+
+def remove_stale_temporary_files(path: str | os.PathLike[str], *, name_pattern: str | None = None) -> list[Path]:
+    """Remove the temporary files that writes of `path` left behind when their process died; returns them.
+
+    A temporary file is `.<name>.<8 random characters>.tmp` beside `path` (as `write_atomically`
+    makes them), where `<name>` is `path`'s name or matches the regular expression `name_pattern`.
+    One still locked is being written by a live process and is left alone; without flock (Windows)
+    none can be told apart, and none is removed.
+    """
+    if fcntl is None:  # pragma: no cover
+        return []
+    target = Path(path)
+    name = re.escape(target.name) if name_pattern is None else name_pattern
+    temporary = re.compile(rf"\.(?:{name})\.[a-z0-9_]{{8}}{re.escape(TEMPORARY_SUFFIX)}")
+    removed: list[Path] = []
+    with os.scandir(target.parent) as entries:
+        candidates = [entry.path for entry in entries if temporary.fullmatch(entry.name) and entry.is_file(follow_symlinks=False)]
+    for candidate in sorted(candidates):
+        try:
+            fd = os.open(candidate, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except FileNotFoundError:
+            continue  # its writer published or removed it meanwhile
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue  # a live writer's
+            os.unlink(candidate)
+            removed.append(Path(candidate))
+        except FileNotFoundError:
+            continue
+        finally:
+            os.close(fd)
+    return removed
 
 
 def make_private_folder(path: str | os.PathLike[str]) -> Path:

@@ -181,3 +181,31 @@ def test_every_writer_creates_owner_only_files_and_folders_whatever_the_umask(tm
     assert {name: oct(mode) for name, mode in modes.items() if mode not in (0o600, 0o700)} == {}
     assert all(mode == (0o700 if (tmp_path / name).is_dir() else 0o600) for name, mode in modes.items())
     assert {"session/events", "session/events/2.json", "replayed/session/events", "stream/new"} <= set(modes)
+
+
+def test_stale_temporary_files_are_removed_and_a_live_writers_kept(tmp_path: Path) -> None:
+    import fcntl
+
+    target = tmp_path / "log.jsonl"
+    dead = tmp_path / ".log.jsonl.abcd1234.tmp"
+    live = tmp_path / ".log.jsonl.live_123.tmp"
+    others = [tmp_path / ".log.jsonl.tmp", tmp_path / ".other.jsonl.abcd1234.tmp", tmp_path / "log.jsonl.abcd1234.tmp"]
+    for path in (dead, live, *others):
+        path.write_bytes(b"partial")
+    with open(live, "rb") as writer:
+        fcntl.flock(writer.fileno(), fcntl.LOCK_EX)  # as write_atomically holds its temporary file
+        assert _files.remove_stale_temporary_files(target) == [dead]
+    assert sorted(tmp_path.iterdir()) == sorted([live, *others])
+
+
+def test_a_temporary_file_is_locked_until_it_has_its_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[list[Path]] = []
+    replace = os.replace
+
+    def cleaner_runs_meanwhile(src: str, dst: str) -> None:
+        seen.append(_files.remove_stale_temporary_files(dst))
+        replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", cleaner_runs_meanwhile)
+    path = write_atomically(tmp_path / "out.json", b"body", overwrite=True)
+    assert seen == [[]] and path.read_bytes() == b"body"

@@ -395,10 +395,16 @@ def check_record_id(event_id: int | None, last_id: int | None, path: Path, numbe
     raise OutOfOrderRecordError(path, number, event_id, last_id, index)
 
 
+def sidecar_name(path: Path, kind: str, attempt: int = 1, *, stamp: str | None = None) -> Path:
+    """`<log name>.<kind>-<UTC time>` beside the log; `...-<attempt>` from the second attempt on."""
+    stamp = stamp or datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
+    return path.with_name(f"{path.name}.{kind}-{stamp}" + (f"-{attempt}" if attempt > 1 else ""))
+
+
 def _new_sidecar(path: Path, kind: str) -> tuple[int, Path]:
     """Create `<log name>.<kind>-<UTC time>` (or `...-2`, ...) beside the log, owner-only; its fd and path."""
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
-    sidecar = path.with_name(f"{path.name}.{kind}-{stamp}")
+    sidecar = sidecar_name(path, kind, stamp=stamp)
     suffix = 1
     while True:
         try:
@@ -406,7 +412,7 @@ def _new_sidecar(path: Path, kind: str) -> tuple[int, Path]:
             break
         except FileExistsError:
             suffix += 1
-            sidecar = path.with_name(f"{path.name}.{kind}-{stamp}-{suffix}")
+            sidecar = sidecar_name(path, kind, suffix, stamp=stamp)
     try:
         os.fchmod(out, FILE_MODE)
     except BaseException:

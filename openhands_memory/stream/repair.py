@@ -15,19 +15,22 @@ stream refuses.
 
 from __future__ import annotations
 
+import logging
 import os
+import re
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from openhands_memory._files import write_atomically
-from openhands_memory.errors import CorruptRecordError, MalformedEventError, StoreLockedError
+from openhands_memory._files import remove_stale_temporary_files, write_atomically
+from openhands_memory.errors import CorruptRecordError, MalformedEventError, OutputExistsError, StoreLockedError
 from openhands_memory.events import Event, event_from_dict
 from openhands_memory.events._reading import split_lines
 from openhands_memory.events._sdk_import import is_sdk_log
-from openhands_memory.stream.file_store import _fsync_dir, _new_sidecar, _read_all, check_record_id
+from openhands_memory.stream.file_store import _fsync_dir, _read_all, check_record_id, sidecar_name
 
 try:
     import fcntl
@@ -35,6 +38,8 @@ except ImportError:  # pragma: no cover - Windows has no flock; a stream's lock 
     fcntl = None  # type: ignore[assignment]
 
 __all__ = ["RepairReport", "UnreadableLine", "repair_log"]
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +69,9 @@ class RepairReport:
 
     One line per moved line: its line number, a tab, then its bytes exactly as they were.
     """
+    cleaned: tuple[Path, ...] = ()
+    """What an interrupted repair of this log had left and this one removed: its hidden temporary
+    files, and sidecars whose every line the log still holds byte for byte (nothing of them is lost)."""
 
     @property
     def is_repaired(self) -> bool:
@@ -71,8 +79,12 @@ class RepairReport:
         return bool(self.moved)
 
     def describe(self) -> list[str]:
-        """One line per moved line (`file:line: reason`), then a summary line."""
-        lines = [f"{self.path}:{m.line}: {m.reason}" for m in self.moved]
+        """One line per moved line (`file:line: reason`), then a summary line; first what was cleaned up, if anything."""
+        lines = []
+        if self.cleaned:
+            names = ", ".join(p.name for p in self.cleaned)
+            lines.append(f"{self.path}: removed what an interrupted repair left: {names}")
+        lines += [f"{self.path}:{m.line}: {m.reason}" for m in self.moved]
         if not self.moved:
             lines.append(f"{self.path}: nothing to repair ({self.kept_events} events, every line readable)")
             return lines
@@ -92,6 +104,7 @@ class RepairReport:
             "kept_events": self.kept_events,
             "sidecar": None if self.sidecar is None else str(self.sidecar),
             "moved": [{"line": m.line, "reason": m.reason, "bytes": m.byte_count} for m in self.moved],
+            "cleaned": [str(p) for p in self.cleaned],
         }
 
 
@@ -120,14 +133,17 @@ def repair_log(path: str | os.PathLike[str]) -> RepairReport:
         data = _read_all(fd)
         _refuse_other_layouts(data, Path(path))
         body, moved, kept = _sort_lines(data, Path(path))
+        cleaned = _clean_up_interrupted(log, data)
         if not moved:
-            return RepairReport(path=Path(path), moved=(), kept_events=kept, sidecar=None)
+            return RepairReport(path=Path(path), moved=(), kept_events=kept, sidecar=None, cleaned=cleaned)
         sidecar = _write_sidecar(log, [(m.line, raw) for m, raw in moved])
         write_atomically(log, body, overwrite=True)  # the user asked for this log to be replaced
         _fsync_dir(log.parent)
     finally:
         os.close(fd)
-    return RepairReport(path=Path(path), moved=tuple(m for m, _ in moved), kept_events=kept, sidecar=sidecar)
+    return RepairReport(
+        path=Path(path), moved=tuple(m for m, _ in moved), kept_events=kept, sidecar=sidecar, cleaned=cleaned
+    )
 
 
 def _lock(fd: int, path: Path) -> None:
@@ -220,14 +236,66 @@ def _read_line(line: bytes) -> tuple[str, Event | None]:
 
 
 def _write_sidecar(log: Path, moved: list[tuple[int, bytes]]) -> Path:
-    """Write the moved lines (`<number>\\t<bytes>\\n` each) to a new owner-only file next to the log, synced."""
-    out, sidecar = _new_sidecar(log, "unreadable")
-    try:
-        view = memoryview(b"".join(b"%d\t%s\n" % (number, raw) for number, raw in moved))
-        while view:
-            view = view[os.write(out, view) :]
-        os.fsync(out)
-    finally:
-        os.close(out)
+    """Write the moved lines (`<number>\\t<bytes>\\n` each) to a new owner-only file next to the log, synced.
+
+    Through a temporary file, so the sidecar appears whole or not at all (a kill while writing it
+    left a partial one); a name already taken gets `-2`, `-3`, ...
+    """
+    body = b"".join(b"%d\t%s\n" % (number, raw) for number, raw in moved)
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
+    attempt = 1
+    while True:
+        try:
+            sidecar = write_atomically(sidecar_name(log, "unreadable", attempt, stamp=stamp), body)
+            break
+        except OutputExistsError:
+            attempt += 1
     _fsync_dir(log.parent)  # listed on disk before the log loses those lines
     return sidecar
+
+
+# The names `_write_sidecar` gives (`<log>.unreadable-<UTC time>[-n]`), as a regular expression after the log's name.
+_SIDECAR = r"\.unreadable-[0-9]{8}T[0-9]{6}\.[0-9]{6}Z(?:-[0-9]+)?"
+
+
+def _clean_up_interrupted(log: Path, data: bytes) -> tuple[Path, ...]:
+    """Remove what a repair of `log` killed midway left (it holds the log's lock, so none is running).
+
+    Its temporary files (the new log's, the sidecar's), and its sidecars that the log still holds
+    line for line: it was killed before the log lost those lines, so they are copies.
+    """
+    name = re.escape(log.name)
+    removed = remove_stale_temporary_files(log, name_pattern=f"{name}(?:{_SIDECAR})?")
+    pattern = re.compile(f"{name}{_SIDECAR}")
+    lines = [piece.rstrip(b"\r\n") for piece in data.splitlines(keepends=True)]
+    with os.scandir(log.parent) as entries:
+        sidecars = sorted(e.path for e in entries if pattern.fullmatch(e.name) and e.is_file(follow_symlinks=False))
+    for sidecar in map(Path, sidecars):
+        if _only_copies(sidecar.read_bytes(), lines):
+            sidecar.unlink()
+            removed.append(sidecar)
+    if removed:
+        _fsync_dir(log.parent)
+        logger.warning("%s: removed what an interrupted repair left: %s", log, ", ".join(p.name for p in removed))
+    return tuple(removed)
+
+
+def _only_copies(sidecar: bytes, lines: list[bytes]) -> bool:
+    """Whether every entry of a sidecar (`<number>\\t<bytes>\\n`) is exactly line <number> of the log.
+
+    A last entry cut off (a sidecar written in place by an earlier version, killed while writing)
+    only has to start that line.
+    """
+    entries = sidecar.split(b"\n")
+    last = entries.pop()  # b"" when the last entry is complete
+    for entry in entries:
+        number, tab, raw = entry.partition(b"\t")
+        if not (tab and number.isdigit() and 0 < int(number) <= len(lines) and lines[int(number) - 1] == raw):
+            return False
+    if last:
+        number, tab, raw = last.partition(b"\t")
+        if not number.isdigit():
+            return False
+        if tab and not (0 < int(number) <= len(lines) and lines[int(number) - 1].startswith(raw)):
+            return False
+    return True

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import re
+import signal
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import orjson
@@ -194,3 +197,76 @@ def test_a_cr_log_loses_only_its_bad_line_and_keeps_its_line_ends(tmp_path: Path
     stream = EventStream.open(path)
     assert [e.id for e in stream.get_events()] == [0, 1, 2]
     stream.close()
+
+
+# Repairs the log, but stops for good just before the N-th fsync (printing "paused"), to be killed there.
+_PAUSED_REPAIR = """
+import os, sys, time
+from openhands_memory.stream import repair_log
+
+stop_at, calls, fsync = int(sys.argv[2]), [0], os.fsync
+
+def paused_fsync(fd):
+    calls[0] += 1
+    if calls[0] == stop_at:
+        print("paused", flush=True)
+        time.sleep(120)
+    fsync(fd)
+
+os.fsync = paused_fsync
+repair_log(sys.argv[1])
+print("done", flush=True)
+"""
+
+
+@pytest.mark.parametrize(
+    ("fsync", "left"),
+    [
+        (1, r"\.events\.jsonl\.unreadable-[0-9T.Z]+\.[a-z0-9_]{8}\.tmp"),  # the sidecar half written
+        (2, r"events\.jsonl\.unreadable-[0-9T.Z]+"),  # the sidecar whole, the log not replaced yet
+        (3, r"\.events\.jsonl\.[a-z0-9_]{8}\.tmp events\.jsonl\.unreadable-[0-9T.Z]+"),  # the new log half written
+    ],
+    ids=["sidecar written", "sidecar published", "new log written"],
+)
+def test_a_repair_killed_midway_is_cleaned_up_by_the_next_one(damaged: Path, fsync: int, left: str) -> None:
+    original = damaged.read_bytes()
+    child = subprocess.Popen(
+        [sys.executable, "-c", _PAUSED_REPAIR, str(damaged), str(fsync)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert child.stdout is not None and child.stdout.readline() == "paused\n"
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=60)
+    leftovers = sorted(p.name for p in damaged.parent.iterdir() if p != damaged)
+    assert re.fullmatch(left, " ".join(leftovers)), leftovers
+    assert damaged.read_bytes() == original  # killed before the log was replaced: nothing lost
+
+    report = repair_log(damaged)
+    assert [p.name for p in report.cleaned] == leftovers
+    assert report.describe()[0] == f"{damaged}: removed what an interrupted repair left: {', '.join(leftovers)}"
+    assert report.sidecar is not None
+    assert sorted(damaged.parent.iterdir()) == sorted([damaged, report.sidecar])
+    assert damaged.read_bytes() == b"".join(_line(i) for i in range(5))
+    assert sorted(_sidecar_lines(report.sidecar)) == [3, 5, 7, 9]
+
+
+def test_a_repair_killed_after_replacing_the_log_left_nothing_to_clean(damaged: Path) -> None:
+    child = subprocess.run(
+        [sys.executable, "-c", _PAUSED_REPAIR.replace("time.sleep(120)", "os.kill(os.getpid(), 9)"), str(damaged), "4"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert child.returncode == -signal.SIGKILL and child.stdout == "paused\n"
+    (sidecar,) = [p for p in damaged.parent.iterdir() if p != damaged]
+    report = repair_log(damaged)
+    assert (report.moved, report.cleaned) == ((), ())  # the finished sidecar is not a copy of anything the log holds
+    assert sorted(damaged.parent.iterdir()) == sorted([damaged, sidecar])
+
+
+def test_a_sidecar_the_log_no_longer_holds_line_for_line_is_kept(damaged: Path) -> None:
+    first = repair_log(damaged)
+    assert first.sidecar is not None
+    damaged.write_bytes(damaged.read_bytes() + GARBAGE + b"\n")
+    second = repair_log(damaged)
+    assert second.cleaned == () and first.sidecar.exists() and second.sidecar is not None
+    assert _sidecar_lines(second.sidecar) == {6: GARBAGE}
