@@ -10,6 +10,10 @@
 - `refuse_inputs(output, inputs)`: raises `OutputIsInputError` when writing `output` would write to
   one of `inputs`: the same file by another path (symlink, hard link, relative path), a file or
   folder inside an input folder, or a folder that holds an input.
+- `resolve_output(path)`: where writing `path` lands, as the OS resolves it (`missing/../log.jsonl`
+  is `log.jsonl`); every check and write above goes by it, so no folder is made for nothing.
+- `check_writable(path)`: raises `OutputNotWritableError` (or `NotADirectoryError`) when `path`
+  could not be written, before any work.
 
 Used by every writer of the library (`dump_events`, `write_log`, the benchmark's results), so the
 rules hold in one place.
@@ -24,7 +28,7 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from openhands_memory.errors import OutputExistsError, OutputIsInputError
+from openhands_memory.errors import OutputExistsError, OutputIsInputError, OutputNotWritableError
 
 try:
     import fcntl
@@ -34,9 +38,11 @@ except ImportError:  # pragma: no cover - Windows has no flock: no temporary fil
 __all__ = [
     "FILE_MODE",
     "FOLDER_MODE",
+    "check_writable",
     "make_private_folder",
     "refuse_inputs",
     "remove_stale_temporary_files",
+    "resolve_output",
     "write_atomically",
 ]
 
@@ -60,13 +66,19 @@ def write_atomically(path: str | os.PathLike[str], body: bytes, *, overwrite: bo
 
     Raises:
         OutputExistsError: `path` exists and `overwrite` is False; nothing was written.
-        OSError: the folder cannot be created or written; nothing was written.
+        OutputNotWritableError: the folder cannot be written (or created); nothing was written.
+    OSError: writing failed (a full disk, ...); nothing was written.
     """
     target = Path(path)
-    if not overwrite and os.path.lexists(target):
+    where = resolve_output(target)
+    if not overwrite and os.path.lexists(where):
         raise OutputExistsError(target)  # before any work; checked again, atomically, when publishing
-    make_private_folder(target.parent)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=TEMPORARY_SUFFIX)
+    check_writable(where, shown=target)
+    make_private_folder(where.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=where.parent, prefix=f".{where.name}.", suffix=TEMPORARY_SUFFIX)
+    except OSError as exc:  # name the user's file, not the temporary one
+        raise OSError(exc.errno, exc.strerror, str(target)) from exc
     try:
         if fcntl is not None:
             fcntl.flock(fd, fcntl.LOCK_EX)  # a new file: nobody else can hold it
@@ -77,9 +89,9 @@ def write_atomically(path: str | os.PathLike[str], body: bytes, *, overwrite: bo
         os.fsync(fd)
         # Published while still open (and locked): a cleaner never takes it for a dead writer's.
         if overwrite:
-            os.replace(tmp, target)
+            os.replace(tmp, where)
         else:
-            _publish_new(tmp, target)
+            _publish_new(tmp, where, shown=target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -154,22 +166,58 @@ def make_private_folder(path: str | os.PathLike[str]) -> Path:
     return folder
 
 
-def _publish_new(tmp: str, target: Path) -> None:
+def _publish_new(tmp: str, target: Path, *, shown: Path | None = None) -> None:
     """Give the finished temporary file its name only if nothing has that name (a hard link fails if it does)."""
     try:
         os.link(tmp, target)
     except FileExistsError:
-        raise OutputExistsError(target) from None
+        raise OutputExistsError(shown or target) from None
     except OSError as exc:
         if exc.errno not in _NO_HARD_LINKS:
             raise
         # No hard links here (some network and FUSE file systems): check, then rename; a writer
         # racing us in this instant could still be replaced, which hard links would have prevented.
         if os.path.lexists(target):
-            raise OutputExistsError(target) from None
+            raise OutputExistsError(shown or target) from None
         os.replace(tmp, target)
         return
     os.unlink(tmp)
+
+
+def resolve_output(path: str | os.PathLike[str]) -> Path:
+    """Where writing `path` writes: its folders resolved as the OS resolves them once the missing ones exist.
+
+    Symlinks among the folders are followed, and `..` after a folder that does not exist yet is
+    that folder's parent, as it will be once made: `missing/../log.jsonl` is `./log.jsonl`, so it
+    is checked against the inputs as such, and `missing/` is never made for it. The last name is
+    kept as given (a symlink there is replaced, not followed, by an atomic write).
+    """
+    target = Path(path)
+    if target.name in ("", ".", ".."):
+        return Path(os.path.realpath(target))
+    return Path(os.path.realpath(target.parent)) / target.name
+
+
+def check_writable(path: str | os.PathLike[str], *, shown: str | os.PathLike[str] | None = None) -> Path:
+    """Raise unless a file or folder can be written at `path` (its folder, or the nearest one that exists,
+    is writable); errors name `shown` (the path as the user gave it), else `path`. Returns the resolved path.
+
+    Raises:
+        NotADirectoryError: a file stands where one of its folders should be.
+        OutputNotWritableError: the folder (or the nearest existing one, where the others are to be
+            made) is not writable, or not a folder one can enter.
+    """
+    where = resolve_output(path)
+    name = Path(shown) if shown is not None else Path(path)
+    for folder in where.parents:
+        if not os.path.lexists(folder):
+            continue  # to be made by the writer
+        if not os.path.isdir(folder):
+            raise NotADirectoryError(errno.ENOTDIR, f"{folder} is a file, not a folder", str(name))
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise OutputNotWritableError(name, folder)
+        return where
+    return where  # pragma: no cover - the root folder exists
 
 
 def refuse_inputs(output: str | os.PathLike[str], inputs: Iterable[str | os.PathLike[str]]) -> None:
@@ -180,16 +228,17 @@ def refuse_inputs(output: str | os.PathLike[str], inputs: Iterable[str | os.Path
     Inputs that do not exist are skipped: nothing of them can be destroyed.
     """
     target = Path(output)
+    where = resolve_output(target)  # as the OS will resolve it: `missing/../input` is the input
     # The folders the output would be written in, symlinks resolved, that exist.
-    folders = [folder for folder in Path(os.path.realpath(target)).parents if folder.is_dir()]
+    folders = [folder for folder in Path(os.path.realpath(where)).parents if folder.is_dir()]
     for source in map(Path, inputs):
         if not source.exists():
             continue
-        if os.path.lexists(target) and _same(target, source):
+        if os.path.lexists(where) and _same(where, source):
             raise OutputIsInputError(target, source)
         if source.is_dir() and any(_same(folder, source) for folder in folders):
             raise OutputIsInputError(target, source, "is inside the input folder")
-        if target.is_dir() and any(_same(target, folder) for folder in Path(os.path.realpath(source)).parents):
+        if where.is_dir() and any(_same(where, folder) for folder in Path(os.path.realpath(source)).parents):
             raise OutputIsInputError(target, source, "holds the input")
 
 

@@ -10,8 +10,10 @@
 
 Results go to stdout, notes and the progress bar (only on a terminal) to stderr. Every expected
 error is one line on stderr, `error: ...`, with exit code 1 (data, files) or 2 (usage, config).
-Inputs are only read: a command refuses to write onto one (by any path), and refuses to replace an
-existing output unless `--force`; either refusal is exit code 1 before any work, with nothing changed.
+Inputs are only read: a command refuses to write onto one (by any path, resolved as the OS resolves
+it), to replace an existing output unless `--force`, and to write where it cannot (a folder not
+writable, a file where a folder should be); each refusal is exit code 1 before any work, with
+nothing changed and no folder made.
 """
 
 from __future__ import annotations
@@ -261,11 +263,11 @@ def _replay(args: argparse.Namespace) -> int:
     from openhands_memory.replay.replayer import DEFAULT_TOKEN_MODEL
     from openhands_memory.replay.output import check_log_output
 
+    inputs = [path for path in (args.log, args.pipeline) if path is not None]
+    if args.out is not None:  # refused now (an input, existing, not writable), not after the replay
+        check_log_output(args.out, inputs=inputs, overwrite=args.force)
     pipeline = load_pipeline(args.pipeline) if args.pipeline is not None or not args.recorded else None
     events = load_events(args.log)
-    inputs = [path for path in (args.log, args.pipeline) if path is not None]
-    if args.out is not None:  # refused now, not after the replay
-        check_log_output(args.out, inputs=inputs, overwrite=args.force)
     bar = _progress_bar("replaying", quiet=args.json)
     try:
         report = replay_events(
@@ -447,7 +449,9 @@ def _message_line(message: Any) -> str:
 def _convert(args: argparse.Namespace) -> int:
     from openhands_memory.events import load_events
     from openhands_memory.replay import write_log
+    from openhands_memory.replay.output import check_log_output
 
+    check_log_output(args.destination, inputs=[args.source], overwrite=args.force)  # before reading SRC
     events = load_events(args.source)
     layout = write_log(events, args.destination, inputs=[args.source], overwrite=args.force)
     print(f"wrote {len(events)} events to {args.destination} ({layout})", file=sys.stderr)

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from _folders import unwritable  # noqa: F401  (a fixture)
+
 from openhands_memory._progress import ProgressBar
 from openhands_memory.cli import main
 from openhands_memory.events import (
@@ -476,3 +478,72 @@ def test_the_progress_bar_redraws_in_place_and_erases_itself() -> None:
     assert drawn.count("\r") == 5  # three draws, and the erasing
     assert "replaying [.....] 0/100" not in drawn and "replaying [#####.....] 50/100 events" in drawn
     assert drawn.endswith("\r" + " " * len("replaying [##########] 100/100 events") + "\r")
+
+
+@pytest.mark.parametrize("force", [[], ["--force"]], ids=["", "force"])
+@pytest.mark.parametrize("command", ["replay", "convert"])
+def test_an_input_named_through_a_missing_folder_is_refused_and_no_folder_made(
+    log: Path, command: str, force: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The OS resolves missing/../log.jsonl to log.jsonl once missing/ exists: the check must too.
+    before = _snapshot(log.parent)
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the refusal comes before the work")
+
+    monkeypatch.setattr("openhands_memory.replay.replay_events", never)
+    argv = [command, "log.jsonl", *(["--out"] if command == "replay" else []), "missing/../log.jsonl", *force]
+    assert main(argv) == 1
+    assert capsys.readouterr().err == _refused_as_input("missing/../log.jsonl", "log.jsonl")
+    assert _snapshot(log.parent) == before
+    assert sorted(p.name for p in log.parent.iterdir()) == ["log.jsonl"]  # no missing/ left behind
+
+
+@pytest.mark.parametrize("command", ["replay", "convert"])
+def test_an_output_through_a_missing_folder_is_written_where_the_os_puts_it(log: Path, command: str) -> None:
+    argv = [command, "log.jsonl", *(["--out"] if command == "replay" else []), "missing/../new.jsonl"]
+    assert main(argv) == 0
+    assert sorted(p.name for p in log.parent.iterdir()) == ["log.jsonl", "new.jsonl"]
+    assert len(load_events(log.parent / "new.jsonl")) >= 300
+
+
+@pytest.mark.parametrize("layout", ["new.jsonl", "session"])
+@pytest.mark.parametrize("command", ["replay", "convert"])
+def test_an_output_in_a_folder_that_cannot_be_written_is_refused_before_the_work(
+    log: Path, unwritable: Path, command: str, layout: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the refusal comes before the work")
+
+    monkeypatch.setattr("openhands_memory.replay.replay_events", never)
+    monkeypatch.setattr("openhands_memory.events.load_events", never)
+    out = f"read-only/{layout}"
+    assert main([command, "log.jsonl", *(["--out"] if command == "replay" else []), out]) == 1
+    assert capsys.readouterr().err == f"error: {out}: cannot be written: {unwritable} is not writable\n"
+    assert list(unwritable.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", ["replay", "convert"])
+def test_an_output_under_a_file_is_refused_before_the_work(
+    log: Path, command: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the refusal comes before the work")
+
+    monkeypatch.setattr("openhands_memory.replay.replay_events", never)
+    assert main([command, "log.jsonl", *(["--out"] if command == "replay" else []), "log.jsonl/new.jsonl"]) == 1
+    assert capsys.readouterr().err == f"error: log.jsonl/new.jsonl: {log} is a file, not a folder\n"
+
+
+def test_convert_to_a_file_name_no_layout_has_is_a_usage_error_and_makes_no_folder(
+    log: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["convert", "log.jsonl", "out.txt"]) == 2
+    assert capsys.readouterr().err == (
+        "error: out.txt: no log layout is named '.txt': name a *.json or *.jsonl file, or a folder (an existing one, "
+        "or a new name without a suffix) for an OpenHands session folder\n"
+    )
+    assert sorted(p.name for p in log.parent.iterdir()) == ["log.jsonl"]
+    (log.parent / "out.txt").mkdir()  # an existing folder is a session folder, whatever its name
+    assert main(["convert", "log.jsonl", "out.txt"]) == 0
+    assert len(load_events(log.parent / "out.txt")) >= 300

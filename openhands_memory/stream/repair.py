@@ -25,7 +25,7 @@ from typing import Any
 
 import orjson
 
-from openhands_memory._files import remove_stale_temporary_files, write_atomically
+from openhands_memory._files import check_writable, remove_stale_temporary_files, write_atomically
 from openhands_memory.errors import CorruptRecordError, MalformedEventError, OutputExistsError, StoreLockedError
 from openhands_memory.events import Event, event_from_dict
 from openhands_memory.events._reading import split_lines
@@ -118,6 +118,7 @@ def repair_log(path: str | os.PathLike[str]) -> RepairReport:
     Raises:
         FileNotFoundError: nothing is at `path`.
         StoreLockedError: a stream has the log open; nothing is changed.
+        OutputNotWritableError: lines must move but the log's folder cannot be written; nothing is changed.
         MalformedEventError: `path` is not a JSONL log of OpenHands events (a folder, a JSON list or
             document, an OpenHands SDK log), or an event it would keep has no id or an id that does
             not follow the one before (see the module); nothing is changed.
@@ -133,7 +134,9 @@ def repair_log(path: str | os.PathLike[str]) -> RepairReport:
         data = _read_all(fd)
         _refuse_other_layouts(data, Path(path))
         body, moved, kept = _sort_lines(data, Path(path))
-        cleaned = _clean_up_interrupted(log, data)
+        if moved:
+            check_writable(log, shown=path)  # before the sidecar: it and the new log go beside the log
+        cleaned = _clean_up_interrupted(log, data) if os.access(log.parent, os.W_OK | os.X_OK) else ()
         if not moved:
             return RepairReport(path=Path(path), moved=(), kept_events=kept, sidecar=None, cleaned=cleaned)
         sidecar = _write_sidecar(log, [(m.line, raw) for m, raw in moved])

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from _folders import unwritable  # noqa: F401  (a fixture)
+
 from openhands_memory._progress import ProgressBar
 from openhands_memory.bench.cli import add_bench_parser, run_bench
 
@@ -190,6 +192,28 @@ def test_results_never_overwrite_an_input_even_with_force(files: dict[str, Path]
         f"error: {log}: is the input {log}, and an input is never written to; choose another output\n"
     )
     assert log.read_bytes() == before and sorted(p.name for p in files["out"].iterdir()) == ["results.json"]
+
+
+@pytest.mark.parametrize("where", ["read-only", "read-only/new"])
+def test_results_in_a_folder_that_cannot_be_written_are_refused_before_the_run(
+    files: dict[str, Path], unwritable: Path, where: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the refusal comes before the benchmark")
+
+    monkeypatch.setattr("openhands_memory.bench.runner.run_benchmark", never)
+    out = unwritable.parent / where
+    assert bench(files["chat"], "--pipeline", files["noop"], "--out", out) == 1
+    assert capsys.readouterr().err == f"error: {out}: cannot be written: {unwritable} is not writable\n"
+    assert list(unwritable.iterdir()) == []
+
+
+def test_results_through_a_missing_folder_go_where_the_os_puts_them_and_make_no_folder(
+    files: dict[str, Path], tmp_path: Path
+) -> None:
+    assert bench(files["chat"], "--pipeline", files["noop"], "--out", tmp_path / "missing" / ".." / "out", "--no-plot") == 0
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["results.csv", "results.json"]
+    assert not (tmp_path / "missing").exists()
 
 
 def _ray_is_installed() -> bool:

@@ -12,6 +12,8 @@ from pathlib import Path
 import orjson
 import pytest
 
+from _folders import unwritable  # noqa: F401  (a fixture)
+
 from openhands_memory.cli import main
 from openhands_memory.errors import (
     CorruptRecordError,
@@ -270,3 +272,16 @@ def test_a_sidecar_the_log_no_longer_holds_line_for_line_is_kept(damaged: Path) 
     second = repair_log(damaged)
     assert second.cleaned == () and first.sidecar.exists() and second.sidecar is not None
     assert _sidecar_lines(second.sidecar) == {6: GARBAGE}
+
+
+def test_a_log_in_a_folder_that_cannot_be_written_is_refused_before_anything_moves(
+    unwritable: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = unwritable / "events.jsonl"
+    unwritable.chmod(0o700)
+    log.write_bytes(_line(0) + GARBAGE + b"\n" + _line(1))
+    unwritable.chmod(0o500)
+    original = log.read_bytes()
+    assert main(["repair", str(log)]) == 1
+    assert capsys.readouterr().err == f"error: {log}: cannot be written: {unwritable} is not writable\n"
+    assert log.read_bytes() == original and list(unwritable.iterdir()) == [log]
