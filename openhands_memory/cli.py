@@ -222,6 +222,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OpenHandsMemoryError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except BrokenPipeError:  # `openhands-memory view LOG | head`: the reader left, not an error
+        return _reader_left()
     except FileNotFoundError as exc:
         print(f"error: {exc.filename}: no such file or folder", file=sys.stderr)
         return 1
@@ -242,10 +244,21 @@ def run() -> None:
     try:
         code = main()
         sys.stdout.flush()
-    except BrokenPipeError:  # `openhands-memory view LOG | head`: the reader left, not an error
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        code = 0
+    except BrokenPipeError:  # the reader left while the last output was flushed
+        code = _reader_left()
     sys.exit(code)
+
+
+def _reader_left() -> int:
+    """End quietly, as Unix tools do, when the reader of stdout went away (`| head`); returns exit code 0.
+
+    What is still buffered goes to /dev/null, so flushing it at exit raises nothing either.
+    """
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is no file (a test's capture)
+        pass
+    return 0
 
 
 # -- replay -----------------------------------------------------------------------------------------

@@ -324,13 +324,13 @@ class InvalidSecretError(OpenHandsMemoryError, ValueError):
     The message names the secret, never its value.
     """
 
-    def __init__(self, name: str, reason: str, *, length: int | None = None) -> None:
+    def __init__(self, name: str | None, reason: str, *, length: int | None = None) -> None:
         self.name = name
-        """The secret's name (its key in the `secrets` mapping)."""
+        """The secret's name (its key in the `secrets` mapping); None when `secrets` itself is wrong."""
         self.reason = reason
         self.length = length
         """How many characters its value has, when it is a string."""
-        super().__init__(f"secret {name!r}: {reason}")
+        super().__init__(f"secret {name!r}: {reason}" if name is not None else reason)
 
 
 class MemoryAdapterError(OpenHandsMemoryError, ValueError):

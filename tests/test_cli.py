@@ -547,3 +547,33 @@ def test_convert_to_a_file_name_no_layout_has_is_a_usage_error_and_makes_no_fold
     (log.parent / "out.txt").mkdir()  # an existing folder is a session folder, whatever its name
     assert main(["convert", "log.jsonl", "out.txt"]) == 0
     assert len(load_events(log.parent / "out.txt")) >= 300
+
+
+def test_view_into_a_reader_that_leaves_early_ends_quietly(tmp_path: Path) -> None:
+    # `openhands-memory view LOG | head`, from the README: far more output than a pipe holds.
+    from openhands_memory.testing.synthetic import synthetic_session_dicts
+
+    log = tmp_path / "long.json"
+    log.write_bytes(json.dumps(synthetic_session_dicts(2000)).encode())
+    child = subprocess.Popen(
+        [sys.executable, "-m", "openhands_memory.cli", "view", str(log)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO,
+    )  # fmt: skip
+    assert child.stdout is not None and child.stderr is not None
+    first = child.stdout.readline()
+    child.stdout.close()  # what `head -1` does once it has its line
+    err = child.stderr.read().decode()
+    assert child.wait(timeout=120) == 0
+    assert first.split()[:2] == [b"0", b"system"]
+    assert "error" not in err and "Traceback" not in err and "Exception ignored" not in err
+
+
+def test_python_dash_m_openhands_memory_is_the_command() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "openhands_memory", "validate", str(BUNDLED)], capture_output=True, text=True, cwd=REPO, timeout=120
+    )
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.stdout == f"{BUNDLED}: 300 events, 0 errors, 0 warnings: loads\n"
+    usage = subprocess.run([sys.executable, "-m", "openhands_memory"], capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert usage.returncode == 2
+    assert usage.stderr == "error: the following arguments are required: COMMAND (see 'openhands-memory --help')\n"
