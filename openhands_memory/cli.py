@@ -276,10 +276,10 @@ def _replay(args: argparse.Namespace) -> int:
     from openhands_memory.replay.replayer import DEFAULT_TOKEN_MODEL
     from openhands_memory.replay.output import check_log_output
 
+    pipeline = load_pipeline(args.pipeline) if args.pipeline is not None or not args.recorded else None
     inputs = [path for path in (args.log, args.pipeline) if path is not None]
     if args.out is not None:  # refused now (an input, existing, not writable), not after the replay
         check_log_output(args.out, inputs=inputs, overwrite=args.force)
-    pipeline = load_pipeline(args.pipeline) if args.pipeline is not None or not args.recorded else None
     events = load_events(args.log)
     bar = _progress_bar("replaying", quiet=args.json)
     try:
