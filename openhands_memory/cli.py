@@ -10,8 +10,10 @@
 
 Results go to stdout, notes and the progress bar (only on a terminal) to stderr. Every expected
 error is one line on stderr, `error: ...`, with exit code 1 (data, files) or 2 (usage, config).
-Inputs are only read: a command refuses to write onto one (by any path), and refuses to replace an
-existing output unless `--force`; either refusal is exit code 1 before any work, with nothing changed.
+Inputs are only read: a command refuses to write onto one (by any path, resolved as the OS resolves
+it), to replace an existing output unless `--force`, and to write where it cannot (a folder not
+writable, a file where a folder should be); each refusal is exit code 1 before any work, with
+nothing changed and no folder made.
 
 A pipeline file means the same in `replay`, `view` and `bench`: its model-backed condensers run
 offline (the offline structured summarizer) unless `--model M`, which makes them call M for real;
@@ -242,6 +244,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OpenHandsMemoryError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except BrokenPipeError:  # `openhands-memory view LOG | head`: the reader left, not an error
+        return _reader_left()
     except FileNotFoundError as exc:
         print(f"error: {exc.filename}: no such file or folder", file=sys.stderr)
         return 1
@@ -262,10 +266,21 @@ def run() -> None:
     try:
         code = main()
         sys.stdout.flush()
-    except BrokenPipeError:  # `openhands-memory view LOG | head`: the reader left, not an error
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        code = 0
+    except BrokenPipeError:  # the reader left while the last output was flushed
+        code = _reader_left()
     sys.exit(code)
+
+
+def _reader_left() -> int:
+    """End quietly, as Unix tools do, when the reader of stdout went away (`| head`); returns exit code 0.
+
+    What is still buffered goes to /dev/null, so flushing it at exit raises nothing either.
+    """
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is no file (a test's capture)
+        pass
+    return 0
 
 
 # -- replay -----------------------------------------------------------------------------------------
@@ -284,10 +299,10 @@ def _replay(args: argparse.Namespace) -> int:
 
     pipeline = load_pipeline(args.pipeline) if args.pipeline is not None or not args.recorded else None
     summarizer = _choose_models(pipeline, args.model)  # a missing API key now, before any work
-    events = load_events(args.log)
     inputs = [path for path in (args.log, args.pipeline) if path is not None]
-    if args.out is not None:  # refused now, not after the replay
+    if args.out is not None:  # refused now (an input, existing, not writable), not after the replay
         check_log_output(args.out, inputs=inputs, overwrite=args.force)
+    events = load_events(args.log)
     bar = _progress_bar("replaying", quiet=args.json)
     try:
         report = replay_events(
@@ -527,7 +542,9 @@ def _message_line(message: Any) -> str:
 def _convert(args: argparse.Namespace) -> int:
     from openhands_memory.events import load_events
     from openhands_memory.replay import write_log
+    from openhands_memory.replay.output import check_log_output
 
+    check_log_output(args.destination, inputs=[args.source], overwrite=args.force)  # before reading SRC
     events = load_events(args.source)
     layout = write_log(events, args.destination, inputs=[args.source], overwrite=args.force)
     print(f"wrote {len(events)} events to {args.destination} ({layout})", file=sys.stderr)

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from _folders import unwritable  # noqa: F401  (a fixture)
+
 from openhands_memory._progress import ProgressBar
 from openhands_memory.cli import main
 from openhands_memory.events import (
@@ -593,3 +595,102 @@ def test_the_progress_bar_redraws_in_place_and_erases_itself() -> None:
     assert drawn.count("\r") == 5  # three draws, and the erasing
     assert "replaying [.....] 0/100" not in drawn and "replaying [#####.....] 50/100 events" in drawn
     assert drawn.endswith("\r" + " " * len("replaying [##########] 100/100 events") + "\r")
+
+
+@pytest.mark.parametrize("force", [[], ["--force"]], ids=["", "force"])
+@pytest.mark.parametrize("command", ["replay", "convert"])
+def test_an_input_named_through_a_missing_folder_is_refused_and_no_folder_made(
+    log: Path, command: str, force: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The OS resolves missing/../log.jsonl to log.jsonl once missing/ exists: the check must too.
+    before = _snapshot(log.parent)
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the refusal comes before the work")
+
+    monkeypatch.setattr("openhands_memory.replay.replay_events", never)
+    argv = [command, "log.jsonl", *(["--out"] if command == "replay" else []), "missing/../log.jsonl", *force]
+    assert main(argv) == 1
+    assert capsys.readouterr().err == _refused_as_input("missing/../log.jsonl", "log.jsonl")
+    assert _snapshot(log.parent) == before
+    assert sorted(p.name for p in log.parent.iterdir()) == ["log.jsonl"]  # no missing/ left behind
+
+
+@pytest.mark.parametrize("command", ["replay", "convert"])
+def test_an_output_through_a_missing_folder_is_written_where_the_os_puts_it(log: Path, command: str) -> None:
+    argv = [command, "log.jsonl", *(["--out"] if command == "replay" else []), "missing/../new.jsonl"]
+    assert main(argv) == 0
+    assert sorted(p.name for p in log.parent.iterdir()) == ["log.jsonl", "new.jsonl"]
+    assert len(load_events(log.parent / "new.jsonl")) >= 300
+
+
+@pytest.mark.parametrize("layout", ["new.jsonl", "session"])
+@pytest.mark.parametrize("command", ["replay", "convert"])
+def test_an_output_in_a_folder_that_cannot_be_written_is_refused_before_the_work(
+    log: Path, unwritable: Path, command: str, layout: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the refusal comes before the work")
+
+    monkeypatch.setattr("openhands_memory.replay.replay_events", never)
+    monkeypatch.setattr("openhands_memory.events.load_events", never)
+    out = f"read-only/{layout}"
+    assert main([command, "log.jsonl", *(["--out"] if command == "replay" else []), out]) == 1
+    assert capsys.readouterr().err == f"error: {out}: cannot be written: {unwritable} is not writable\n"
+    assert list(unwritable.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", ["replay", "convert"])
+def test_an_output_under_a_file_is_refused_before_the_work(
+    log: Path, command: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the refusal comes before the work")
+
+    monkeypatch.setattr("openhands_memory.replay.replay_events", never)
+    assert main([command, "log.jsonl", *(["--out"] if command == "replay" else []), "log.jsonl/new.jsonl"]) == 1
+    assert capsys.readouterr().err == f"error: log.jsonl/new.jsonl: {log} is a file, not a folder\n"
+
+
+def test_convert_to_a_file_name_no_layout_has_is_a_usage_error_and_makes_no_folder(
+    log: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["convert", "log.jsonl", "out.txt"]) == 2
+    assert capsys.readouterr().err == (
+        "error: out.txt: no log layout is named '.txt': name a *.json or *.jsonl file, or a folder (an existing one, "
+        "or a new name without a suffix) for an OpenHands session folder\n"
+    )
+    assert sorted(p.name for p in log.parent.iterdir()) == ["log.jsonl"]
+    (log.parent / "out.txt").mkdir()  # an existing folder is a session folder, whatever its name
+    assert main(["convert", "log.jsonl", "out.txt"]) == 0
+    assert len(load_events(log.parent / "out.txt")) >= 300
+
+
+def test_view_into_a_reader_that_leaves_early_ends_quietly(tmp_path: Path) -> None:
+    # `openhands-memory view LOG | head`, from the README: far more output than a pipe holds.
+    from openhands_memory.testing.synthetic import synthetic_session_dicts
+
+    log = tmp_path / "long.json"
+    log.write_bytes(json.dumps(synthetic_session_dicts(2000)).encode())
+    child = subprocess.Popen(
+        [sys.executable, "-m", "openhands_memory.cli", "view", str(log)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO,
+    )  # fmt: skip
+    assert child.stdout is not None and child.stderr is not None
+    first = child.stdout.readline()
+    child.stdout.close()  # what `head -1` does once it has its line
+    err = child.stderr.read().decode()
+    assert child.wait(timeout=120) == 0
+    assert first.split()[:2] == [b"0", b"system"]
+    assert "error" not in err and "Traceback" not in err and "Exception ignored" not in err
+
+
+def test_python_dash_m_openhands_memory_is_the_command() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "openhands_memory", "validate", str(BUNDLED)], capture_output=True, text=True, cwd=REPO, timeout=120
+    )
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.stdout == f"{BUNDLED}: 300 events, 0 errors, 0 warnings: loads\n"
+    usage = subprocess.run([sys.executable, "-m", "openhands_memory"], capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert usage.returncode == 2
+    assert usage.stderr == "error: the following arguments are required: COMMAND (see 'openhands-memory --help')\n"

@@ -6,8 +6,9 @@
 
 The table goes to stdout; the progress bar (on a terminal only), notes and errors go to stderr.
 Exit codes: 0 when every run succeeded, 1 when a log or run failed (the others are still
-reported and written), for a missing file, or when a results file exists (without `--force`) or
-is an input (always); 2 for bad usage or a bad pipeline config. Refusals come before any run.
+reported and written; when every run failed nothing is written), for a missing file or a folder
+holding no log, or when a results file exists (without `--force`), is an input (always) or cannot
+be written; 2 for bad usage or a bad pipeline config. Refusals come before any run.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ _USAGE_ERROR = 2
 
 def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the `bench` subcommand to an argparse subparsers object; returns its parser."""
+    from openhands_memory.bench.work import WORK_PER_WORKER
+
     bench = subparsers.add_parser(
         "bench",
         help="benchmark condenser pipelines over many logs: tokens, cache friendliness, condensations, retention, recovery",
@@ -48,7 +51,10 @@ def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
             "structured summary, built from the events), and tokens are approximated at 4 characters a token."
         ),
     )
-    bench.add_argument("logs", type=Path, nargs="+", metavar="LOG", help="logs to replay (never changed)")
+    bench.add_argument(
+        "logs", type=Path, nargs="+", metavar="LOG",
+        help="logs to replay (never changed); a folder that is no session folder stands for the logs in it",
+    )  # fmt: skip
     bench.add_argument(
         "--pipeline",
         dest="pipelines",
@@ -78,7 +84,15 @@ def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="N",
         help=f"count the steps whose prompt has more tokens than N (default: {DEFAULT_CONTEXT_LIMIT:,})",
     )
-    bench.add_argument("--jobs", type=int, default=1, metavar="N", help="run logs in N parallel processes (default: 1)")
+    bench.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="run logs in at most N parallel processes, started only when the work is worth it (about one per "
+        f"{WORK_PER_WORKER >> 20} MB of log per pipeline; small work runs in this process); default: as many as "
+        "the work is worth, up to the CPUs",
+    )
     bench.add_argument(
         "--executor",
         choices=("process", "ray"),
@@ -104,6 +118,24 @@ def _error(message: str) -> None:
     print(f"error: {message}", file=sys.stderr)
 
 
+def _jobs(args: argparse.Namespace, logs: list[Path], pipelines: int) -> int:
+    """The workers to run on: for processes, what the work is worth (at most --jobs, said when fewer); for Ray, --jobs or the CPUs."""
+    from openhands_memory.bench.work import WORK_PER_WORKER, available_cpus, log_bytes, workers_for
+
+    if args.executor != "process":
+        return args.jobs or available_cpus()
+    jobs = workers_for(logs, pipelines, args.jobs)
+    if args.jobs is not None and jobs < args.jobs:
+        size = sum(log_bytes(log) for log in logs) * pipelines
+        where = "in this process" if jobs == 1 else f"in {jobs} worker processes"
+        print(
+            f"note: {size / 2**20:.1f} MB of log to replay: running {where}, not {args.jobs} "
+            f"(a worker is worth starting for about {WORK_PER_WORKER >> 20} MB)",
+            file=sys.stderr,
+        )
+    return jobs
+
+
 def run_bench(args: argparse.Namespace) -> int:
     """Run the `bench` subcommand for parsed `args`; returns the exit code (see the module docstring)."""
     from openhands_memory.bench.report import (
@@ -115,9 +147,10 @@ def run_bench(args: argparse.Namespace) -> int:
         write_results,
     )
     from openhands_memory.bench.runner import PipelineSpec, run_benchmark
+    from openhands_memory.bench.work import find_logs
     from openhands_memory.errors import OpenHandsMemoryError
 
-    if args.jobs < 1:
+    if args.jobs is not None and args.jobs < 1:
         _error(f"--jobs must be at least 1, got {args.jobs}")
         return _USAGE_ERROR
     if args.context_limit < 1:
@@ -128,6 +161,7 @@ def run_bench(args: argparse.Namespace) -> int:
         _error(f"{missing[0]}: no such file or folder")
         return 1
     try:
+        logs = find_logs(args.logs)  # a folder of logs stands for its logs; one with none is refused here
         pipelines = [PipelineSpec.from_file(path) for path in args.pipelines]
     except OpenHandsMemoryError as exc:
         _error(str(exc))
@@ -142,17 +176,18 @@ def run_bench(args: argparse.Namespace) -> int:
     except NotADirectoryError as exc:
         _error(f"{exc.filename}: {exc.strerror}")
         return 1
+    jobs = _jobs(args, logs, len(pipelines))
     if args.model is not None and any(spec.is_model_backed for spec in pipelines):
         print(f"note: model-backed condensers call {args.model} for real", file=sys.stderr)
     bar = ProgressBar(sys.stderr, "benchmarking", unit="runs") if sys.stderr.isatty() else None
     try:
         results = run_benchmark(
-            args.logs,
+            logs,
             pipelines,
             tokenizer=args.tokenizer,
             model=args.model,
             context_limit=args.context_limit,
-            jobs=args.jobs,
+            jobs=jobs,
             executor=args.executor,
             progress=bar,
         )
@@ -174,6 +209,9 @@ def run_bench(args: argparse.Namespace) -> int:
         print(compressions)
     for run in results.errors:
         _error(f"{run['log']} ({run['pipeline']}): {run['error']}")
+    if len(results.errors) == len(results.runs):
+        _error(f"every run failed: nothing written to {args.out}")  # all-zero results would only mislead
+        return 1
     try:
         written = write_results(results, args.out, plot=plot, inputs=inputs, overwrite=args.force)
     except OpenHandsMemoryError as exc:  # a results file appeared while the benchmark ran

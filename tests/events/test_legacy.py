@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from conftest import real_log_params, require_real_log
 
@@ -22,7 +24,9 @@ from openhands_memory.events import (
     event_from_dict,
     event_to_dict,
     load_events,
+    validate_log,
 )
+from openhands_memory.errors import MalformedEventError
 from openhands_memory.events._legacy import is_legacy_flat, upcast_legacy_flat
 
 LEGACY_LOGS = real_log_params("v0legacy_")
@@ -187,7 +191,13 @@ def test_v0_events_are_not_legacy() -> None:
     assert is_legacy_flat({"action": "finish", "outputs": {}})
 
 
-def test_mixed_numbered_and_unnumbered_events_get_ids_after_the_largest(tmp_path: Path) -> None:
-    path = tmp_path / "mixed.json"
-    path.write_text(json.dumps([{"id": 5, "action": "message", "args": {"content": "a"}}, {"action": "message", "content": "b"}]))
-    assert [e.id for e in load_events(path)] == [5, 6]
+@pytest.mark.parametrize("suffix", [".json", ".jsonl"])
+def test_an_unnumbered_event_among_numbered_ones_is_an_error_for_every_reader(tmp_path: Path, suffix: str) -> None:
+    # Numbering it after the largest id (as before) gave a log EventStream.open refuses: no id can be guessed.
+    path = tmp_path / f"mixed{suffix}"
+    records = [{"id": 5, "action": "message", "args": {"content": "a"}}, {"action": "message", "content": "b"}]
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records) if suffix == ".jsonl" else orjson.dumps(records))
+    place = f"{path}:2" if suffix == ".jsonl" else f"{path}: event #1"
+    with pytest.raises(MalformedEventError, match=re.escape(f"{place}: event without an id (ids name events")):
+        load_events(path)
+    assert [f.what for f in validate_log(path).errors] == ["event without an id"]
