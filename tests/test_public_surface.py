@@ -77,6 +77,7 @@ SURFACE: dict[str, list[str]] = {
         "LiteLLMEmbedder", "EmbeddingFn",
         "Message", "Content", "TextContent", "ImageContent", "Role", "ToolCall", "ToolCallFunction", "to_litellm_dicts",
         "TextToolCallConverter", "TextToolCallReply", "parse_text_tool_calls",
+        "CACHE_RULES", "CacheRules", "PromptBlock", "PromptCache", "PromptPricing", "RequestCost", "resolve_pricing",
     ],
     "openhands_memory.condenser": [
         "Condenser", "RollingCondenser", "ForgettingCondenser", "SummarizingCondenser", "Condensation",
