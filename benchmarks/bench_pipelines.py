@@ -1,7 +1,8 @@
 """The standard comparison of condenser pipelines over the bundled and the shared real logs.
 
     python benchmarks/bench_pipelines.py [--jobs 2] [--tokenizer gpt-4o] [--context-limit 128000]
-        [--out benchmarks/results/pipelines] [--plot-to docs/standard_comparison.png]
+        [--pricing claude-sonnet-4-5 --pricing gpt-5] [--out benchmarks/results/pipelines]
+        [--plot-to docs/standard_comparison.png]
 
 Pipelines (`benchmarks/pipelines/*.toml`, in this order): no condensation, OpenHands' default
 pipeline, observation masking, amortized forgetting, LLM summarizing, each with OpenHands' own
@@ -15,8 +16,9 @@ with a message.
 It is `openhands-memory bench` with these inputs (see `openhands_memory.bench`): offline, the
 model-backed condensers run without a model (the summarizers write the offline structured summary,
 built from the events), and tokens are counted with
-litellm's gpt-4o tokenizer (shipped with litellm, nothing is downloaded). It prints the table
-(plain, then Markdown), writes `results.json`, `results.csv` and `context_tokens.png` to `--out`,
+litellm's gpt-4o tokenizer (shipped with litellm, nothing is downloaded), and every run is priced
+as claude-sonnet-4-5 and gpt-5 bill it, prompt cache included (litellm's prices; `--pricing` for
+others). It prints the tables (plain, then Markdown), writes `results.json`, `results.csv` and `context_tokens.png` to `--out`,
 and with `--plot-to` also a smaller plot of the six logs with the most steps. It always exits 0
 unless a run failed.
 """
@@ -28,7 +30,7 @@ import sys
 from pathlib import Path
 
 from openhands_memory.bench import format_table, run_benchmark, write_results
-from openhands_memory.bench.report import format_compressions, format_header, write_plot
+from openhands_memory.bench.report import format_compressions, format_cost_table, format_header, write_plot
 from openhands_memory.bench.report import PLOT_HINT
 from openhands_memory.llm.llm import DEFAULT_CONTEXT_WINDOW
 
@@ -41,6 +43,9 @@ PIPELINES = (
     "auto_context", "compact_history", "token_budget_summary", "fixed_limit",
 )  # fmt: skip
 """The standard comparison, by file name in `benchmarks/pipelines/`, in table order."""
+
+PRICINGS = ("claude-sonnet-4-5", "gpt-5")
+"""The models whose prices (and providers' prompt caches) the standard comparison is priced at."""
 
 
 def standard_logs() -> list[Path]:
@@ -58,6 +63,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2, help="parallel worker processes (default: 2)")
     parser.add_argument("--tokenizer", default="gpt-4o", help="'approximate' or a model's litellm tokenizer (default: gpt-4o)")
     parser.add_argument("--context-limit", type=int, default=DEFAULT_CONTEXT_WINDOW, help="count the steps above this")
+    parser.add_argument(
+        "--pricing",
+        action="append",
+        default=None,
+        help="price the runs as this model bills them, prompt cache included; repeat (default: claude-sonnet-4-5, gpt-5)",
+    )
+    parser.add_argument("--step-seconds", type=float, default=10.0, help="seconds between requests where a log has no timestamps")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "pipelines")
     parser.add_argument("--plot-to", type=Path, default=None, help="also draw the six longest logs to this PNG")
     args = parser.parse_args(argv)
@@ -68,7 +80,13 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     pipelines = [HERE / "pipelines" / f"{name}.toml" for name in PIPELINES]
     results = run_benchmark(
-        logs, pipelines, tokenizer=args.tokenizer, context_limit=args.context_limit, jobs=args.jobs
+        logs,
+        pipelines,
+        tokenizer=args.tokenizer,
+        context_limit=args.context_limit,
+        jobs=args.jobs,
+        pricing=args.pricing or PRICINGS,
+        step_seconds=args.step_seconds,
     )
     print(format_header(results))
     print()
@@ -76,7 +94,11 @@ def main(argv: list[str] | None = None) -> int:
     if compressions := format_compressions(results):
         print(compressions)
     print()
+    print(format_cost_table(results))
+    print()
     print(format_table(results, markdown=True))
+    print()
+    print(format_cost_table(results, markdown=True))
     for run in results.errors:
         print(f"error: {run['log']} ({run['pipeline']}): {run['error']}", file=sys.stderr)
     written = write_results(results, args.out, overwrite=True)  # this script regenerates the committed results

@@ -93,6 +93,22 @@ def _build_parser() -> argparse.ArgumentParser:
         help="write the replayed log, condensations included (*.json, *.jsonl or a folder); refused if it exists "
         "(unless --force) or is LOG or CONFIG",
     )
+    replay.add_argument(
+        "--pricing",
+        dest="pricings",
+        action="append",
+        default=[],
+        metavar="M",
+        help="also price every step as model M's provider bills it, prompt cache included (litellm's prices, offline); "
+        "repeat for several; M may be a TOML/JSON pricing file (model = ..., and fields to override)",
+    )
+    replay.add_argument(
+        "--step-seconds",
+        type=float,
+        default=None,
+        metavar="S",
+        help="with --pricing: seconds between requests where the log has no timestamps (default: 10)",
+    )
     replay.add_argument("--force", action="store_true", help="replace an existing --out (never LOG or CONFIG)")
     replay.add_argument("--json", action="store_true", help="print machine-readable results (every step and condensation)")
 
@@ -260,7 +276,14 @@ def _replay(args: argparse.Namespace) -> int:
     from openhands_memory.replay import load_pipeline, replay_events, write_log
     from openhands_memory.replay.replayer import DEFAULT_TOKEN_MODEL
     from openhands_memory.replay.output import check_log_output
+    from openhands_memory.llm.prompt_cache import resolve_pricing
+    from openhands_memory.replay.costs import DEFAULT_STEP_SECONDS
 
+    step_seconds = DEFAULT_STEP_SECONDS if args.step_seconds is None else args.step_seconds
+    if not step_seconds >= 0:
+        print(f"error: --step-seconds must be at least 0, got {args.step_seconds}", file=sys.stderr)
+        return _USAGE_ERROR
+    pricings = [resolve_pricing(spec) for spec in args.pricings]  # refused now, not after the replay
     pipeline = load_pipeline(args.pipeline) if args.pipeline is not None or not args.recorded else None
     events = load_events(args.log)
     inputs = [path for path in (args.log, args.pipeline) if path is not None]
@@ -275,6 +298,8 @@ def _replay(args: argparse.Namespace) -> int:
             model=args.model or DEFAULT_TOKEN_MODEL,
             source=str(args.log),
             progress=bar,
+            pricing=pricings,
+            step_seconds=step_seconds,
         )
     finally:
         if bar is not None:
@@ -328,7 +353,28 @@ def _replay(args: argparse.Namespace) -> int:
                 f"{len(c.forgotten_ids):>6}"
             )
     _print_compressions(report.compressions)
+    _print_costs(report.costs, report.timed_steps, len(report.steps))
     return 0
+
+
+def _print_costs(costs: dict[str, dict[str, Any]], timed: int, steps: int) -> None:
+    """What the replay cost per pricing (`replay --pricing`), one block of rows each."""
+    for name, c in costs.items():
+        print()
+        _print_rows(
+            [
+                ("priced as", f"{name} (request times: the log's at {timed:,} of {steps:,} steps)"),
+                ("agent's prompts", f"${c['prompt_cost']:,.4f} with the prompt cache, ${c['prompt_cost_without_cache']:,.4f} without"),
+                ("summarizer's calls", f"${c['summarizer_cost']:,.4f}"),
+                (
+                    "prompt tokens",
+                    f"{c['cache_read_tokens']:,} read from the cache, {c['cache_write_tokens']:,} written, "
+                    f"{c['uncached_tokens']:,} uncached",
+                ),
+                ("cache breaks", f"{c['cache_breaks']:,} (${c['cache_break_cost']:,.4f} over reading what the cache held)"),
+                ("cold starts", f"{c['cold_starts']:,} after an idle gap (${c['cold_start_cost']:,.4f})"),
+            ]
+        )
 
 
 # -- inspect ----------------------------------------------------------------------------------------
