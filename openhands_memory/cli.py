@@ -430,8 +430,31 @@ def _inspect(args: argparse.Namespace) -> int:
             if c.summary is not None:
                 text = " ".join(c.summary.split())
                 print(f"{'':>6}  summary at {c.summary_offset}: {text[:90]}{'…' if len(text) > 90 else ''}")
+            if c.cache_decision is not None:
+                print(f"{'':>6}  {_cache_decision_line(c.cache_decision)}")
     _print_compressions(report.compressions)
     return 0
+
+
+def _cache_decision_line(decision: dict[str, Any]) -> str:
+    """`cache: pays (warm cache, idle 12 s), 52,000 -> 20,000 tokens, expected $0.91 -> $0.64 over 8.5 steps (claude-sonnet-4-5)`."""
+
+    def number(key: str) -> str:
+        value = decision.get(key)
+        return f"{value:,}" if isinstance(value, int) else "?"
+
+    def dollars(key: str) -> str:
+        value = decision.get(key)
+        return f"${value:,.4f}" if isinstance(value, int | float) else "?"
+
+    idle = decision.get("idle_seconds")
+    state = f"{decision.get('cache', '?')} cache" + (f", idle {idle:,.0f} s" if isinstance(idle, int | float) else "")
+    what = f" ({decision['transform']} up to id {decision.get('frontier')})" if decision.get("transform") else ""
+    return (
+        f"cache: {decision.get('reason', '?')}{what} ({state}), {number('tokens_before')} -> {number('tokens_after')} tokens, "
+        f"expected {dollars('expected_cost_before')} -> {dollars('expected_cost_after')} over "
+        f"{decision.get('horizon_steps', '?')} steps ({decision.get('pricing', '?')})"
+    )
 
 
 # -- view -------------------------------------------------------------------------------------------

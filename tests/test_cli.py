@@ -181,6 +181,21 @@ def test_inspect_a_real_log(enyst: Path) -> None:
     assert "   234  forgot 86 events (ids 75-160)" in result.stdout
 
 
+def test_inspect_shows_why_a_cache_aware_scheduler_condensed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from openhands_memory.condenser import Condenser
+    from openhands_memory.replay import replay_events
+
+    from condenser.impl.test_cache_aware_condenser import AMORTIZED, PRICING, session
+
+    scheduler = Condenser.from_config({"type": "cache_aware", "pricing": PRICING, "condenser": AMORTIZED, "horizon_steps": 20, "min_cut": 0})
+    log = tmp_path / "log.jsonl"
+    dump_events(replay_events(session(30), condenser=scheduler, model=None).history, log)
+    assert main(["inspect", str(log)]) == 0
+    lines = [line.strip() for line in capsys.readouterr().out.splitlines() if line.strip().startswith("cache: ")]
+    assert lines and lines[0].startswith("cache: pays (warm cache, idle 10 s), ")
+    assert "expected $" in lines[0] and lines[0].endswith("over 20.0 steps (anthropic-like)")
+
+
 def test_inspect_json_lists_orphans(real_logs_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["inspect", str(real_logs_dir / "v1_oh-sdk_goal-fixture_events.json"), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)

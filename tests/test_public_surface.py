@@ -37,7 +37,7 @@ STRATEGY_NAMES = [
     "NoOpCondenser", "ObservationMaskingCondenser", "BrowserOutputCondenser", "RecentEventsCondenser",
     "AmortizedForgettingCondenser", "ConversationWindowCondenser", "PipelineCondenser", "LLMSummarizingCondenser",
     "StructuredSummaryCondenser", "LLMAttentionCondenser", "LargeOutputOffloadCondenser",
-    "WindowHistoryCondenser", "TokenBudgetSummaryCondenser", "CompactHistoryCondenser",
+    "WindowHistoryCondenser", "TokenBudgetSummaryCondenser", "CompactHistoryCondenser", "CacheAwareCondenser",
 ]  # fmt: skip
 """Every built-in strategy: its condenser class and its config class (`<name>Config`) are exported."""
 
@@ -91,6 +91,7 @@ SURFACE: dict[str, list[str]] = {
         "OFFLINE_SUMMARIZER_NAME", "offline_summary",
         "CompressionEvent", "CompressionEventType", "CompressionRecord", "COMPRESSION_METADATA_KEY",
         "compression_event", "compression_events", "compression_record", "compressions_by_type",
+        "CACHE_DECISION_KEY",
     ],
     "openhands_memory.conversation_memory": [
         "HISTORY_POLICY_PRESETS",

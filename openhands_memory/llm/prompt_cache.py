@@ -226,17 +226,21 @@ class PromptPricing(BaseModel):
             extended: use the longer-lived cache (Anthropic's 1 hour, OpenAI's 24 hours).
             overrides: fields to set over what the map and the table say: any field of
                 `PromptPricing` (`input_cost_per_token`, `rules_name`, ...) or of `CacheRules`
-                (`lifetime_seconds`, `min_tokens`, ...).
+                (`lifetime_seconds`, `min_tokens`, ...). When they give `rules_name` and the
+                input, cache-read and cache-write prices, litellm is not asked.
 
         Raises:
             UnknownPriceError: litellm's map has no input price for `model` (and `overrides` give
                 none), or an override is unknown or invalid.
         """
-        from openhands_memory.llm.config import LLMConfig
-        from openhands_memory.llm.llm import LLM
-
         overrides = dict(overrides or {})
-        info = LLM(LLMConfig(model=model)).model_info() or {}
+        if all(key in overrides for key in _COMPLETE):
+            info: Mapping[str, Any] = {}  # every price given: no need to load litellm's map
+        else:
+            from openhands_memory.llm.config import LLMConfig
+            from openhands_memory.llm.llm import LLM
+
+            info = LLM(LLMConfig(model=model)).model_info() or {}
         input_price = _price(info.get("input_cost_per_token"))
         if input_price is None and "input_cost_per_token" not in overrides:
             raise UnknownPriceError(model, "litellm's model map has no input price for it; give input_cost_per_token")
@@ -270,6 +274,9 @@ class PromptPricing(BaseModel):
             UnknownPriceError: an override is unknown or invalid.
         """
         return _with_overrides({name: getattr(self, name) for name in type(self).model_fields}, overrides, self.model)
+
+
+_COMPLETE = ("rules_name", "input_cost_per_token", "cache_read_cost_per_token", "cache_write_cost_per_token")
 
 
 def _price(value: Any) -> float | None:
@@ -363,6 +370,9 @@ class PromptBlock:
     """How many tokens it holds."""
     content: Sequence[Hashable] | None = None
     """The tokens themselves (optional): a `prefix` cache then matches inside the block, token by token."""
+    source: object = field(default=None, compare=False, repr=False)
+    """What the block stands for (optional); held as long as the cache holds the block, so a key made
+    from its identity (`id(event)`) names nothing else meanwhile."""
 
 
 @dataclass(frozen=True, slots=True)
