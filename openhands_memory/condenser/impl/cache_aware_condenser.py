@@ -166,6 +166,8 @@ class CacheAwareCondenser(Condenser):
         self._deferred_since = 0
         self.condensed_this_step = 0
         """Condensations made since the scheduler last returned a view."""
+        self._blocks: dict[int, PromptBlock] = {}
+        self._view_size = 0
 
     @classmethod
     def build(cls, config: CacheAwareCondenserConfig, context: CondenserContext) -> CacheAwareCondenser:  # type: ignore[override]
@@ -261,11 +263,26 @@ class CacheAwareCondenser(Condenser):
         each = getattr(counter, "event_tokens", None)
         return int(each(event)) if each is not None else counter([event])
 
+    def block(self, event: Event) -> PromptBlock:
+        """`event` as a prompt block for the scheduler's cache (made once per event: it holds the event, so its id names it)."""
+        known = self._blocks.get(id(event))
+        if known is not None and known.source is event:
+            return known
+        if len(self._blocks) > 2 * (self._view_size + 512):
+            self._blocks = {}  # events that left the view go; the next steps make their blocks again
+        block = self._blocks[id(event)] = PromptBlock(id(event), self.event_tokens(event), source=event)
+        return block
+
     def blocks(self, events: Sequence[Event]) -> tuple[list[PromptBlock], int]:
         """`events` as prompt blocks (one per event) for the scheduler's cache, and how many lead unchanged (the system prompt)."""
-        blocks = [PromptBlock(id(event), self.event_tokens(event), source=event) for event in events]
+        self._view_size = max(self._view_size, len(events))
+        blocks = list(map(self.block, events))
         static = 1 if events and isinstance(events[0], SystemMessageAction) else 0
         return blocks, static
+
+    def may_cut(self, blocks: Sequence[PromptBlock]) -> bool:
+        """Whether forgetting everything but the first block (the system prompt, always kept) would cut `min_cut` tokens: else no plan is worth making."""
+        return sum(block.tokens for block in blocks[1:]) >= max(self.min_cut, 1)
 
     def horizon(self, cut: int) -> float:
         """The steps over which a cut of `cut` tokens is weighed (see the module docstring)."""
@@ -410,6 +427,8 @@ class _RollingGate(_Gate):
         if must == "hard_limit" and scheduler.condensed_this_step:
             return view  # the strategy already condensed at this step and it was not enough: the fallback forgets
         before, static = scheduler.blocks(view)
+        if must is None and not scheduler.may_cut(before):
+            return view
         made: Condensation | None = None
         if isinstance(member, ForgettingCondenser):
             after, extra = self._planned(view, scheduler)
