@@ -310,8 +310,8 @@ def format_header(results: BenchResults) -> str:
                 f" from {pricing.min_cache_tokens:,} tokens)"
             )
         rows.append(("prices", "; ".join(described)))
-        steps = sum(row.get("steps") or 0 for row in results.totals())
-        timed = sum(row.get("timed_steps") or 0 for row in results.totals())
+        first = results.totals()[0] if results.pipelines else {}
+        steps, timed = first.get("steps") or 0, first.get("timed_steps") or 0  # the same for every pipeline
         rows.append(
             ("request times", f"the log's timestamps at {timed:,} of {steps:,} steps; {results.options.step_seconds:g} s apart at the others")
         )

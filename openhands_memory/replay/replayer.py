@@ -122,10 +122,13 @@ def describe_config(config: Mapping[str, Any]) -> str:
     """The condenser types a config chains, for people: `conversation_window, browser_output_masking, llm`.
 
     A pipeline is named by its members in order, a nested pipeline by its own members (flattened);
-    a pipeline without members is `empty pipeline`.
+    a pipeline without members is `empty pipeline`; a scheduler by what it wraps: `cache_aware(llm)`.
     """
     if config.get("type") == "pipeline":
         return ", ".join(describe_config(member) for member in config.get("condensers", ())) or "empty pipeline"
+    inner = config.get("condenser")
+    if isinstance(inner, Mapping):  # a scheduler around a strategy (`cache_aware`)
+        return f"{config.get('type')}({describe_config(inner)})"
     return str(config.get("type"))
 
 

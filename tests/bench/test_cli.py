@@ -123,7 +123,7 @@ def test_bench_with_pricing_prints_a_cost_table_per_pipeline_and_model(
     out = capsys.readouterr().out
     assert code == 0
     assert "prices             claude-sonnet-4-5 (anthropic: breakpoints, cache lives 300 s, from 1,024 tokens)" in out
-    assert "request times      the log's timestamps at 0 of 10 steps; 1 s apart at the others" in out
+    assert "request times      the log's timestamps at 0 of 5 steps; 1 s apart at the others" in out
     block = next(b for b in out.split("\n\n") if b.split()[:2] == ["pipeline", "pricing"])
     table = block.splitlines()
     assert [line.split()[:2] for line in table[2:]] == [
