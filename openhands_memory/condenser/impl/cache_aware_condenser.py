@@ -54,6 +54,7 @@ else `step_seconds` after the previous step.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Sequence
 from dataclasses import replace
@@ -75,6 +76,7 @@ from openhands_memory.view import View
 if TYPE_CHECKING:
     from openhands_memory.condenser.config import CondenserContext, PipelineMember
 
+logger = logging.getLogger(__name__)
 __all__ = ["CACHE_DECISION_KEY", "CacheAwareCondenser", "CacheAwareCondenserConfig", "DecisionReason"]
 
 CACHE_DECISION_KEY = "cache_decision"
@@ -157,6 +159,8 @@ class CacheAwareCondenser(Condenser):
         """Every decision that changed the prompt, in order (each also in its condensation's metadata)."""
         self.deferred = 0
         """Steps at which a condensation was possible and did not pay, in all."""
+        self.dropped = 0
+        """Condensations the strategy made that did not shrink the prompt, so were not returned (each logged)."""
         self._gates = [_gate(member) for member in _members(condenser)]
         self._cache = PromptCache(pricing)
         self._last_time: float | None = None
@@ -465,6 +469,11 @@ class _RollingGate(_Gate):
         if must != "request" and made_tokens is not None and made_tokens >= tokens:
             # It did not shrink the prompt (a summary longer than what it replaced): dropped, so
             # that nothing condenses again at this step without progress; the fallback acts if it must.
+            scheduler.dropped += 1
+            logger.warning(
+                "cache_aware: a condensation by %s did not shrink the prompt (%d -> %d tokens); dropped",
+                member.name, tokens, made_tokens,
+            )
             return view
         summary = made.action.summary
         if summary:
