@@ -203,6 +203,19 @@ def test_masking_acts_in_batches_not_one_message_per_step() -> None:
     assert len(set(masked)) == prompt_breaks(steps) + 1
 
 
+def test_offload_acts_in_batches_too() -> None:
+    builder = SessionBuilder()
+    builder.header()
+    for number in range(40):
+        builder.turn(f"cat {number}", "y" * 8_000)  # each output over the 5,120-character threshold
+    offload = {"type": "large_output_offload", "last_keep": 6}
+    every_step = replay(builder.events, Condenser.from_config(offload))[1]
+    made, steps = replay(builder.events, scheduler(offload, min_cut=3_000))
+    assert prompt_breaks(every_step) >= 30
+    assert 1 <= prompt_breaks(steps) <= 5
+    assert {decision(item)["transform"] for item in made} == {"large_output_offload"}
+
+
 def test_a_pipeline_is_scheduled_member_by_member_and_keeps_its_strategies_names() -> None:
     inner = {"type": "pipeline", "condensers": [{"type": "observation_masking", "attention_window": 6}, AMORTIZED]}
     condenser = scheduler(inner, min_cut=400, hard_limit=2_500)
