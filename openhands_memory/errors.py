@@ -35,8 +35,9 @@ both print it and act on it::
        ├─ EventNotFoundError(StoreError, KeyError)             event_id
        ├─ StoreClosedError(StoreError, ValueError)             path
        ├─ StoreLockedError(StoreError)                         path
-       └─ StoreReplacedError(StoreError)                       path, reason, saved_to,
-                                                               linked_elsewhere
+       ├─ StoreReplacedError(StoreError)                       path, reason, saved_to,
+       │                                                       linked_elsewhere
+       └─ SearchIndexError(StoreError)                         path, reason
 
 The matching builtin is mixed in where one fits, so ``except ValueError`` still works.
 """
@@ -216,6 +217,16 @@ class StoreClosedError(StoreError, ValueError):
     def __init__(self, path: str | PathLike[str] | None = None) -> None:
         self.path = path
         super().__init__(f"{path}: the store is closed" if path is not None else "the store is closed")
+
+
+class SearchIndexError(StoreError):
+    """The search index (a projection of the log) failed in a way it could not recover from; the log is untouched."""
+
+    def __init__(self, path: str | PathLike[str] | None, reason: str) -> None:
+        self.path = path
+        """The sidecar file, or None for an index in memory."""
+        self.reason = reason
+        super().__init__(f"{path if path is not None else 'search index (in memory)'}: {reason}")
 
 
 class CondenserConfigError(OpenHandsMemoryError, ValueError):

@@ -19,18 +19,20 @@ from typing import Any
 
 from openhands_memory._progress import ProgressBar
 
-__all__ = ["add_bench_parser", "run_bench"]
+__all__ = ["DEFAULT_CONTEXT_LIMIT", "add_bench_parser", "run_bench"]
 
 DEFAULT_OUT = Path("bench-results")
 """Where results go unless `--out` says otherwise."""
+
+DEFAULT_CONTEXT_LIMIT = 128_000
+"""`--context-limit` unless given: `llm.llm.DEFAULT_CONTEXT_WINDOW` (a test keeps them equal), written
+here so that building the parser (`openhands-memory --version` too) does not load the llm package."""
 
 _USAGE_ERROR = 2
 
 
 def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the `bench` subcommand to an argparse subparsers object; returns its parser."""
-    from openhands_memory.llm.llm import DEFAULT_CONTEXT_WINDOW
-
     bench = subparsers.add_parser(
         "bench",
         help="benchmark condenser pipelines over many logs: tokens, cache friendliness, condensations, retention, recovery",
@@ -72,9 +74,9 @@ def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
     bench.add_argument(
         "--context-limit",
         type=int,
-        default=DEFAULT_CONTEXT_WINDOW,
+        default=DEFAULT_CONTEXT_LIMIT,
         metavar="N",
-        help=f"count the steps whose prompt has more tokens than N (default: {DEFAULT_CONTEXT_WINDOW:,})",
+        help=f"count the steps whose prompt has more tokens than N (default: {DEFAULT_CONTEXT_LIMIT:,})",
     )
     bench.add_argument(
         "--pricing",

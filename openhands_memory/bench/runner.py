@@ -49,18 +49,10 @@ from pydantic import BaseModel
 
 from openhands_memory.bench.metrics import PromptMeter, RunMetrics, summarize_runs
 from openhands_memory.bench.retention import RECALL_LIMIT, measure_retention
-from openhands_memory.bench.stand_in import (
-    STAND_IN_NAME,
-    model_backed_members,
-    stand_in_completion,
-    use_model,
-    use_offline_summarizer,
-    use_stand_in,
-)
+from openhands_memory.bench.stand_in import choose_models, model_backed_members, summarizer_name
 from openhands_memory.bench.tokenizer import APPROXIMATE, Tokenizer, tokenizer_for
 from openhands_memory.condenser import Condensation, Condenser, parse_condenser_config
 from openhands_memory.conversation_memory import ConversationMemory, HistoryPolicy, HistoryTrim
-from openhands_memory.condenser.offline_summary import OFFLINE_SUMMARIZER_NAME
 from openhands_memory.errors import CondenserConfigError, OpenHandsMemoryError
 from openhands_memory.events import (
     CondensationAction,
@@ -78,6 +70,7 @@ from openhands_memory.replay import AgentStep, Replayer
 from openhands_memory.replay.costs import DEFAULT_STEP_SECONDS, RequestClock, RunCosts, summarize_costs
 from openhands_memory.replay.driver import CondensationMade
 from openhands_memory.replay.replayer import describe_config
+from openhands_memory.stream import Redactor
 from openhands_memory.view import View
 
 __all__ = [
@@ -179,17 +172,14 @@ class BenchOptions:
     """Price every run's prompts (prompt cache included) and summarizer calls as each of these bills them."""
     step_seconds: float = DEFAULT_STEP_SECONDS
     """Seconds between two requests where a log has no timestamps (for the prompt cache's expiry)."""
+    redactor: Redactor = field(default_factory=Redactor)
+    """The secrets in force: hidden in every event as it is read, so in what a model is sent and in the results
+    (lost facts quote commands and instructions). Never written to the results."""
 
     @property
     def summarizer(self) -> str:
         """What the reports call the model of the model-backed condensers."""
-        if self.model is not None:
-            return self.model
-        if self.completion_fn is None:
-            return OFFLINE_SUMMARIZER_NAME
-        if self.completion_fn is stand_in_completion:
-            return STAND_IN_NAME
-        return f"completion function {getattr(self.completion_fn, '__qualname__', repr(self.completion_fn))}"
+        return summarizer_name(self.model, self.completion_fn)
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,7 +195,7 @@ class BenchTask:
 
 
 def _describe(config: BaseModel, policy: HistoryPolicy | None) -> str:
-    """`noop`, or with a policy `noop + history_policy(max_messages=50, max_tokens=8000 (inkeep_fixed_limit))`."""
+    """`noop`, or with a policy `noop + history_policy(max_messages=50, max_tokens=8000, pin_first_user=False (inkeep_fixed_limit))`."""
     description = describe_config(config.model_dump())
     return f"{description} + history_policy({policy.describe()})" if policy is not None else description
 
@@ -258,17 +248,11 @@ def run_events(
         LLMError: a model-backed condenser's model failed (with `on_model_error = "raise"`).
     """
     started = time.perf_counter()
+    if options.redactor:
+        events = [options.redactor.redact_event(event) for event in events]
     condenser = pipeline.build()
     members = list(model_backed_members(condenser))
-    summarizer = options.summarizer
-    if options.model is not None:
-        use_model(condenser, options.model)
-    elif options.completion_fn is not None:
-        use_stand_in(condenser, options.completion_fn)
-    else:
-        stood_in = use_offline_summarizer(condenser)
-        if stood_in:  # registered strategies that may not do without a model get the stand-in; say so
-            summarizer += f"; {STAND_IN_NAME} for {', '.join(sorted({m.name for m in stood_in}))}"
+    summarizer = choose_models(condenser, model=options.model, completion_fn=options.completion_fn)
     for member in members:
         llm = getattr(member, "llm", None)
         if llm is not None:
@@ -577,6 +561,7 @@ def run_benchmark(
     progress: ProgressCallback | None = None,
     pricing: Iterable[str | Mapping[str, Any] | PromptPricing] = (),
     step_seconds: float = DEFAULT_STEP_SECONDS,
+    secrets: Mapping[str, str] | None = None,
 ) -> BenchResults:
     """Replay every log through every pipeline and measure each run (see the module docstring).
 
@@ -593,15 +578,17 @@ def run_benchmark(
         completion_fn: the stand-in for the model, when `model` is None (module-level, to pickle,
             e.g. `stand_in_completion`); None: no model, the offline structured summarizer.
         progress: called with (done, total) after each task.
-        pricing: price every run as these models bill it, prompt cache included: model names
-            (litellm's map, offline), pricing tables or files, or `PromptPricing`s (see
-            `openhands_memory.llm.prompt_cache.resolve_pricing`).
-        step_seconds: seconds between requests where a log has no timestamps.
+        UnknownPriceError: a pricing names a model litellm has no price for, or a bad override.
+        LLMAuthenticationError: `model` is given and its API key is not set (before any run).
+        ValueError: `jobs` < 1, `context_limit` < 1, `step_seconds` < 0, or an unknown executor.
 
     Raises:
+        InvalidSecretError: a secret value is too short or not a string.
         CondenserConfigError: a pipeline file is missing or not a valid config.
         UnknownPriceError: a pricing names a model litellm has no price for, or a bad override.
         ValueError: `jobs` < 1, `context_limit` < 1, `step_seconds` < 0, or an unknown executor.
+        LLMAuthenticationError: `model` is given and its API key is not set (before any run).
+        ValueError: `jobs` < 1, `context_limit` < 1, or an unknown executor.
         ImportError: `executor="ray"` without ray installed (the message says how to install it).
     """
     if jobs < 1:
@@ -614,6 +601,9 @@ def run_benchmark(
         raise ValueError(f"step_seconds must be at least 0, got {step_seconds}")
     pricings = _unique_pricings([resolve_pricing(spec) for spec in pricing])
     specs = _unique_names([p if isinstance(p, PipelineSpec) else PipelineSpec.from_file(p) for p in pipelines])
+    if model is not None:
+        for spec in specs:  # a missing API key now, not in every run
+            choose_models(spec.build(), model=model)
     log_paths = [str(log) for log in logs]
     options = BenchOptions(
         tokenizer=tokenizer or model or APPROXIMATE,
@@ -622,6 +612,7 @@ def run_benchmark(
         completion_fn=completion_fn,
         pricings=pricings,
         step_seconds=step_seconds,
+        redactor=Redactor(secrets),
     )
     tasks = [BenchTask(log, spec, options) for log in log_paths for spec in specs]
     started = time.perf_counter()

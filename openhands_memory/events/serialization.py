@@ -33,6 +33,7 @@ from openhands_memory.events._codec import (
     event_to_compact_dict,
     event_to_dict,
 )
+from openhands_memory.events._legacy import link_legacy_observations
 from openhands_memory.events._loaded import LoadedEvents
 from openhands_memory.events._reading import (
     ElementError,
@@ -462,14 +463,18 @@ def _parse_jsonl(data: bytes, path: Path) -> tuple[list[Any], list[int]]:
 
 
 def _number_unnumbered(events: list[Event]) -> None:
-    """Give ids to events that have none (the old flattened form), in order, after the largest id."""
+    """Give ids to events that have none (the old flattened form), in order, after the largest id,
+    and link their observations to the actions they answered (`link_legacy_observations`)."""
     if all(e.id is not None for e in events):
         return
     next_id = max((e.id for e in events if e.id is not None), default=-1) + 1
+    numbered: list[Event] = []
     for event in events:
         if event.id is None:
             event.id = next_id
             next_id += 1
+            numbered.append(event)
+    link_legacy_observations(numbered)
 
 
 def dump_events(

@@ -8,6 +8,8 @@ requests, in order, and prices each one (`PromptCache.request`, a `RequestCost`)
 - **Prices** come from litellm's model map (`input_cost_per_token`, `output_cost_per_token`,
   `cache_read_input_token_cost`, `cache_creation_input_token_cost` and its 1-hour variant
   `cache_creation_input_token_cost_above_1hr`, `prompt_cache_min_tokens`): `PromptPricing.for_model`.
+  A name the map holds as written is read from litellm's bundled file without importing litellm
+  (`openhands_memory.llm._model_map`); another is resolved by litellm.
 - **What litellm does not know**, how long a cache lives, how a prefix is matched, the shortest
   prefix cached when the map gives none, is in `CACHE_RULES`, one row per provider with its source.
   Every field of both can be overridden (`PromptPricing.for_model(model, overrides={...})`, or a
@@ -51,6 +53,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from openhands_memory.errors import UnknownPriceError
+from openhands_memory.llm._model_map import model_entry
 
 __all__ = [
     "CACHE_RULES",
@@ -234,9 +237,8 @@ class PromptPricing(BaseModel):
                 none), or an override is unknown or invalid.
         """
         overrides = dict(overrides or {})
-        if all(key in overrides for key in _COMPLETE):
-            info: Mapping[str, Any] = {}  # every price given: no need to load litellm's map
-        else:
+        info: Mapping[str, Any] | None = {} if all(key in overrides for key in _COMPLETE) else model_entry(model)
+        if info is None:  # not read from litellm's bundled map as written: litellm itself resolves the name
             from openhands_memory.llm.config import LLMConfig
             from openhands_memory.llm.llm import LLM
 

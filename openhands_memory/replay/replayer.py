@@ -53,6 +53,7 @@ from openhands_memory.conversation_memory import ConversationMemory, HistoryPoli
 from openhands_memory.errors import StepNotFoundError
 from openhands_memory.events import CondensationAction, Event, MessageAction, load_events
 from openhands_memory.history import DEFAULT_CONDENSER_CONFIG, default_condenser
+from openhands_memory.stream import Redactor
 from openhands_memory.llm.message import Message
 from openhands_memory.llm.prompt_cache import PromptBlock, PromptPricing, resolve_pricing
 from openhands_memory.replay.costs import DEFAULT_STEP_SECONDS, RequestClock, RunCosts
@@ -221,7 +222,10 @@ class ReplayReport:
     seconds: float = 0.0
     """Wall time of the replay (loading the log and the tokenizer excluded)."""
     tokenizer_seconds: float = 0.0
-    """Wall time of loading the tokenizer (importing litellm), once per process."""
+    """Wall time of loading the tokenizer, once per process."""
+    summarizer: str | None = None
+    """What the pipeline's model-backed condensers called (a model, or the offline structured
+    summarizer), when the caller chose it (`bench.stand_in.choose_models`); None: not said."""
     costs: dict[str, dict[str, Any]] = field(default_factory=dict)
     """With pricings: per pricing name, what the run cost (see `openhands_memory.replay.costs.RunCosts`)."""
     timed_steps: int = 0
@@ -301,6 +305,7 @@ class ReplayReport:
             "final_view_events": self.final_view_events,
             "seconds": round(self.seconds, 6),
             "tokenizer_seconds": round(self.tokenizer_seconds, 6),
+            "summarizer": self.summarizer,
             **(
                 {
                     "costs": {
@@ -341,6 +346,18 @@ class StepSnapshot:
     """What the condenser made of it: the view the model is shown."""
     messages: list[Message]
     """The messages the model is sent."""
+    log_ids: dict[int, int] = field(default_factory=dict)
+    """The log's id of each event read from the log, by its id in the replayed history (`view` and
+    `shown` hold replayed ids: a condensation the replay made takes an id, and later events move up)."""
+
+    def log_id(self, event: Event) -> int | None:
+        """The log's id of `event` (an event of `view` or `shown`); None for one the replay made."""
+        return None if event.id is None else self.log_ids.get(event.id)
+
+    @property
+    def is_renumbered(self) -> bool:
+        """Some event of the log has another id in the replayed history."""
+        return any(new != old for new, old in self.log_ids.items())
 
 
 class _Measure:
@@ -369,7 +386,7 @@ class _Measure:
         if self.llm is None:
             return 0.0
         started = time.perf_counter()
-        self.llm.count_tokens([])
+        self.llm.count_tokens([{"role": "user", "content": "x"}])  # a message: the tokenizer itself loads
         return time.perf_counter() - started
 
     @property
@@ -483,6 +500,7 @@ def replay_events(
     progress: ProgressCallback | None = None,
     pricing: Iterable[str | Mapping[str, Any] | PromptPricing] = (),
     step_seconds: float = DEFAULT_STEP_SECONDS,
+    secrets: Mapping[str, str] | None = None,
 ) -> ReplayReport:
     """Replay `events` (a whole log, in order) and measure every agent step (see the module docstring).
 
@@ -497,14 +515,18 @@ def replay_events(
         pricing: also price every step as these models bill it, prompt cache included (model
             names, pricing tables or files, or `PromptPricing`s: see `resolve_pricing`).
         step_seconds: with pricings, seconds between requests where the log has no timestamps.
+        secrets: name: value; hidden in every event as it is read, so in all the report holds
+            (the messages, the replayed history `write_log` saves), whatever the log held.
 
     Raises:
+        InvalidSecretError: a secret value is too short or not a string.
         CondensationStalledError: the condenser made no progress at a step.
         UnknownPriceError: a pricing names a model litellm has no price for, or a bad override.
         ValueError: `step_seconds` < 0.
     """
     costs = RunCosts([resolve_pricing(spec) for spec in pricing])
     clock = RequestClock(step_seconds)
+    events = _redacted(events, secrets)
     pipeline = _condenser_for(condenser, recorded)
     measure = _Measure(model, pipeline.history_policy)
     total = len(events) if isinstance(events, Sequence) else None
@@ -553,6 +575,16 @@ def replay_events(
     return report
 
 
+def _redacted(events: Iterable[Event], secrets: Mapping[str, str] | None) -> Iterable[Event]:
+    """`events` with the secrets hidden (a list stays a list, so its length is known); `events` when there is none."""
+    redactor = Redactor(secrets)
+    if not redactor:
+        return events
+    if isinstance(events, Sequence):
+        return [redactor.redact_event(event) for event in events]
+    return (redactor.redact_event(event) for event in events)
+
+
 def _counted(events: Iterable[Event], progress: ProgressCallback | None, total: int | None) -> Iterable[Event]:
     if progress is None:
         yield from events
@@ -580,26 +612,33 @@ def snapshot_at(
     *,
     condenser: Condenser | Pipeline | None = None,
     recorded: bool = True,
+    secrets: Mapping[str, str] | None = None,
+    tokenizer: str | None = None,
 ) -> StepSnapshot:
     """What the model was shown at agent step `step` (1 = first), or after the last event (None).
 
     By default the log's own condensations are applied and nothing else condenses (`recorded`,
     no condenser); pass a condenser to see what it would have shown instead. After the last event
-    the condenser is asked once more, as it would be for a next step.
+    the condenser is asked once more, as it would be for a next step. `secrets` (name: value) are
+    hidden in every event as it is read, so in what the snapshot shows. A pipeline's history policy
+    trims by the tokens of `tokenizer`'s model (as `replay_events(model=...)` counts them); None:
+    its own estimate.
 
     Raises:
+        InvalidSecretError: a secret value is too short or not a string.
         StepNotFoundError: the log has fewer steps than `step` (or `step` is below 1).
         CondensationStalledError: the condenser made no progress.
     """
+    events = _redacted(events, secrets)
     pipeline = _condenser_for(condenser, recorded)
     replayer = Replayer(pipeline.condenser, keep_recorded=recorded)
-    measure = _Measure(None, pipeline.history_policy)  # renders, and trims by the pipeline's policy
+    measure = _Measure(tokenizer, pipeline.history_policy)  # renders, and trims by the pipeline's policy
     for item in replayer.replay(events):
         if isinstance(item, AgentStep) and item.number == step:
             messages = measure.messages(item.shown, replayer.initial_user_action)
-            return StepSnapshot(step, item.number, item.event, item.view, item.shown, messages)
+            return StepSnapshot(step, item.number, item.event, item.view, item.shown, messages, replayer.log_ids())
     if step is not None:
         raise StepNotFoundError(step, replayer.steps)
     shown, _ = replayer.settle()
     messages = measure.messages(shown, replayer.initial_user_action)
-    return StepSnapshot(None, replayer.steps, None, replayer.view, shown, messages)
+    return StepSnapshot(None, replayer.steps, None, replayer.view, shown, messages, replayer.log_ids())

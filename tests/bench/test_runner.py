@@ -20,6 +20,7 @@ from openhands_memory.errors import CondenserConfigError
 from openhands_memory.events import CmdRunAction, ToolCallMetadata
 from openhands_memory.llm.prompt_cache import CACHE_RULES, PromptPricing
 from openhands_memory.replay import load_pipeline
+from openhands_memory.stream import Redactor
 
 from ._helpers import Log, WordTokenizer, write_toml
 
@@ -357,3 +358,24 @@ def test_an_idle_gap_in_the_logs_timestamps_expires_the_cache() -> None:
     assert [(b["step"], b["kind"], b["rewritten_tokens"]) for b in costs["breaks"]] == [(3, "expired", 14)]
     assert costs["per_step_cost"][2] == pytest.approx(19 * 3.75)
     assert costs["cold_start_cost"] == pytest.approx(14 * (3.75 - 0.3))
+
+
+SECRET = "sk-live-7f3a9c2e51"
+
+
+def test_secrets_are_hidden_in_the_results_and_in_what_a_summarizer_is_sent(tmp_path: Path) -> None:
+    log = Log().header().run("ls").run(f"deploy --token {SECRET}", "1 failed", exit_code=1).run("cat a.py").run("echo ok").say("Done")
+    prompts: list[str] = []
+
+    def recording_summarizer(**kwargs: Any) -> dict[str, Any]:
+        prompts.append(json.dumps(kwargs["messages"]))
+        return summarizer()
+
+    plain = measure(log, LLM, completion_fn=recording_summarizer)
+    assert SECRET in json.dumps(plain) and SECRET in "".join(prompts)  # the lost command quotes it
+    prompts.clear()
+    hidden = measure(log, LLM, completion_fn=recording_summarizer, redactor=Redactor({"TOKEN": SECRET}))
+    assert prompts and SECRET not in "".join(prompts)
+    assert SECRET not in json.dumps(hidden) and "deploy --token <secret_hidden>" in json.dumps(hidden["lost_facts"])
+    results = run_benchmark([str(log.write(tmp_path / "log.json"))], [NOOP], secrets={"TOKEN": SECRET})
+    assert SECRET not in json.dumps(results.to_dict()) and "TOKEN" not in json.dumps(results.to_dict())

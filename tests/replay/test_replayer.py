@@ -258,3 +258,19 @@ def test_a_replay_priced_with_the_prompt_cache_reads_the_logs_idle_gaps() -> Non
     assert len(costs["per_step_cost"]) == len(report.steps)
     assert report.summary()["costs"]["claude-sonnet-4-5"]["cold_starts"] == costs["cold_starts"]
     assert "per_step_cost" not in report.summary()["costs"]["claude-sonnet-4-5"]
+
+
+def test_secrets_are_hidden_in_the_report_the_snapshot_and_the_saved_log(tmp_path: Path) -> None:
+    secret = "sk-live-7f3a9c2e51"
+    log = Log()
+    log.header()
+    log.calls(f"deploy --token {secret}")
+    log.turns(3)
+    secrets = {"TOKEN": secret}
+    report = replay_events(log.events, model=None, secrets=secrets)
+    snapshot = snapshot_at(log.events, secrets=secrets)
+    shown = repr(report.history) + repr(report.final_view) + repr(snapshot.messages) + repr(snapshot.view)
+    assert secret not in shown and "deploy --token <secret_hidden>" in shown
+    write_log(report.history, tmp_path / "replayed.jsonl")
+    assert secret.encode() not in (tmp_path / "replayed.jsonl").read_bytes()
+    assert secret in repr(log.events) and secret in repr(replay_events(log.events, model=None).history)  # only read

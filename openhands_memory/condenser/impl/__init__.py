@@ -12,6 +12,7 @@ from openhands_memory.condenser.impl.browser_output_condenser import BrowserOutp
 from openhands_memory.condenser.impl.cache_aware_condenser import CacheAwareCondenser
 from openhands_memory.condenser.impl.compact_history_condenser import CompactHistoryCondenser
 from openhands_memory.condenser.impl.conversation_window_condenser import ConversationWindowCondenser
+from openhands_memory.condenser.impl.inkeep_condenser import InkeepCondenser
 from openhands_memory.condenser.impl.large_output_offload_condenser import LargeOutputOffloadCondenser
 from openhands_memory.condenser.impl.llm_attention_condenser import LLMAttentionCondenser
 from openhands_memory.condenser.impl.llm_summarizing_condenser import LLMSummarizingCondenser
@@ -40,6 +41,7 @@ BUILTIN_CONDENSERS = (
     CompactHistoryCondenser,
     AutoContextCondenser,
     CacheAwareCondenser,
+    InkeepCondenser,
 )
 """The built-in strategies, in the order of the config union; adding one to it registers it."""
 
@@ -50,6 +52,7 @@ __all__ = [
     "CacheAwareCondenser",
     "CompactHistoryCondenser",
     "ConversationWindowCondenser",
+    "InkeepCondenser",
     "LLMAttentionCondenser",
     "LargeOutputOffloadCondenser",
     "LLMSummarizingCondenser",
