@@ -63,6 +63,7 @@ if TYPE_CHECKING:
         StoreLockedError,
         StoreReplacedError,
         UnknownDelegationError,
+        UnknownPriceError,
     )
     from openhands_memory.conversation_memory import HistoryPolicy
     from openhands_memory.pipeline_config import load_pipeline_config
@@ -175,6 +176,7 @@ _HOME: dict[str, str] = {
     "InvalidSecretError": _ERRORS,
     "MemoryAdapterError": _ERRORS,
     "UnknownDelegationError": _ERRORS,
+    "UnknownPriceError": _ERRORS,
     "OutputRefusedError": _ERRORS,
     "OutputExistsError": _ERRORS,
     "OutputIsInputError": _ERRORS,

@@ -94,6 +94,22 @@ def _build_parser() -> argparse.ArgumentParser:
         help="write the replayed log, condensations included (*.json, *.jsonl or a folder); refused if it exists "
         "(unless --force) or is LOG or CONFIG",
     )
+    replay.add_argument(
+        "--pricing",
+        dest="pricings",
+        action="append",
+        default=[],
+        metavar="M",
+        help="also price every step as model M's provider bills it, prompt cache included (litellm's prices, offline); "
+        "repeat for several; M may be a TOML/JSON pricing file (model = ..., and fields to override)",
+    )
+    replay.add_argument(
+        "--step-seconds",
+        type=float,
+        default=None,
+        metavar="S",
+        help="with --pricing: seconds between requests where the log has no timestamps (default: 10)",
+    )
     replay.add_argument("--force", action="store_true", help="replace an existing --out (never LOG or CONFIG)")
     replay.add_argument("--json", action="store_true", help="print machine-readable results (every step and condensation)")
 
@@ -296,7 +312,14 @@ def _replay(args: argparse.Namespace) -> int:
     from openhands_memory.events import load_events
     from openhands_memory.replay import load_pipeline, replay_events, write_log
     from openhands_memory.replay.output import check_log_output
+    from openhands_memory.llm.prompt_cache import resolve_pricing
+    from openhands_memory.replay.costs import DEFAULT_STEP_SECONDS
 
+    step_seconds = DEFAULT_STEP_SECONDS if args.step_seconds is None else args.step_seconds
+    if not step_seconds >= 0:
+        print(f"error: --step-seconds must be at least 0, got {args.step_seconds}", file=sys.stderr)
+        return _USAGE_ERROR
+    pricings = [resolve_pricing(spec) for spec in args.pricings]  # refused now, not after the replay
     pipeline = load_pipeline(args.pipeline) if args.pipeline is not None or not args.recorded else None
     summarizer = _choose_models(pipeline, args.model)  # a missing API key now, before any work
     inputs = [path for path in (args.log, args.pipeline) if path is not None]
@@ -312,6 +335,8 @@ def _replay(args: argparse.Namespace) -> int:
             model=_token_model(args),
             source=str(args.log),
             progress=bar,
+            pricing=pricings,
+            step_seconds=step_seconds,
         )
     finally:
         if bar is not None:
@@ -369,7 +394,28 @@ def _replay(args: argparse.Namespace) -> int:
                 f"{len(c.forgotten_ids):>6}"
             )
     _print_compressions(report.compressions)
+    _print_costs(report.costs, report.timed_steps, len(report.steps))
     return 0
+
+
+def _print_costs(costs: dict[str, dict[str, Any]], timed: int, steps: int) -> None:
+    """What the replay cost per pricing (`replay --pricing`), one block of rows each."""
+    for name, c in costs.items():
+        print()
+        _print_rows(
+            [
+                ("priced as", f"{name} (request times: the log's at {timed:,} of {steps:,} steps)"),
+                ("agent's prompts", f"${c['prompt_cost']:,.4f} with the prompt cache, ${c['prompt_cost_without_cache']:,.4f} without"),
+                ("summarizer's calls", f"${c['summarizer_cost']:,.4f}"),
+                (
+                    "prompt tokens",
+                    f"{c['cache_read_tokens']:,} read from the cache, {c['cache_write_tokens']:,} written, "
+                    f"{c['uncached_tokens']:,} uncached",
+                ),
+                ("cache breaks", f"{c['cache_breaks']:,} (${c['cache_break_cost']:,.4f} over reading what the cache held)"),
+                ("cold starts", f"{c['cold_starts']:,} after an idle gap (${c['cold_start_cost']:,.4f})"),
+            ]
+        )
 
 
 # -- inspect ----------------------------------------------------------------------------------------
@@ -425,8 +471,31 @@ def _inspect(args: argparse.Namespace) -> int:
             if c.summary is not None:
                 text = " ".join(c.summary.split())
                 print(f"{'':>6}  summary at {c.summary_offset}: {text[:90]}{'…' if len(text) > 90 else ''}")
+            if c.cache_decision is not None:
+                print(f"{'':>6}  {_cache_decision_line(c.cache_decision)}")
     _print_compressions(report.compressions)
     return 0
+
+
+def _cache_decision_line(decision: dict[str, Any]) -> str:
+    """`cache: pays (warm cache, idle 12 s), 52,000 -> 20,000 tokens, expected $0.91 -> $0.64 over 8.5 steps (claude-sonnet-4-5)`."""
+
+    def number(key: str) -> str:
+        value = decision.get(key)
+        return f"{value:,}" if isinstance(value, int) else "?"
+
+    def dollars(key: str) -> str:
+        value = decision.get(key)
+        return f"${value:,.4f}" if isinstance(value, int | float) else "?"
+
+    idle = decision.get("idle_seconds")
+    state = f"{decision.get('cache', '?')} cache" + (f", idle {idle:,.0f} s" if isinstance(idle, int | float) else "")
+    what = f" ({decision['transform']} up to id {decision.get('frontier')})" if decision.get("transform") else ""
+    return (
+        f"cache: {decision.get('reason', '?')}{what} ({state}), {number('tokens_before')} -> {number('tokens_after')} tokens, "
+        f"expected {dollars('expected_cost_before')} -> {dollars('expected_cost_after')} over "
+        f"{decision.get('horizon_steps', '?')} steps ({decision.get('pricing', '?')})"
+    )
 
 
 # -- view -------------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ both print it and act on it::
     ├─ InvalidSecretError(OpenHandsMemoryError, ValueError)     name, reason, length
     ├─ MemoryAdapterError(OpenHandsMemoryError, ValueError)     reason (a bad query, argument or feed)
     ├─ UnknownDelegationError(OpenHandsMemoryError, ValueError) delegation
+    ├─ UnknownPriceError(OpenHandsMemoryError, ValueError)      model, reason (exit_code 2)
     ├─ OutputRefusedError(OpenHandsMemoryError)                path, reason
     │  ├─ OutputExistsError(OutputRefusedError, FileExistsError)   (unless asked to overwrite)
     │  ├─ OutputIsInputError(OutputRefusedError, ValueError)      input_path (always)
@@ -359,6 +360,19 @@ class UnknownDelegationError(OpenHandsMemoryError, ValueError):
         self.delegation = delegation
         """The id the scope gave (an `AgentDelegateAction`'s id)."""
         super().__init__(f"no delegation was opened by event {delegation}: no AgentDelegateAction has that id")
+
+
+class UnknownPriceError(OpenHandsMemoryError, ValueError):
+    """A model's prices or cache rules cannot be made out (not in litellm's map, or a bad override)."""
+
+    exit_code = 2
+
+    def __init__(self, model: str, reason: str) -> None:
+        self.model = model
+        """The model (or pricing file) asked about."""
+        self.reason = reason
+        """What is missing or wrong."""
+        super().__init__(f"pricing {model!r}: {reason}")
 
 
 class OutputRefusedError(OpenHandsMemoryError):

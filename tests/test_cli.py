@@ -241,6 +241,34 @@ def test_replay_with_a_pipeline_config_in_process(tmp_path: Path, capsys: pytest
     assert View.from_events(agent_history(load_events(out))).__len__() == report["final_view_events"]
 
 
+def test_replay_with_pricing_prints_what_the_prompts_cost_with_and_without_the_cache(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pricing = tmp_path / "hour.toml"
+    pricing.write_text('[pricing]\nmodel = "claude-sonnet-4-5"\nextended = true\n')
+    assert main(["replay", str(BUNDLED), "--pricing", "gpt-5", "--pricing", str(pricing)]) == 0
+    out = capsys.readouterr().out
+    blocks = [rows(block) for block in out.split("\n\n") if block.startswith("priced as")]
+    assert [block["priced as"] for block in blocks] == [
+        "gpt-5 (request times: the log's at 120 of 120 steps)",
+        "claude-sonnet-4-5 (extended cache) (request times: the log's at 120 of 120 steps)",
+    ]
+    dollars = [
+        [float(part.split()[0].strip("$").replace(",", "")) for part in block["agent's prompts"].split(", ")] for block in blocks
+    ]
+    assert 0 < dollars[0][0] < dollars[0][1]  # gpt-5: writing costs nothing extra
+    # The default pipeline masks an old output at most steps: each a break, rewritten at 2x for an hour's cache.
+    assert int(blocks[1]["cache breaks"].split()[0]) > 60
+    assert dollars[1][0] > dollars[1][1]
+
+
+def test_replay_with_an_unknown_pricing_is_a_usage_error_before_any_replay(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["replay", str(BUNDLED), "--pricing", "no-such-model-xyz"]) == 2
+    assert capsys.readouterr().err == (
+        "error: pricing 'no-such-model-xyz': litellm's model map has no input price for it; give input_cost_per_token\n"
+    )
+
+
 # -- inspect ----------------------------------------------------------------------------------------
 
 
@@ -253,6 +281,21 @@ def test_inspect_a_real_log(enyst: Path) -> None:
     assert "events by kind" in result.stdout and "largest events" in result.stdout
     assert "   150  forgot 66 events (ids 9-74)" in result.stdout
     assert "   234  forgot 86 events (ids 75-160)" in result.stdout
+
+
+def test_inspect_shows_why_a_cache_aware_scheduler_condensed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from openhands_memory.condenser import Condenser
+    from openhands_memory.replay import replay_events
+
+    from condenser.impl.test_cache_aware_condenser import AMORTIZED, PRICING, session
+
+    scheduler = Condenser.from_config({"type": "cache_aware", "pricing": PRICING, "condenser": AMORTIZED, "horizon_steps": 20, "min_cut": 0})
+    log = tmp_path / "log.jsonl"
+    dump_events(replay_events(session(30), condenser=scheduler, model=None).history, log)
+    assert main(["inspect", str(log)]) == 0
+    lines = [line.strip() for line in capsys.readouterr().out.splitlines() if line.strip().startswith("cache: ")]
+    assert lines and lines[0].startswith("cache: pays (warm cache, idle 10 s), ")
+    assert "expected $" in lines[0] and lines[0].endswith("over 20.0 steps (anthropic-like)")
 
 
 def test_inspect_json_lists_orphans(real_logs_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -38,6 +38,7 @@ STRATEGY_NAMES = [
     "AmortizedForgettingCondenser", "ConversationWindowCondenser", "PipelineCondenser", "LLMSummarizingCondenser",
     "StructuredSummaryCondenser", "LLMAttentionCondenser", "LargeOutputOffloadCondenser",
     "WindowHistoryCondenser", "TokenBudgetSummaryCondenser", "CompactHistoryCondenser", "InkeepCondenser",
+    "CacheAwareCondenser",
 ]  # fmt: skip
 """Every built-in strategy: its condenser class and its config class (`<name>Config`) are exported."""
 
@@ -77,6 +78,7 @@ SURFACE: dict[str, list[str]] = {
         "LiteLLMEmbedder", "EmbeddingFn",
         "Message", "Content", "TextContent", "ImageContent", "Role", "ToolCall", "ToolCallFunction", "to_litellm_dicts",
         "TextToolCallConverter", "TextToolCallReply", "parse_text_tool_calls",
+        "CACHE_RULES", "CacheRules", "PromptBlock", "PromptCache", "PromptPricing", "RequestCost", "resolve_pricing",
     ],
     "openhands_memory.condenser": [
         "Condenser", "RollingCondenser", "ForgettingCondenser", "SummarizingCondenser", "Condensation",
@@ -90,6 +92,7 @@ SURFACE: dict[str, list[str]] = {
         "OFFLINE_SUMMARIZER_NAME", "offline_summary",
         "CompressionEvent", "CompressionEventType", "CompressionRecord", "COMPRESSION_METADATA_KEY",
         "compression_event", "compression_events", "compression_record", "compressions_by_type",
+        "CACHE_DECISION_KEY",
     ],
     "openhands_memory.conversation_memory": [
         "HISTORY_POLICY_PRESETS",

@@ -1,8 +1,8 @@
 """The `bench` subcommand: `add_bench_parser(subparsers)` adds it, `run_bench(args)` runs it.
 
     openhands-memory bench LOG... --pipeline A.toml [--pipeline B.toml ...] [--model M]
-        [--tokenizer T] [--context-limit N] [--jobs N] [--executor process|ray] [--out DIR]
-        [--force] [--no-plot] [--markdown]
+        [--tokenizer T] [--context-limit N] [--pricing M ...] [--step-seconds S] [--jobs N]
+        [--executor process|ray] [--out DIR] [--force] [--no-plot] [--markdown]
 
 The table goes to stdout; the progress bar (on a terminal only), notes and errors go to stderr.
 Exit codes: 0 when every run succeeded, 1 when a log or run failed (the others are still
@@ -85,6 +85,23 @@ def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
         help=f"count the steps whose prompt has more tokens than N (default: {DEFAULT_CONTEXT_LIMIT:,})",
     )
     bench.add_argument(
+        "--pricing",
+        dest="pricings",
+        action="append",
+        default=[],
+        metavar="M",
+        help="also price every run as model M's provider bills it, prompt cache included (litellm's prices, offline): "
+        "dollars with and without the cache, the summarizer's, cache breaks; repeat for several models. M may be a "
+        "TOML/JSON pricing file (model = ..., and fields to override, such as lifetime_seconds)",
+    )
+    bench.add_argument(
+        "--step-seconds",
+        type=float,
+        default=None,
+        metavar="S",
+        help="with --pricing: seconds between requests where a log has no timestamps (default: 10)",
+    )
+    bench.add_argument(
         "--jobs",
         type=int,
         default=None,
@@ -142,12 +159,15 @@ def run_bench(args: argparse.Namespace) -> int:
         PLOT_HINT,
         check_results_output,
         format_compressions,
+        format_cost_table,
         format_header,
         format_table,
         write_results,
     )
     from openhands_memory.bench.runner import PipelineSpec, run_benchmark
     from openhands_memory.bench.work import find_logs
+    from openhands_memory.llm.prompt_cache import resolve_pricing
+    from openhands_memory.replay.costs import DEFAULT_STEP_SECONDS
     from openhands_memory.errors import OpenHandsMemoryError
 
     if args.jobs is not None and args.jobs < 1:
@@ -156,6 +176,10 @@ def run_bench(args: argparse.Namespace) -> int:
     if args.context_limit < 1:
         _error(f"--context-limit must be at least 1, got {args.context_limit}")
         return _USAGE_ERROR
+    step_seconds = DEFAULT_STEP_SECONDS if args.step_seconds is None else args.step_seconds
+    if not step_seconds >= 0:
+        _error(f"--step-seconds must be at least 0, got {args.step_seconds}")
+        return _USAGE_ERROR
     missing = [log for log in args.logs if not log.exists()]
     if missing:
         _error(f"{missing[0]}: no such file or folder")
@@ -163,6 +187,11 @@ def run_bench(args: argparse.Namespace) -> int:
     try:
         logs = find_logs(args.logs)  # a folder of logs stands for its logs; one with none is refused here
         pipelines = [PipelineSpec.from_file(path) for path in args.pipelines]
+    except OpenHandsMemoryError as exc:
+        _error(str(exc))
+        return exc.exit_code
+    try:
+        pricings = [resolve_pricing(spec) for spec in args.pricings]  # refused now, not after the runs
     except OpenHandsMemoryError as exc:
         _error(str(exc))
         return exc.exit_code
@@ -190,6 +219,8 @@ def run_bench(args: argparse.Namespace) -> int:
             jobs=jobs,
             executor=args.executor,
             progress=bar,
+            pricing=pricings,
+            step_seconds=step_seconds,
         )
     except ImportError as exc:
         _error(str(exc))
@@ -203,6 +234,10 @@ def run_bench(args: argparse.Namespace) -> int:
     print(format_header(results))
     print()
     print(format_table(results, markdown=args.markdown))
+    costs = format_cost_table(results, markdown=args.markdown)
+    if costs:
+        print()
+        print(costs)
     compressions = format_compressions(results)
     if compressions:
         print()

@@ -58,6 +58,7 @@ from openhands_memory.condenser import (
 from openhands_memory.condenser.tokens import EventsRenderer, tools_of
 from openhands_memory.events import Event
 from openhands_memory.llm.message import Message
+from openhands_memory.llm.prompt_cache import PromptBlock
 
 __all__ = ["PromptMeter", "RunMetrics", "common_prefix_length", "summarize_runs"]
 
@@ -86,10 +87,17 @@ class PromptMeter:
         """Tokenizes every part of a prompt."""
         self.last_cached = 0
         """The cached prefix tokens of the prompt measured last."""
+        self.last_blocks: list[PromptBlock] = []
+        """The prompt measured last, as blocks for a prompt cache: the tool definitions, then each message."""
+        self.last_static_blocks = 0
+        """How many of `last_blocks` lead it and never change: the tool definitions and the system message."""
         self._render = render
         self._cache: dict[Message, Sequence[Token]] = {}
+        self._content_ids: dict[Message, int] = {}
+        self._content_count = 0
         self._previous: list[tuple[object, Sequence[Token]]] = []
         self._tools: tuple[object, Sequence[Token]] | None = None
+        self._tools_key: str = ""
 
     def _tools_segment(self, tools: Sequence[Mapping[str, Any]]) -> tuple[object, Sequence[Token]]:
         cached = self._tools
@@ -98,6 +106,7 @@ class PromptMeter:
         text = orjson.dumps(list(tools), option=orjson.OPT_SORT_KEYS, default=str).decode()
         segment = (tools, self.tokenizer.encode(text))
         self._tools = segment
+        self._tools_key = text
         return segment
 
     def _tokens(self, message: Message) -> Sequence[Token]:
@@ -107,7 +116,11 @@ class PromptMeter:
             if len(cache) >= _CACHE_MAX:
                 for old in list(cache)[: _CACHE_MAX // 2]:
                     del cache[old]
+                    self._content_ids.pop(old, None)
             tokens = cache[message] = self.tokenizer.encode(prompt_text(message.to_litellm_dict()))
+            # Equal messages share an entry, so this id names the content: a prompt cache's block key.
+            self._content_count += 1
+            self._content_ids[message] = self._content_count
         return tokens
 
     def message_tokens(self, message: Message) -> int:
@@ -123,9 +136,17 @@ class PromptMeter:
         of the longest common prefix with the previous call's prompt (0 for the first call).
         """
         current: list[tuple[object, Sequence[Token]]] = []
+        blocks: list[PromptBlock] = []
         if tools:
-            current.append(self._tools_segment(tools))
-        current.extend((message, self._tokens(message)) for message in messages)
+            segment = self._tools_segment(tools)
+            current.append(segment)
+            blocks.append(PromptBlock(("tools", self._tools_key), len(segment[1]), segment[1]))
+        for message in messages:
+            tokens = self._tokens(message)
+            current.append((message, tokens))
+            blocks.append(PromptBlock(self._content_ids[message], len(tokens), tokens))
+        self.last_blocks = blocks
+        self.last_static_blocks = (1 if tools else 0) + (1 if messages and messages[0].role == "system" else 0)
         previous = self._previous
         cached = 0
         for index, (key, tokens) in enumerate(current):

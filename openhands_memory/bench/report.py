@@ -2,6 +2,9 @@
 
 - `format_table(results)`: one row per pipeline, totals over every log (see
   `openhands_memory.bench.metrics.summarize_runs`); `markdown=True` for a Markdown table.
+  `format_cost_table(results)`: with pricings, one row per pipeline and pricing: dollars with and
+  without the prompt cache, the summarizer's, tokens by how they were billed, cache breaks and cold
+  starts with what they cost (see `openhands_memory.replay.costs`).
   `format_compressions(results)`: below it, the compressions of a progressive strategy by type.
 - `write_json(results, path)`: the settings, every pipeline with its config and totals, and every
   run (log x pipeline) with its per-step token lists (`BenchResults.to_dict`).
@@ -41,7 +44,9 @@ __all__ = [
     "PLOT_HINT",
     "PLOT_NAME",
     "check_results_output",
+    "cost_columns",
     "format_compressions",
+    "format_cost_table",
     "format_header",
     "format_table",
     "write_csv",
@@ -176,6 +181,91 @@ def format_table(results: BenchResults, *, markdown: bool = False) -> str:
     return "\n".join([line(headers), "  ".join("-" * w for w in widths), *(line(cells) for cells in rows)])
 
 
+_COST_KEYS = (
+    "prompt_cost",
+    "prompt_cost_without_cache",
+    "summarizer_cost",
+    "total_cost",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "uncached_tokens",
+    "cache_breaks",
+    "cache_break_cost",
+    "cold_starts",
+    "cold_start_cost",
+)
+
+
+def _dollars(value: float) -> str:
+    return f"${value:,.2f}" if value >= 0.995 or value == 0 else f"${value:.4f}"
+
+
+def format_cost_table(results: BenchResults, *, markdown: bool = False) -> str:
+    """One row per pipeline and pricing (totals over every log), as aligned text or Markdown; empty without pricings.
+
+    Columns: USD of the agent's prompts with the prompt cache and without it, of the summarizer's
+    calls, and in all; how that total compares with the first pipeline's; the prompt tokens read
+    from the cache, written to it, and sent uncached; cache breaks (the prefix rewritten while the
+    cache was warm) and cold starts (the cache expired in an idle gap), each with what it cost over
+    reading what the cache held.
+    """
+    if not results.options.pricings:
+        return ""
+    headers = [
+        "pipeline", "pricing", "prompts $", "no cache $", "summarizer $", "total $", "vs first",
+        "cache read", "cache write", "uncached", "breaks", "breaks $", "cold starts", "cold $",
+    ]  # fmt: skip
+    totals = results.totals()
+    first = {name: figures["total_cost"] for name, figures in (totals[0].get("costs") or {}).items()} if totals else {}
+    rows = []
+    for row in totals:
+        for name, figures in (row.get("costs") or {}).items():
+            base = first.get(name)
+            change = f"{100 * (figures['total_cost'] / base - 1):+.1f}%" if base else _NONE
+            rows.append(
+                [
+                    str(row["pipeline"]),
+                    name,
+                    _dollars(figures["prompt_cost"]),
+                    _dollars(figures["prompt_cost_without_cache"]),
+                    _dollars(figures["summarizer_cost"]) if figures["summarizer_cost"] else _NONE,
+                    _dollars(figures["total_cost"]),
+                    change,
+                    f"{figures['cache_read_tokens']:,}",
+                    f"{figures['cache_write_tokens']:,}",
+                    f"{figures['uncached_tokens']:,}",
+                    f"{figures['cache_breaks']:,}",
+                    _dollars(figures["cache_break_cost"]),
+                    f"{figures['cold_starts']:,}",
+                    _dollars(figures["cold_start_cost"]),
+                ]
+            )
+    return _layout(headers, rows, markdown=markdown, left=2)
+
+
+def _layout(headers: Sequence[str], rows: Sequence[Sequence[str]], *, markdown: bool, left: int = 1) -> str:
+    if markdown:
+        rule = ["---"] * left + ["---:"] * (len(headers) - left)
+        lines = ["| " + " | ".join(headers) + " |", "|" + "|".join(rule) + "|"]
+        lines.extend("| " + " | ".join(cells) + " |" for cells in rows)
+        return "\n".join(lines)
+    widths = [max(len(headers[i]), *(len(cells[i]) for cells in rows)) for i in range(len(headers))]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+
+    return "\n".join([line(headers), "  ".join("-" * w for w in widths), *(line(cells) for cells in rows)])
+
+
+def cost_columns(results: BenchResults) -> list[str]:
+    """The CSV columns of the pricings: `prompt_cost[claude-sonnet-4-5]`, ... for each pricing name, in order."""
+    return [f"{key}[{pricing.name}]" for pricing in results.options.pricings for key in _COST_KEYS]
+
+
+def _cost_cells(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {f"{key}[{name}]": figures.get(key) for name, figures in (row.get("costs") or {}).items() for key in _COST_KEYS}
+
+
 def format_compressions(results: BenchResults) -> str:
     """The compressions of each pipeline that made some, by type, one line per pipeline (empty when none did).
 
@@ -211,6 +301,20 @@ def format_header(results: BenchResults) -> str:
         elif summarizer == STAND_IN_NAME:
             summarizer += " (deterministic, offline; its summaries are placeholders: --model M for a real one)"
         rows.append(("summarizer", summarizer))
+    if results.options.pricings:
+        described = []
+        for pricing in results.options.pricings:
+            rules = pricing.rules
+            described.append(
+                f"{pricing.name} ({pricing.rules_name}: {rules.matching}, cache lives {pricing.lifetime_seconds:g} s,"
+                f" from {pricing.min_cache_tokens:,} tokens)"
+            )
+        rows.append(("prices", "; ".join(described)))
+        first = results.totals()[0] if results.pipelines else {}
+        steps, timed = first.get("steps") or 0, first.get("timed_steps") or 0  # the same for every pipeline
+        rows.append(
+            ("request times", f"the log's timestamps at {timed:,} of {steps:,} steps; {results.options.step_seconds:g} s apart at the others")
+        )
     where = "in this process" if results.jobs == 1 and results.executor == "process" else f"{results.jobs} {results.executor} workers"
     rows.append(("time", f"{results.seconds:.1f} s ({where})"))
     width = max(len(name) for name, _ in rows)
@@ -238,16 +342,20 @@ def _csv_value(value: Any) -> Any:
 def write_csv(results: BenchResults, path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
     """Write one row per pipeline (`level` = `pipeline`) and one per run (`level` = `log`); returns the path.
 
+    The columns are `CSV_COLUMNS`, then with pricings each pricing's figures (`cost_columns`).
+
     Raises:
         OutputExistsError: `path` exists and `overwrite` is False; nothing was written.
     """
     handle = io.StringIO(newline="")
-    writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS, extrasaction="ignore")
+    writer = csv.DictWriter(handle, fieldnames=[*CSV_COLUMNS, *cost_columns(results)], extrasaction="ignore")
     writer.writeheader()
     for row in results.totals():
-        writer.writerow({key: _csv_value(value) for key, value in {"level": "pipeline", "log": "ALL", **row}.items()})
+        cells = {"level": "pipeline", "log": "ALL", **row, **_cost_cells(row)}
+        writer.writerow({key: _csv_value(value) for key, value in cells.items()})
     for run in results.runs:
-        writer.writerow({key: _csv_value(value) for key, value in {"level": "log", "logs": 1, **run}.items()})
+        cells = {"level": "log", "logs": 1, **run, **_cost_cells(run)}
+        writer.writerow({key: _csv_value(value) for key, value in cells.items()})
     return write_atomically(path, handle.getvalue().encode("utf-8"), overwrite=overwrite)
 
 

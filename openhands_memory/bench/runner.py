@@ -24,6 +24,11 @@ local Ray started with `num_cpus=jobs` (the `ray` extra). Workers import the lib
 a condenser type registered at run time (`register_condenser`) is known to them only if the
 module that registers it is imported when the config is unpickled (its config class's module).
 
+With pricings (`pricing=["claude-sonnet-4-5", "gpt-5"]`), every run also prices each step's prompt
+as that model's provider bills it, prompt cache included (`openhands_memory.replay.costs.RunCosts`;
+the time of each request from the log's timestamps, `step_seconds` apart where a log has none), and
+the summarizer's calls at the same prices: a run's `costs`, per pricing name.
+
 Model-backed condensers run without a model unless `model` (a real model) or `completion_fn` (a
 stand-in for one) is given: the summarizers then write the offline structured summary (see
 `openhands_memory.bench.stand_in` and `openhands_memory.condenser.offline_summary`).
@@ -58,10 +63,12 @@ from openhands_memory.events import (
 )
 from openhands_memory.llm import CompletionFn
 from openhands_memory.llm.llm import DEFAULT_CONTEXT_WINDOW
+from openhands_memory.llm.prompt_cache import PromptPricing, resolve_pricing
 from openhands_memory.llm.message import Message
 from openhands_memory.pipeline_config import load_pipeline_config
 from openhands_memory.recall import SearchIndex
 from openhands_memory.replay import AgentStep, Replayer
+from openhands_memory.replay.costs import DEFAULT_STEP_SECONDS, RequestClock, RunCosts, summarize_costs
 from openhands_memory.replay.driver import CondensationMade
 from openhands_memory.replay.replayer import describe_config
 from openhands_memory.stream import Redactor
@@ -162,6 +169,10 @@ class BenchOptions:
     completion_fn: CompletionFn | None = None
     """What model-backed condensers call when `model` is None (a module-level function, so it pickles,
     e.g. `stand_in_completion`); None: no model, the summarizers write the offline structured summary."""
+    pricings: tuple[PromptPricing, ...] = ()
+    """Price every run's prompts (prompt cache included) and summarizer calls as each of these bills them."""
+    step_seconds: float = DEFAULT_STEP_SECONDS
+    """Seconds between two requests where a log has no timestamps (for the prompt cache's expiry)."""
     redactor: Redactor = field(default_factory=Redactor)
     """The secrets in force: hidden in every event as it is read, so in what a model is sent and in the results
     (lost facts quote commands and instructions). Never written to the results."""
@@ -266,16 +277,24 @@ def run_events(
 
     meter = PromptMeter(tokenizer if tokenizer is not None else _tokenizer(options.tokenizer), render=render)
     metrics = RunMetrics(options.context_limit)
+    costs = RunCosts(options.pricings)
+    clock = RequestClock(options.step_seconds)
     repairs = 0
-    for item in replayer.replay(events):
+    for item in replayer.replay(clock.track(events) if costs else events):
         if isinstance(item, AgentStep):
             metrics.add_step(meter(item.shown), meter.last_cached)
             repairs += memory.last_repairs.count
+            if costs:
+                costs.add_step(item.number, meter.last_blocks, at=clock.now(item.event), static_blocks=meter.last_static_blocks)
         elif isinstance(item, CondensationMade):
-            metrics.add_condensation(item.condensation.metadata or item.action.condenser_metadata, event_id=item.action.id)
+            record = item.condensation.metadata or item.action.condenser_metadata
+            metrics.add_condensation(record, event_id=item.action.id)
+            costs.add_condensation(_record_dict(record))
     shown, made = replayer.settle()
     for item in made:
-        metrics.add_condensation(item.condensation.metadata or item.action.condenser_metadata, event_id=item.action.id)
+        record = item.condensation.metadata or item.action.condenser_metadata
+        metrics.add_condensation(record, event_id=item.action.id)
+        costs.add_condensation(_record_dict(record))
     history = replayer.history
     log_ids = {e.id for e in history if not isinstance(e, CondensationAction | CondensationRequestAction)}
     recall = _Recall(history)
@@ -312,8 +331,15 @@ def run_events(
         "recall_index_seconds": recall.index_seconds,
         "recall_searches": recall.searches,
         "recall_search_seconds": recall.search_seconds,
+        **({"costs": costs.to_dict(), "timed_steps": clock.timed_steps} if costs else {}),
         "seconds": time.perf_counter() - started,
     }
+
+
+def _record_dict(record: Any) -> dict[str, Any] | None:
+    if record is None:
+        return None
+    return record.to_dict() if hasattr(record, "to_dict") else dict(record)
 
 
 @dataclass(slots=True)
@@ -442,9 +468,11 @@ class BenchResults:
         for spec in self.pipelines:
             runs = self.runs_of(spec.name)
             summarizer = next((run["summarizer"] for run in runs if run.get("summarizer")), None)
-            rows.append(
-                {"pipeline": spec.name, "description": spec.description, "summarizer": summarizer, **summarize_runs(runs)}
-            )
+            row = {"pipeline": spec.name, "description": spec.description, "summarizer": summarizer, **summarize_runs(runs)}
+            if self.options.pricings:
+                row["costs"] = summarize_costs(run["costs"] for run in runs if not run.get("error") and "costs" in run)
+                row["timed_steps"] = sum(run.get("timed_steps") or 0 for run in runs if not run.get("error"))
+            rows.append(row)
         return rows
 
     @property
@@ -470,6 +498,8 @@ class BenchResults:
             "tokenizer": self.tokenizer_name,
             "summarizer": self.options.summarizer if self.uses_summarizer else None,
             "context_limit": self.options.context_limit,
+            "pricings": [pricing.model_dump(mode="json") for pricing in self.options.pricings],
+            "step_seconds": self.options.step_seconds,
             "jobs": self.jobs,
             "executor": self.executor,
             "seconds": self.seconds,
@@ -496,6 +526,16 @@ def without_timings(run: Mapping[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in run.items() if key not in _TIMING_KEYS}
 
 
+def _unique_pricings(pricings: Sequence[PromptPricing]) -> tuple[PromptPricing, ...]:
+    """The pricings with their names made unique (`model`, `model-2`, ...): reports key their figures by name."""
+    seen: dict[str, int] = {}
+    unique = []
+    for pricing in pricings:
+        count = seen[pricing.name] = seen.get(pricing.name, 0) + 1
+        unique.append(pricing if count == 1 else pricing.model_copy(update={"model": f"{pricing.model}-{count}"}))
+    return tuple(unique)
+
+
 def _unique_names(pipelines: Sequence[PipelineSpec]) -> list[PipelineSpec]:
     seen: dict[str, int] = {}
     unique = []
@@ -520,6 +560,8 @@ def run_benchmark(
     executor: Executor = "process",
     completion_fn: CompletionFn | None = None,
     progress: ProgressCallback | None = None,
+    pricing: Iterable[str | Mapping[str, Any] | PromptPricing] = (),
+    step_seconds: float = DEFAULT_STEP_SECONDS,
     secrets: Mapping[str, str] | None = None,
 ) -> BenchResults:
     """Replay every log through every pipeline and measure each run (see the module docstring).
@@ -539,11 +581,15 @@ def run_benchmark(
         completion_fn: the stand-in for the model, when `model` is None (module-level, to pickle,
             e.g. `stand_in_completion`); None: no model, the offline structured summarizer.
         progress: called with (done, total) after each task.
-        secrets: name: value; hidden in every event as it is read (what models are sent, the results).
+        UnknownPriceError: a pricing names a model litellm has no price for, or a bad override.
+        LLMAuthenticationError: `model` is given and its API key is not set (before any run).
+        ValueError: `jobs` < 1, `context_limit` < 1, `step_seconds` < 0, or an unknown executor.
 
     Raises:
         InvalidSecretError: a secret value is too short or not a string.
         CondenserConfigError: a pipeline file is missing or not a valid config.
+        UnknownPriceError: a pricing names a model litellm has no price for, or a bad override.
+        ValueError: `jobs` < 1, `context_limit` < 1, `step_seconds` < 0, or an unknown executor.
         LLMAuthenticationError: `model` is given and its API key is not set (before any run).
         MalformedEventError: a folder holds no log (see `find_logs`).
         ValueError: `jobs` < 1, `context_limit` < 1, or an unknown executor.
@@ -555,6 +601,9 @@ def run_benchmark(
         raise ValueError(f"context_limit must be at least 1, got {context_limit}")
     if executor not in ("process", "ray"):
         raise ValueError(f"unknown executor {executor!r}: use 'process' or 'ray'")
+    if not step_seconds >= 0:
+        raise ValueError(f"step_seconds must be at least 0, got {step_seconds}")
+    pricings = _unique_pricings([resolve_pricing(spec) for spec in pricing])
     specs = _unique_names([p if isinstance(p, PipelineSpec) else PipelineSpec.from_file(p) for p in pipelines])
     if model is not None:
         for spec in specs:  # a missing API key now, not in every run
@@ -567,6 +616,8 @@ def run_benchmark(
         model=model,
         context_limit=context_limit,
         completion_fn=completion_fn,
+        pricings=pricings,
+        step_seconds=step_seconds,
         redactor=Redactor(secrets),
     )
     tasks = [BenchTask(log, spec, options) for log in log_paths for spec in specs]

@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from openhands_memory.condenser import Condenser, PipelineCondenser
+from openhands_memory.condenser import CacheAwareCondenser, Condenser, PipelineCondenser
 from openhands_memory.condenser._model_backed import ModelCaller
 from openhands_memory.condenser.offline_summary import OFFLINE_SUMMARIZER_NAME
 from openhands_memory.llm import LLM, CompletionFn, LLMConfig
@@ -88,6 +88,8 @@ def model_backed_members(condenser: Condenser) -> Iterator[Condenser]:
     if isinstance(condenser, PipelineCondenser):
         for member in condenser.condensers:
             yield from model_backed_members(member)
+    elif isinstance(condenser, CacheAwareCondenser):
+        yield from model_backed_members(condenser.inner)
     elif isinstance(condenser, ModelCaller) or isinstance(getattr(condenser, "llm", None), LLM):
         yield condenser
 

@@ -34,6 +34,7 @@ from openhands_memory.condenser.compression import (
 from openhands_memory.condenser.config import (
     AmortizedForgettingCondenserConfig,
     BrowserOutputCondenserConfig,
+    CacheAwareCondenserConfig,
     CondenserConfig,
     CondenserContext,
     CondenserFactory,
@@ -56,6 +57,7 @@ from openhands_memory.condenser.impl import (
     AmortizedForgettingCondenser,
     AutoContextCondenser,
     BrowserOutputCondenser,
+    CacheAwareCondenser,
     CompactHistoryCondenser,
     ConversationWindowCondenser,
     InkeepCondenser,
@@ -70,6 +72,7 @@ from openhands_memory.condenser.impl import (
     TokenBudgetSummaryCondenser,
     WindowHistoryCondenser,
 )
+from openhands_memory.condenser.impl.cache_aware_condenser import CACHE_DECISION_KEY
 from openhands_memory.condenser.impl.auto_context_condenser import AutoContextCondenserConfig, AutoContextPrompts
 from openhands_memory.condenser.impl.compact_history_condenser import CompactHistoryCondenserConfig
 from openhands_memory.condenser.impl.inkeep_condenser import InkeepCondenserConfig
@@ -99,6 +102,9 @@ __all__ = [
     "AutoContextPrompts",
     "BrowserOutputCondenser",
     "BrowserOutputCondenserConfig",
+    "CACHE_DECISION_KEY",
+    "CacheAwareCondenser",
+    "CacheAwareCondenserConfig",
     "CompactHistoryCondenser",
     "CompactHistoryCondenserConfig",
     "CompressionEvent",

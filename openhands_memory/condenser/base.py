@@ -344,6 +344,12 @@ class RollingCondenser(Condenser):
         reason = self._decide(view)
         if reason is None:
             return view
+        return self.condense_now(view, reason=reason)
+
+    def condense_now(self, view: View, *, reason: CondensationReason = "custom") -> View | Condensation:
+        """`get_condensation(view)` whatever the decision hooks say, recorded with `reason`; the view when
+        nothing may be forgotten. For a scheduler that decides when this strategy condenses
+        (`cache_aware`); the strategy still decides what to forget."""
         call = self._begin()
         started = time.perf_counter()
         try:

@@ -43,6 +43,7 @@ from openhands_memory.condenser._config_base import OnModelError, did_you_mean, 
 from openhands_memory.condenser.impl import BUILTIN_CONDENSERS
 from openhands_memory.condenser.impl.amortized_forgetting_condenser import AmortizedForgettingCondenserConfig
 from openhands_memory.condenser.impl.browser_output_condenser import BrowserOutputCondenserConfig
+from openhands_memory.condenser.impl.cache_aware_condenser import CacheAwareCondenserConfig
 from openhands_memory.condenser.impl.conversation_window_condenser import ConversationWindowCondenserConfig
 from openhands_memory.condenser.impl.llm_attention_condenser import LLMAttentionCondenserConfig
 from openhands_memory.condenser.impl.llm_summarizing_condenser import LLMSummarizingCondenserConfig
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AmortizedForgettingCondenserConfig",
     "BrowserOutputCondenserConfig",
+    "CacheAwareCondenserConfig",
     "CondenserConfig",
     "CondenserConfigAdapter",
     "CondenserContext",
@@ -328,6 +330,8 @@ def _resolve_llm_names(data: Any, tables: dict[str, dict[str, Any]]) -> Any:
         out["llm_config"] = tables[ref]
     if isinstance(out.get("condensers"), list):
         out["condensers"] = [_resolve_llm_names(item, tables) for item in out["condensers"]]
+    if isinstance(out.get("condenser"), dict):  # a wrapper's strategy (`cache_aware`)
+        out["condenser"] = _resolve_llm_names(out["condenser"], tables)
     return out
 
 
@@ -370,6 +374,7 @@ PipelineMember = Annotated[CondenserConfig, WrapValidator(_pipeline_item)]
 # `PipelineCondenserConfig.condensers` names `PipelineMember`, which needs the union of every
 # strategy, pipeline included: it is resolved here, from this module's namespace.
 PipelineCondenserConfig.model_rebuild()
+CacheAwareCondenserConfig.model_rebuild()  # its `condenser` is a `PipelineMember` too
 
 CondenserConfigAdapter: TypeAdapter[Any] = TypeAdapter(CondenserConfig)
 """Validates a dict as a built-in condenser config (one `validate_python` call)."""

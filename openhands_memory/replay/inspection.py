@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from openhands_memory.condenser import (
+    CACHE_DECISION_KEY,
     ApproximateTokenCounter,
     CompressionEvent,
     compression_events,
@@ -113,6 +114,9 @@ class CondensationInfo:
     """Tokens in view before it, when recorded."""
     tokens_after: int | None
     """Tokens in view after it, when recorded."""
+    cache_decision: dict[str, Any] | None = None
+    """Why a cache-aware scheduler let it happen, when recorded (`cache_aware`: the reason, the
+    cache state, the expected cost before and after; see `openhands_memory.condenser.CACHE_DECISION_KEY`)."""
 
 
 @dataclass(slots=True)
@@ -257,6 +261,8 @@ def _condensation_info(action: CondensationAction, by_id: dict[int, Event]) -> C
     kinds = Counter(kind_label(e) for e in forgotten)
     ids = [e.id for e in forgotten if e.id is not None]
     record = action.condenser_metadata or {}
+    extra = record.get("extra")
+    decision = extra.get(CACHE_DECISION_KEY) if isinstance(extra, dict) else None
 
     return CondensationInfo(
         id=action.id,
@@ -270,4 +276,5 @@ def _condensation_info(action: CondensationAction, by_id: dict[int, Event]) -> C
         reason=record.get("reason"),
         tokens_before=record.get("tokens_before"),
         tokens_after=record.get("tokens_after"),
+        cache_decision=dict(decision) if isinstance(decision, dict) else None,
     )

@@ -18,6 +18,11 @@ Which condensations:
 The condensers' own token budgets (`max_tokens`) are measured with their default estimate, not
 with `model`: the report's tokens are what the model would count, the triggers stay offline and fast.
 
+With pricings (`pricing=["claude-sonnet-4-5"]`), every step's prompt is also priced as that
+model's provider bills it, prompt cache included, and the summarizer's calls at the same prices
+(`ReplayReport.costs`, see `openhands_memory.replay.costs`). The prompt is priced as blocks: the
+tool definitions, then each message, counted as the report counts them.
+
 A step whose view makes the message layer leave tool calls or results out (see
 `ConversationMemory.last_repairs`) says how many in `tool_call_repairs`; the report sums them. A
 view a condenser made should need none.
@@ -27,6 +32,8 @@ from __future__ import annotations
 
 import os
 import time
+
+import orjson
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -41,12 +48,15 @@ from openhands_memory.condenser import (
     compression_events,
     compressions_by_type,
 )
+from openhands_memory.condenser.tokens import CHARS_PER_TOKEN, tools_of
 from openhands_memory.conversation_memory import ConversationMemory, HistoryPolicy, approximate_message_tokens
 from openhands_memory.errors import StepNotFoundError
 from openhands_memory.events import CondensationAction, Event, MessageAction, load_events
 from openhands_memory.history import DEFAULT_CONDENSER_CONFIG, default_condenser
 from openhands_memory.stream import Redactor
 from openhands_memory.llm.message import Message
+from openhands_memory.llm.prompt_cache import PromptBlock, PromptPricing, resolve_pricing
+from openhands_memory.replay.costs import DEFAULT_STEP_SECONDS, RequestClock, RunCosts
 from openhands_memory.replay.driver import AgentStep, CondensationMade, RecordedCondensation, Replayer
 from openhands_memory.view import View
 from openhands_memory.pipeline_config import load_pipeline_config
@@ -113,10 +123,13 @@ def describe_config(config: Mapping[str, Any]) -> str:
     """The condenser types a config chains, for people: `conversation_window, browser_output_masking, llm`.
 
     A pipeline is named by its members in order, a nested pipeline by its own members (flattened);
-    a pipeline without members is `empty pipeline`.
+    a pipeline without members is `empty pipeline`; a scheduler by what it wraps: `cache_aware(llm)`.
     """
     if config.get("type") == "pipeline":
         return ", ".join(describe_config(member) for member in config.get("condensers", ())) or "empty pipeline"
+    inner = config.get("condenser")
+    if isinstance(inner, Mapping):  # a scheduler around a strategy (`cache_aware`)
+        return f"{config.get('type')}({describe_config(inner)})"
     return str(config.get("type"))
 
 
@@ -213,6 +226,10 @@ class ReplayReport:
     summarizer: str | None = None
     """What the pipeline's model-backed condensers called (a model, or the offline structured
     summarizer), when the caller chose it (`bench.stand_in.choose_models`); None: not said."""
+    costs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """With pricings: per pricing name, what the run cost (see `openhands_memory.replay.costs.RunCosts`)."""
+    timed_steps: int = 0
+    """With pricings: the steps whose request time came from the log's timestamps."""
 
     @property
     def peak_step(self) -> ReplayStep | None:
@@ -289,6 +306,17 @@ class ReplayReport:
             "seconds": round(self.seconds, 6),
             "tokenizer_seconds": round(self.tokenizer_seconds, 6),
             "summarizer": self.summarizer,
+            **(
+                {
+                    "costs": {
+                        name: {key: value for key, value in figures.items() if key not in ("breaks", "per_step_cost")}
+                        for name, figures in self.costs.items()
+                    },
+                    "timed_steps": self.timed_steps,
+                }
+                if self.costs
+                else {}
+            ),
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -298,6 +326,7 @@ class ReplayReport:
             "per_step": [s.to_dict() for s in self.steps],
             "condensation_list": [c.to_dict() for c in self.condensations],
             "compression_list": [c.to_dict() for c in self.compressions],
+            **({"cost_list": self.costs} if self.costs else {}),
         }
 
 
@@ -384,6 +413,23 @@ class _Measure:
             return self._messages
         return self.memory.process_events(events, self._initial)
 
+    def blocks(self, shown: View) -> tuple[list[PromptBlock], int]:
+        """The prompt `messages` rendered last, as blocks for a prompt cache, and how many lead it unchanged (tools, system)."""
+        blocks: list[PromptBlock] = []
+        tools = tools_of(shown)
+        llm = self.llm
+        # With a model, each part is what it adds to the count (the reply's priming tokens, a few, left out).
+        priming = int(llm.count_tokens([])) if llm is not None else 0
+        if tools:
+            text = orjson.dumps(list(tools), option=orjson.OPT_SORT_KEYS, default=str).decode()
+            tokens = int(llm.count_tokens([], tools=tools)) - priming if llm is not None else -(-len(text) // CHARS_PER_TOKEN)
+            blocks.append(PromptBlock(("tools", text), tokens))
+        for message in self._messages:
+            tokens = int(llm.count_tokens([message])) - priming if llm is not None else approximate_message_tokens(message)
+            blocks.append(PromptBlock(message, tokens))
+        static = (1 if tools else 0) + (1 if self._messages and self._messages[0].role == "system" else 0)
+        return blocks, static
+
     def tokens(self, shown: View) -> int:
         if self.policy is not None and self.llm is None:
             # The offline counter estimates a view's events; with a policy, estimate the messages it left.
@@ -452,6 +498,8 @@ def replay_events(
     model: str | None = DEFAULT_TOKEN_MODEL,
     source: str = "<events>",
     progress: ProgressCallback | None = None,
+    pricing: Iterable[str | Mapping[str, Any] | PromptPricing] = (),
+    step_seconds: float = DEFAULT_STEP_SECONDS,
     secrets: Mapping[str, str] | None = None,
 ) -> ReplayReport:
     """Replay `events` (a whole log, in order) and measure every agent step (see the module docstring).
@@ -464,13 +512,20 @@ def replay_events(
         model: count tokens with this model's tokenizer (litellm); None estimates them offline.
         source: names the log in the report.
         progress: called with (events replayed, total or None) every few events and at the end.
+        pricing: also price every step as these models bill it, prompt cache included (model
+            names, pricing tables or files, or `PromptPricing`s: see `resolve_pricing`).
+        step_seconds: with pricings, seconds between requests where the log has no timestamps.
         secrets: name: value; hidden in every event as it is read, so in all the report holds
             (the messages, the replayed history `write_log` saves), whatever the log held.
 
     Raises:
         InvalidSecretError: a secret value is too short or not a string.
         CondensationStalledError: the condenser made no progress at a step.
+        UnknownPriceError: a pricing names a model litellm has no price for, or a bad override.
+        ValueError: `step_seconds` < 0.
     """
+    costs = RunCosts([resolve_pricing(spec) for spec in pricing])
+    clock = RequestClock(step_seconds)
     events = _redacted(events, secrets)
     pipeline = _condenser_for(condenser, recorded)
     measure = _Measure(model, pipeline.history_policy)
@@ -479,7 +534,7 @@ def replay_events(
     replayer = Replayer(pipeline.condenser, keep_recorded=recorded)
     report.tokenizer_seconds = measure.load()
     started = time.perf_counter()
-    for item in replayer.replay(_counted(events, progress, total)):
+    for item in replayer.replay(clock.track(_counted(events, progress, total))):
         if isinstance(item, AgentStep):
             shown = item.shown
             messages = measure.messages(shown, replayer.initial_user_action)
@@ -499,12 +554,21 @@ def replay_events(
                     messages_trimmed=measure.trimmed,
                 )
             )
+            if costs:
+                blocks, static = measure.blocks(shown)
+                costs.add_step(item.number, blocks, at=clock.now(item.event), static_blocks=static)
         else:
-            report.condensations.append(_condensation_of(item, replayer.history))
+            condensation = _condensation_of(item, replayer.history)
+            report.condensations.append(condensation)
+            if not condensation.recorded:
+                costs.add_condensation(condensation.metadata)
     report.events = replayer.events_read
     report.history = replayer.history
     report.final_view = replayer.view
     report.tokens_estimated = measure.estimated
+    if costs:
+        report.costs = costs.to_dict()
+        report.timed_steps = clock.timed_steps
     report.seconds = time.perf_counter() - started
     if progress is not None:
         progress(replayer.events_read, total)

@@ -117,9 +117,40 @@ def test_a_bad_pipeline_is_a_usage_error(files: dict[str, Path], tmp_path: Path,
     assert capsys.readouterr().err == f"error: {bad}: Unknown condenser type 'amortised'. Did you mean 'amortized'?\n"
 
 
+def test_bench_with_pricing_prints_a_cost_table_per_pipeline_and_model(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = bench(files["condensing"], "--pipeline", files["noop"], "--pipeline", files["amortized"],
+                 "--pricing", "claude-sonnet-4-5", "--pricing", "gpt-5", "--step-seconds", "1", "--out", files["out"])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "prices             claude-sonnet-4-5 (anthropic: breakpoints, cache lives 300 s, from 1,024 tokens)" in out
+    assert "request times      the log's timestamps at 0 of 5 steps; 1 s apart at the others" in out
+    block = next(b for b in out.split("\n\n") if b.split()[:2] == ["pipeline", "pricing"])
+    table = block.splitlines()
+    assert [line.split()[:2] for line in table[2:]] == [
+        ["noop", "claude-sonnet-4-5"], ["noop", "gpt-5"], ["amortized", "claude-sonnet-4-5"], ["amortized", "gpt-5"],
+    ]  # fmt: skip
+    written = json.loads((files["out"] / "results.json").read_text())
+    assert [p["model"] for p in written["pricings"]] == ["claude-sonnet-4-5", "gpt-5"]
+    assert set(written["pipelines"][1]["totals"]["costs"]) == {"claude-sonnet-4-5", "gpt-5"}
+    header = (files["out"] / "results.csv").read_text().splitlines()[0].split(",")
+    assert "prompt_cost[claude-sonnet-4-5]" in header and "cache_breaks[gpt-5]" in header
+
+
+def test_an_unknown_pricing_is_a_usage_error_before_any_run(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    assert bench(files["chat"], "--pipeline", files["noop"], "--pricing", "no-such-model-xyz", "--out", files["out"]) == 2
+    assert capsys.readouterr().err.startswith("error: pricing 'no-such-model-xyz': litellm's model map has no input price")
+    assert not files["out"].exists()
+
+
 @pytest.mark.parametrize(
     ("option", "message"),
-    [(("--jobs", "0"), "--jobs must be at least 1, got 0"), (("--context-limit", "0"), "--context-limit must be at least 1, got 0")],
+    [
+        (("--jobs", "0"), "--jobs must be at least 1, got 0"),
+        (("--context-limit", "0"), "--context-limit must be at least 1, got 0"),
+        (("--step-seconds", "-1"), "--step-seconds must be at least 0, got -1.0"),
+    ],
 )
 def test_bad_numbers_are_usage_errors(
     files: dict[str, Path], option: tuple[str, str], message: str, capsys: pytest.CaptureFixture[str]

@@ -14,6 +14,7 @@ from openhands_memory.bench.runner import run_events
 from openhands_memory.bench.report import (
     CSV_COLUMNS,
     format_compressions,
+    format_cost_table,
     format_header,
     format_table,
     write_csv,
@@ -183,3 +184,26 @@ def test_compressions_are_counted_per_run_and_pipeline_and_printed_under_the_tab
 
 def test_no_compression_line_without_compressions(results: BenchResults) -> None:
     assert format_compressions(results) == ""
+
+
+def test_the_cost_table_has_a_row_per_pipeline_and_pricing_compared_with_the_first_pipeline(results: BenchResults) -> None:
+    from .test_runner import ANTHROPIC_LIKE
+
+    assert format_cost_table(results) == ""  # no pricing, no table
+    options = BenchOptions(context_limit=10, completion_fn=summarizer, pricings=(ANTHROPIC_LIKE,))
+    runs = [
+        run_events(log.events, spec, options, source=name, tokenizer=WordTokenizer())
+        for name, log in (("chat.jsonl", chat_log()), ("condensing.jsonl", condensing_log()))
+        for spec in (NOOP, SUMMARIZE)
+    ]
+    priced = BenchResults(["chat.jsonl", "condensing.jsonl"], [NOOP, SUMMARIZE], options, runs, seconds=1.0)
+    totals = {row["pipeline"]: row["costs"]["anthropic-like"] for row in priced.totals()}
+    lines = format_cost_table(priced, markdown=True).splitlines()
+    assert lines[0].startswith("| pipeline | pricing | prompts $ | no cache $ | summarizer $ | total $ | vs first |")
+    cells = [line.strip("| ").split(" | ") for line in lines[2:]]
+    assert [c[:2] for c in cells] == [["noop", "anthropic-like"], ["summarize", "anthropic-like"]]
+    assert cells[0][6] == "+0.0%"
+    change = 100 * (totals["summarize"]["total_cost"] / totals["noop"]["total_cost"] - 1)
+    assert cells[1][6] == f"{change:+.1f}%"
+    assert cells[1][4] == f"${totals['summarize']['summarizer_cost']:,.2f}"  # 3 calls of 100 + 10 tokens
+    assert totals["summarize"]["summarizer_cost"] == pytest.approx(3 * (100 * 3.0 + 10 * 15.0))

@@ -18,6 +18,7 @@ from openhands_memory.bench.stand_in import stand_in_completion
 from openhands_memory.condenser.offline_summary import OFFLINE_SUMMARIZER_NAME
 from openhands_memory.errors import CondenserConfigError
 from openhands_memory.events import CmdRunAction, ToolCallMetadata
+from openhands_memory.llm.prompt_cache import CACHE_RULES, PromptPricing
 from openhands_memory.replay import load_pipeline
 from openhands_memory.stream import Redactor
 
@@ -302,6 +303,61 @@ def test_the_benchmark_and_replay_name_a_nested_pipeline_alike(tmp_path: Path) -
     path.write_text(json.dumps({"condenser": config}))
     assert PipelineSpec.from_config("p", config).description == "observation_masking, recent"
     assert load_pipeline(path).description == f"{path} (observation_masking, recent)"
+
+
+# -- prices, with the prompt cache -----------------------------------------------------------------
+
+ANTHROPIC_LIKE = PromptPricing(
+    model="anthropic-like",
+    rules_name="anthropic",
+    input_cost_per_token=3.0,
+    output_cost_per_token=15.0,
+    cache_read_cost_per_token=0.3,
+    cache_write_cost_per_token=3.75,
+    min_cache_tokens=0,
+    rules=CACHE_RULES["anthropic"],
+)
+
+
+def test_each_steps_prompt_is_priced_with_the_prompt_cache_by_hand() -> None:
+    # Steps of 9, 14 and 19 words (see the first test); breakpoints after the system message and at
+    # the end: step 1 writes 9, step 2 reads 9 and writes 5, step 3 reads 14 and writes 5.
+    run = measure(chat_log(), {"type": "noop"}, pricings=(ANTHROPIC_LIKE,))
+    costs = run["costs"]["anthropic-like"]
+    assert costs["per_step_cost"] == pytest.approx([9 * 3.75, 9 * 0.3 + 5 * 3.75, 14 * 0.3 + 5 * 3.75])
+    assert costs["prompt_cost"] == pytest.approx(78.15)
+    assert costs["prompt_cost_without_cache"] == pytest.approx(42 * 3.0)
+    assert (costs["cache_read_tokens"], costs["cache_write_tokens"], costs["uncached_tokens"]) == (23, 19, 0)
+    assert (costs["cache_breaks"], costs["cold_starts"], costs["summarizer_cost"]) == (0, 0, 0.0)
+    assert run["timed_steps"] == 0  # the log has no timestamps: steps 10 s apart
+    assert "costs" not in measure(chat_log(), {"type": "noop"})  # no pricing, no costs
+
+
+def test_a_condensation_breaks_the_cache_and_the_summarizer_is_priced_at_the_same_prices() -> None:
+    run = measure(condensing_log(), LLM, completion_fn=summarizer, pricings=(ANTHROPIC_LIKE,))
+    costs = run["costs"]["anthropic-like"]
+    # The condensations before steps 4 and 5 each rewrite what follows the task: two breaks of 41 words.
+    assert run["condensations"] == 2
+    assert [(b["step"], b["kind"], b["rewritten_tokens"]) for b in costs["breaks"]] == [(4, "break", 41), (5, "break", 41)]
+    assert run["per_step"]["cached"][3:] == [9, 18]
+    assert costs["cache_break_cost"] == pytest.approx(2 * 41 * (3.75 - 0.3))
+    # Two calls of 100 prompt and 10 completion tokens, at this pricing's input and output prices.
+    assert costs["summarizer_cost"] == pytest.approx(2 * (100 * 3.0 + 10 * 15.0))
+    assert costs["total_cost"] == pytest.approx(costs["prompt_cost"] + costs["summarizer_cost"])
+    assert costs["cache_read_tokens"] + costs["cache_write_tokens"] + costs["uncached_tokens"] == run["total_prompt_tokens"]
+
+
+def test_an_idle_gap_in_the_logs_timestamps_expires_the_cache() -> None:
+    log = chat_log()
+    for event, moment in zip(log.events, ["00:00:00", "00:00:01", "00:00:05", "00:00:06", "00:00:10", "00:20:00", "00:20:05"]):
+        event.timestamp = f"2025-01-01T{moment}"
+    run = measure(log, {"type": "noop"}, pricings=(ANTHROPIC_LIKE,))
+    costs = run["costs"]["anthropic-like"]
+    # Step 3's request is made when the user's `Thanks` came, 20 minutes after step 2's.
+    assert run["timed_steps"] == 3
+    assert [(b["step"], b["kind"], b["rewritten_tokens"]) for b in costs["breaks"]] == [(3, "expired", 14)]
+    assert costs["per_step_cost"][2] == pytest.approx(19 * 3.75)
+    assert costs["cold_start_cost"] == pytest.approx(14 * (3.75 - 0.3))
 
 
 SECRET = "sk-live-7f3a9c2e51"

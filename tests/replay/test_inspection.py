@@ -82,3 +82,21 @@ def test_a_log_s_compression_records_are_listed_typed_and_in_its_json() -> None:
     plain = Log()
     plain.header()
     assert inspect_events(plain.events).compressions == []
+
+
+def test_a_cache_aware_condensations_decision_is_shown_with_it() -> None:
+    from openhands_memory.condenser import Condenser
+    from openhands_memory.replay import replay_events
+
+    from condenser.impl.test_cache_aware_condenser import AMORTIZED, PRICING, session
+
+    scheduler = Condenser.from_config({"type": "cache_aware", "pricing": PRICING, "condenser": AMORTIZED, "horizon_steps": 20, "min_cut": 0})
+    report = replay_events(session(30), condenser=scheduler, model=None)
+    inspected = inspect_events(report.history)
+    decisions = [c.cache_decision for c in inspected.condensations]
+    assert decisions and all(d is not None for d in decisions)
+    first = decisions[0]
+    assert first is not None
+    assert (first["reason"], first["cache"]) == ("pays", "warm")
+    assert first["expected_cost_after"] < first["expected_cost_before"]
+    assert inspected.to_dict()["condensations"][0]["cache_decision"] == first

@@ -23,7 +23,7 @@ from openhands_memory.conversation_memory import ConversationMemory
 from openhands_memory.errors import CondenserConfigError, StepNotFoundError
 from openhands_memory.events import CmdRunAction, CondensationAction, ToolCallMetadata, agent_history, load_events
 from openhands_memory.history import DEFAULT_CONDENSER_CONFIG
-from openhands_memory.llm import LLM, LLMConfig
+from openhands_memory.llm import LLM, LLMConfig, PromptPricing
 from openhands_memory.replay import (
     Pipeline,
     load_pipeline,
@@ -245,6 +245,19 @@ def test_the_compressions_a_pipeline_records_are_in_the_report() -> None:
     assert all(c.tokens_before is not None and c.tokens_after is not None and c.tokens_after < c.tokens_before for c in compressions)
     assert report.summary()["compressions"] == {"LARGE_MESSAGE_OFFLOAD": len(made)}
     assert [c["compressed_message_id"] for c in report.to_dict()["compression_list"]] == [c.id for c in made]
+
+
+def test_a_replay_priced_with_the_prompt_cache_reads_the_logs_idle_gaps() -> None:
+    require_real_logs_dir()
+    report = replay_log(ENYST, model=None, pricing=[PromptPricing.for_model("claude-sonnet-4-5")])
+    costs = report.costs["claude-sonnet-4-5"]
+    # A session over several days: some requests come after the 5-minute cache expired.
+    assert costs["cold_starts"] > 0 and costs["cold_start_cost"] > 0
+    assert report.timed_steps == len(report.steps)
+    assert costs["prompt_cost"] < costs["prompt_cost_without_cache"]
+    assert len(costs["per_step_cost"]) == len(report.steps)
+    assert report.summary()["costs"]["claude-sonnet-4-5"]["cold_starts"] == costs["cold_starts"]
+    assert "per_step_cost" not in report.summary()["costs"]["claude-sonnet-4-5"]
 
 
 def test_secrets_are_hidden_in_the_report_the_snapshot_and_the_saved_log(tmp_path: Path) -> None:

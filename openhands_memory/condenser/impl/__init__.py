@@ -9,6 +9,7 @@ types, the config union, the builders and the error messages from this list.
 from openhands_memory.condenser.impl.amortized_forgetting_condenser import AmortizedForgettingCondenser
 from openhands_memory.condenser.impl.auto_context_condenser import AutoContextCondenser
 from openhands_memory.condenser.impl.browser_output_condenser import BrowserOutputCondenser
+from openhands_memory.condenser.impl.cache_aware_condenser import CacheAwareCondenser
 from openhands_memory.condenser.impl.compact_history_condenser import CompactHistoryCondenser
 from openhands_memory.condenser.impl.conversation_window_condenser import ConversationWindowCondenser
 from openhands_memory.condenser.impl.inkeep_condenser import InkeepCondenser
@@ -39,6 +40,7 @@ BUILTIN_CONDENSERS = (
     TokenBudgetSummaryCondenser,
     CompactHistoryCondenser,
     AutoContextCondenser,
+    CacheAwareCondenser,
     InkeepCondenser,
 )
 """The built-in strategies, in the order of the config union; adding one to it registers it."""
@@ -47,6 +49,7 @@ __all__ = [
     "AmortizedForgettingCondenser",
     "AutoContextCondenser",
     "BrowserOutputCondenser",
+    "CacheAwareCondenser",
     "CompactHistoryCondenser",
     "ConversationWindowCondenser",
     "InkeepCondenser",

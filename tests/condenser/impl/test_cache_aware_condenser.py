@@ -1,0 +1,276 @@
+"""`cache_aware`: when it lets its strategy condense (must, cold cache, pays), what it records, and masking in batches."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from openhands_memory.condenser import (
+    CACHE_DECISION_KEY,
+    ApproximateTokenCounter,
+    CacheAwareCondenser,
+    Condenser,
+    load_condenser_config,
+)
+from openhands_memory.condenser.forgetting import plan_forgetting
+from openhands_memory.errors import CondenserConfigError
+from openhands_memory.events import CmdOutputObservation, Event
+from openhands_memory.llm.prompt_cache import CACHE_RULES, PromptBlock, PromptCache, PromptPricing
+from openhands_memory.replay import AgentStep, Replayer
+from openhands_memory.replay.driver import CondensationMade
+from openhands_memory.testing.sessions import SessionBuilder
+from openhands_memory.testing.strategies import agent_sessions
+
+# Anthropic's ratios in round numbers, and no minimum: every cost below is arithmetic on token counts.
+PRICING = {
+    "model": "anthropic-like",
+    "rules_name": "anthropic",
+    "input_cost_per_token": 3.0,
+    "cache_read_cost_per_token": 0.3,
+    "cache_write_cost_per_token": 3.75,
+    "min_cache_tokens": 0,
+}
+OUTPUT = "x" * 400  # 100 tokens at four characters a token
+
+
+def stamp(event: Event, seconds: int) -> None:
+    event.timestamp = f"2025-01-01T{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+def session(turns: int, *, gap_after: int | None = None, gap_seconds: int = 600) -> list[Event]:
+    """System prompt, task, recall, then `turns` tool calls each answered by 100 tokens of output, 10 s apart.
+
+    With `gap_after`, the output of that turn (from 0) comes `gap_seconds` after its call (a long
+    command): the request that answers it, step `gap_after + 2`, is the first after the idle gap.
+    """
+    builder = SessionBuilder()
+    builder.header()
+    for event in builder.events:
+        stamp(event, 0)
+    seconds = 0
+    for number in range(turns):
+        action, observation = builder.turn(f"step {number}", OUTPUT)
+        seconds += 5
+        stamp(action, seconds)
+        seconds += gap_seconds if number == gap_after else 5
+        stamp(observation, seconds)
+    return builder.events
+
+
+def scheduler(inner: dict[str, Any], **options: Any) -> CacheAwareCondenser:
+    config = {"type": "cache_aware", "pricing": PRICING, "condenser": inner, **options}
+    condenser = Condenser.from_config(config)
+    assert isinstance(condenser, CacheAwareCondenser)
+    return condenser
+
+
+def replay(events: list[Event], condenser: Condenser, *, keep_recorded: bool = False) -> tuple[list[CondensationMade], list[AgentStep]]:
+    made: list[CondensationMade] = []
+    steps: list[AgentStep] = []
+    for item in Replayer(condenser, keep_recorded=keep_recorded).replay(events):
+        if isinstance(item, CondensationMade):
+            made.append(item)
+        elif isinstance(item, AgentStep):
+            steps.append(item)
+    return made, steps
+
+
+def decision(item: CondensationMade) -> dict[str, Any]:
+    metadata = item.condensation.metadata
+    assert metadata is not None
+    record = metadata.extra[CACHE_DECISION_KEY]
+    assert item.action.condenser_metadata is not None
+    assert item.action.condenser_metadata["extra"][CACHE_DECISION_KEY] == record  # in the log too
+    return record
+
+
+AMORTIZED = {"type": "amortized", "max_size": 10_000, "max_tokens": 1_000, "keep_first": 4}
+"""Forgets down to 500 tokens (half of `max_tokens`) whenever it is let; never by itself here."""
+
+
+def test_a_warm_cache_defers_a_cut_whose_savings_over_the_horizon_do_not_pay_for_the_rewrite() -> None:
+    # Horizon 1: a cut of T - K tokens saves reading them twice (0.3 a token), and rewrites the
+    # K - H tokens kept after the head (3.45 a token more): with K about 500, not before T is about 2,400.
+    condenser = scheduler(AMORTIZED, horizon_steps=1, min_cut=0)
+    made, steps = replay(session(14), condenser)
+    assert made == []
+    assert condenser.deferred > 0
+    assert condenser.token_counter(steps[-1].shown) > 1_500
+
+
+def test_a_long_enough_horizon_condenses_when_the_expected_cost_after_is_lower() -> None:
+    condenser = scheduler(AMORTIZED, horizon_steps=20, min_cut=0)
+    made, _ = replay(session(30), condenser)
+    assert made
+    record = decision(made[0])
+    assert (record["reason"], record["cache"], record["pricing"]) == ("pays", "warm", "anthropic-like")
+    assert record["expected_cost_after"] < record["expected_cost_before"]
+    # The expectation is the next request as the cache is now, then 20 steps of reading the prompt.
+    assert record["expected_cost_before"] == pytest.approx(record["cost_now_before"] + 20 * record["tokens_before"] * 0.3)
+    assert record["expected_cost_after"] == pytest.approx(record["cost_now_after"] + 20 * record["tokens_after"] * 0.3)
+    assert made[0].condensation.metadata.condenser == "amortized"  # type: ignore[union-attr]
+
+
+def test_the_next_requests_cost_is_priced_by_the_schedulers_own_cache() -> None:
+    condenser = scheduler(AMORTIZED, horizon_steps=20, min_cut=0)
+    events = session(30)
+    made, _ = replay(events, condenser)
+    record = decision(made[0])
+    # Warm, and the prompt only grew since the last request: the next one reads all but the newest turn.
+    view = made[0].view
+    blocks = [PromptBlock(id(e), condenser.event_tokens(e), source=e) for e in view]
+    newest = sum(block.tokens for block in blocks[-2:])
+    assert record["cost_now_before"] == pytest.approx((record["tokens_before"] - newest) * 0.3 + newest * 3.75)
+
+
+def test_an_idle_gap_longer_than_the_cache_lifetime_is_a_free_moment_to_condense() -> None:
+    # The same schedule that defers while warm (horizon 1) condenses after 10 idle minutes: everything is rewritten anyway.
+    condenser = scheduler(AMORTIZED, horizon_steps=1, min_cut=0)
+    made, _ = replay(session(14, gap_after=9), condenser)
+    assert len(made) == 1
+    record = decision(made[0])
+    assert (record["reason"], record["cache"]) == ("cold_cache", "cold")
+    assert record["idle_seconds"] == pytest.approx(605.0)  # from the request before, answering the previous output
+    assert made[0].step == 11
+    assert record["cost_now_before"] == pytest.approx(record["tokens_before"] * 3.75)
+
+
+def test_a_cut_smaller_than_min_cut_waits_even_when_the_cache_is_cold() -> None:
+    condenser = scheduler(AMORTIZED, horizon_steps=1, min_cut=100_000)
+    made, _ = replay(session(14, gap_after=9), condenser)
+    assert made == []
+
+
+def test_over_the_hard_limit_it_must_condense_and_says_so() -> None:
+    condenser = scheduler(AMORTIZED, horizon_steps=1, min_cut=100_000, hard_limit=2_000)
+    made, steps = replay(session(30), condenser)
+    assert made
+    assert {decision(item)["reason"] for item in made} == {"hard_limit"}
+    assert made[0].condensation.metadata.reason == "tokens"  # type: ignore[union-attr]
+    assert all(condenser.token_counter(step.shown) <= 2_000 for step in steps)
+
+
+def test_an_agents_request_is_always_served() -> None:
+    builder = SessionBuilder()
+    builder.header()
+    for number in range(6):
+        builder.turn(f"step {number}", OUTPUT)
+    builder.request()
+    builder.turn("after", OUTPUT)
+    condenser = scheduler(AMORTIZED, horizon_steps=1, min_cut=100_000)
+    made, steps = replay(builder.events, condenser, keep_recorded=True)  # the log's request is kept
+    assert [decision(item)["reason"] for item in made] == ["request"]
+    assert not steps[-1].shown.unhandled_condensation_request
+
+
+def test_a_strategy_that_cannot_cut_enough_is_backed_by_forgetting_down_to_half_the_limit() -> None:
+    condenser = scheduler({"type": "noop"}, hard_limit=1_500)
+    made, steps = replay(session(20), condenser)
+    assert made and {decision(item)["reason"] for item in made} == {"hard_limit_fallback"}
+    assert all(condenser.token_counter(step.shown) <= 1_500 for step in steps)
+    assert made[0].condensation.metadata.condenser == "cache_aware(noop)"  # type: ignore[union-attr]
+
+
+def prompt_breaks(steps: list[AgentStep]) -> int:
+    """How many steps' prompts (events as blocks) do not extend the previous step's."""
+    cache = PromptCache(PromptPricing.for_model("anthropic-like", overrides=PRICING))
+    breaks = 0
+    for number, step in enumerate(steps):
+        blocks = [PromptBlock(id(e), 10, source=e) for e in step.shown]
+        breaks += cache.request(blocks, at=float(number), static_blocks=1).kind == "break"
+    return breaks
+
+
+def test_masking_acts_in_batches_not_one_message_per_step() -> None:
+    events = session(40)
+    masked_every_step = replay(events, Condenser.from_config({"type": "observation_masking", "attention_window": 6}))[1]
+    made, steps = replay(events, scheduler({"type": "observation_masking", "attention_window": 6}, min_cut=400))
+    # Plain masking rewrites an old output at nearly every step; batched, a few times, recorded as
+    # condensations that forget nothing.
+    assert prompt_breaks(masked_every_step) >= 30
+    assert 1 <= prompt_breaks(steps) <= 5
+    assert [item.action.forgotten_event_ids for item in made] == [[]] * len(made)
+    record = decision(made[0])
+    assert (record["transform"], record["reason"]) == ("observation_masking", "pays")
+    assert record["tokens_before"] - record["tokens_after"] >= 400
+    # Between two batches the masked prefix does not move.
+    masked = [sum(isinstance(e, CmdOutputObservation) and e.content == "<MASKED>" for e in step.shown) for step in steps]
+    assert len(set(masked)) == prompt_breaks(steps) + 1
+
+
+def test_offload_acts_in_batches_too() -> None:
+    builder = SessionBuilder()
+    builder.header()
+    for number in range(40):
+        builder.turn(f"cat {number}", "y" * 8_000)  # each output over the 5,120-character threshold
+    offload = {"type": "large_output_offload", "last_keep": 6}
+    every_step = replay(builder.events, Condenser.from_config(offload))[1]
+    made, steps = replay(builder.events, scheduler(offload, min_cut=3_000))
+    assert prompt_breaks(every_step) >= 30
+    assert 1 <= prompt_breaks(steps) <= 5
+    assert {decision(item)["transform"] for item in made} == {"large_output_offload"}
+
+
+def test_a_pipeline_is_scheduled_member_by_member_and_keeps_its_strategies_names() -> None:
+    inner = {"type": "pipeline", "condensers": [{"type": "observation_masking", "attention_window": 6}, AMORTIZED]}
+    condenser = scheduler(inner, min_cut=400, hard_limit=2_500)
+    made, steps = replay(session(40), condenser)
+    assert condenser.name == "cache_aware(pipeline)"
+    names = {item.condensation.metadata.condenser for item in made}  # type: ignore[union-attr]
+    assert names <= {"amortized", "cache_aware(pipeline)"} and "amortized" in names
+    assert all(condenser.token_counter(step.shown) <= 2_500 for step in steps)
+
+
+def test_the_config_reads_from_toml_with_its_strategys_named_model(tmp_path: Path) -> None:
+    path = tmp_path / "pipeline.toml"
+    path.write_text(
+        '[llm.condenser]\nmodel = "gpt-4o"\n\n'
+        "[condenser]\ntype = \"cache_aware\"\nhard_limit = 50000\n"
+        'pricing = { model = "m", rules_name = "openai", input_cost_per_token = 1.0, '
+        "cache_read_cost_per_token = 0.1, cache_write_cost_per_token = 1.0 }\n\n"
+        '[condenser.condenser]\ntype = "llm"\nllm_config = "condenser"\nmax_size = 40\n'
+    )
+    condenser = Condenser.from_config(load_condenser_config(path))
+    assert isinstance(condenser, CacheAwareCondenser)
+    assert (condenser.hard_limit, condenser.pricing.rules.matching, condenser.pricing.min_cache_tokens) == (50_000, "prefix", 1024)
+    assert condenser.inner.llm.config.model == "gpt-4o"  # type: ignore[attr-defined]
+
+
+def test_a_pricing_that_cannot_be_made_out_is_a_config_error_naming_the_field() -> None:
+    bad = {**PRICING, "lifetime": 60}
+    with pytest.raises(CondenserConfigError, match=re.escape("unknown pricing field 'lifetime'. Did you mean 'lifetime_seconds'?")) as caught:
+        Condenser.from_config({"type": "cache_aware", "pricing": bad, "condenser": {"type": "noop"}})
+    assert caught.value.field == "pricing"
+
+
+# -- the hard limit, over random sessions ----------------------------------------------------------
+
+INNERS = st.sampled_from(
+    [
+        {"type": "noop"},
+        {"type": "observation_masking", "attention_window": 4},
+        {"type": "amortized", "max_size": 10_000, "keep_first": 2},
+        {"type": "llm", "max_size": 20, "keep_first": 1},
+        {"type": "pipeline", "condensers": [{"type": "observation_masking", "attention_window": 3}, {"type": "amortized", "max_size": 40}]},
+    ]
+)
+
+
+@given(agent_sessions(max_turns=14), INNERS, st.integers(800, 6_000), st.integers(0, 5_000))
+def test_no_step_is_over_the_hard_limit_while_anything_in_view_may_be_forgotten(
+    history: list[Event], inner: dict[str, Any], hard_limit: int, min_cut: int
+) -> None:
+    condenser = scheduler(inner, hard_limit=hard_limit, min_cut=min_cut, keep_first=1)
+    counter = ApproximateTokenCounter()
+    replayer = Replayer(condenser)
+    shown = [item.shown for item in replayer.replay(history) if isinstance(item, AgentStep)]
+    shown.append(replayer.settle()[0])
+    for view in shown:
+        if counter(view) > hard_limit:
+            # Only what is kept for good is left: the head, and the newest unit.
+            assert not plan_forgetting(view, keep_first=1, max_tokens=1, token_counter=counter).forgotten
