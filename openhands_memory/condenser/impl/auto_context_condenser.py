@@ -293,6 +293,8 @@ class AutoContextCondenser(ModelCaller, RollingCondenser):
     (see the module docstring)."""
 
     config_cls = AutoContextCondenserConfig
+    exports = ("AutoContextPrompts",)
+    summaries_persist = True
 
     def __init__(
         self,

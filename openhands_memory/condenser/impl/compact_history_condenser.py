@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import logging
 import sys
-import time
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field, model_validator
@@ -264,15 +263,12 @@ class CompactHistoryCondenser(ModelSummarizingCondenser):
         self.last_stages = {"micro_compaction": micro}
         if not requested and micro["tokens_after"] <= self.budget:
             return shown
-        call = self._begin()
-        started = time.perf_counter()
         try:
-            condensation = self._summary_condensation(view, structure, preserved, micro)
+            return self.record_condensation(
+                view, lambda: self._summary_condensation(view, structure, preserved, micro), reason="request" if requested else "tokens"
+            )
         except NoCondensationAvailable:
             return shown
-        finally:
-            self._end()
-        return self._finish(view, condensation, "request" if requested else "tokens", time.perf_counter() - started, call)
 
     def condensation_reason(self, view: View) -> CondensationReason | None:
         """Why `view` would be summarized now (`condense` decides through its stages; this says the same)."""

@@ -126,6 +126,10 @@ class InkeepCondenser(Condenser):
         return self.compressor.token_counter if self.compressor is not None else super().token_counter
 
     @property
+    def handles_requests(self) -> bool:
+        return self.compressor is not None
+
+    @property
     def last_condensation(self) -> CondensationMetadata | None:
         return self.compressor.last_condensation if self.compressor is not None else None
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from itertools import compress
 from operator import is_not
 from typing import Literal
@@ -102,19 +101,24 @@ class RecentEventsCondenser(Condenser):
         self._first_user = FirstIndexFinder(lambda e: isinstance(e, MessageAction) and e.source == EventSource.USER)
         self._links = _Links()
 
+    @property
+    def handles_requests(self) -> bool:
+        return True
+
     def condense(self, view: View) -> View | Condensation:
         request = view.unhandled_condensation_request
         if request:
-            self._begin()
-            started = time.perf_counter()
-            plan = plan_forgetting(
+            return self.record_condensation(
                 view,
-                keep_first=self.keep_first,
-                max_events=self.max_events,
-                max_tokens=self.max_tokens,
-                token_counter=self.token_counter,
+                lambda: plan_forgetting(
+                    view,
+                    keep_first=self.keep_first,
+                    max_events=self.max_events,
+                    max_tokens=self.max_tokens,
+                    token_counter=self.token_counter,
+                ).action(),
+                reason="request",
             )
-            return self._condensation(view, plan.action(), reason="request", started=started)
         if len(view) <= self.max_events and (self.max_tokens is None or self.token_counter(view) <= self.max_tokens):
             return view
         if self.max_tokens is None:

@@ -188,6 +188,7 @@ class StructuredSummaryCondenser(ModelSummarizingCondenser):
     """
 
     config_cls = StructuredSummaryCondenserConfig
+    exports = ("StateSummary",)
     default_prompt: ClassVar[str] = STRUCTURED_SUMMARY_PROMPT
     closing: ClassVar[str] = f"Now call {STATE_SUMMARY_TOOL_NAME} with the new summary."
 
