@@ -6,10 +6,10 @@ from itertools import compress
 from operator import is_not
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from openhands_memory.condenser._boundaries import analyze
-from openhands_memory.condenser._config_base import CONFIG
+from openhands_memory.condenser._config_base import CONFIG, sized
 from openhands_memory.condenser._views import (
     FirstIndexFinder,
     derive_view,
@@ -36,11 +36,11 @@ class RecentEventsCondenserConfig(BaseModel):
     model_config = CONFIG
     type: Literal["recent"] = "recent"
     """The condenser type."""
-    keep_first: int = Field(default=1, ge=0)
+    keep_first: int = sized("first", default=1, ge=0)
     """The number of initial events always shown (the best guess is that the first is the task)."""
-    max_events: int = Field(default=100, ge=1)
+    max_events: int = sized("events", default=100, ge=1)
     """The most events shown."""
-    max_tokens: int | None = Field(default=None, ge=1)
+    max_tokens: int | None = sized("tokens", default=None, ge=1)
     """The most prompt tokens shown (None: no token budget)."""
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from openhands_memory.condenser._boundaries import analyze
-from openhands_memory.condenser._config_base import CONFIG
+from openhands_memory.condenser._config_base import CONFIG, sized
 from openhands_memory.condenser._recency import plan_before, recency_cut
 from openhands_memory.condenser._views import without_events
 from openhands_memory.condenser.base import Condensation, Condenser
@@ -25,7 +25,7 @@ class WindowHistoryCondenserConfig(BaseModel):
     model_config = CONFIG
     type: Literal["window_history"] = "window_history"
     """The condenser type."""
-    window_size: int = Field(default=24, ge=1)
+    window_size: int = sized("newest", default=24, ge=1)
     """The newest events shown (QitOS' default: 24), besides the events kept for good."""
 
 
