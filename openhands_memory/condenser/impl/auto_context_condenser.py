@@ -212,7 +212,7 @@ class AutoContextCondenserConfig(ModelConfig):
     msg_threshold: int = sized("events", default=100, ge=2)
     """Compress when the view has this many events or more."""
     max_token: int = sized("tokens", default=131072, ge=1)
-    """The context window, in tokens."""
+    """The context window, in tokens: compress from `max_token * token_ratio` tokens."""
     token_ratio: float = Field(default=0.75, gt=0, le=1)
     """Compress when the view has `max_token * token_ratio` tokens or more."""
     last_keep: int = sized("newest", default=50, ge=0)
