@@ -26,7 +26,9 @@ the type and the field, and suggest the closest name for a typo; nothing falls b
 silently.
 
 `register_condenser(config_cls, factory)` adds a type (or, with `replace=True`, replaces one);
-`Condenser.from_config(config)` builds through the registry.
+`Condenser.from_config(config)` builds through the registry. A config declares each size or keep
+field with `sized(role, ...)` (`SizeRole`; read back with `size_role`): the docs' table of sizes and
+the shared property suite are made from these.
 """
 
 from __future__ import annotations
@@ -41,7 +43,16 @@ from typing import TYPE_CHECKING, Annotated, Any, Union
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError, ValidatorFunctionWrapHandler, WrapValidator
 
-from openhands_memory.condenser._config_base import SYNONYMS, OnModelError, did_you_mean, llm_config_ref
+from openhands_memory.condenser._config_base import (
+    SIZE_ROLES,
+    SYNONYMS,
+    OnModelError,
+    SizeRole,
+    did_you_mean,
+    llm_config_ref,
+    size_role,
+    sized,
+)
 from openhands_memory.condenser.impl import BUILTIN_CONDENSERS
 from openhands_memory.errors import CondenserConfigError
 from openhands_memory.llm.config import LLMConfig
@@ -51,18 +62,23 @@ if TYPE_CHECKING:
     from openhands_memory.condenser.tokens import TokenCounter
 
 __all__ = [
+    "SIZE_ROLES",
+    "SYNONYMS",
     "CondenserConfig",
     "CondenserConfigAdapter",
     "CondenserContext",
     "CondenserFactory",
     "OnModelError",
     "PipelineMember",
+    "SizeRole",
     "build_condenser",
     "load_condenser_config",
     "parse_condenser_config",
     "read_config_file",
     "register_condenser",
     "registered_condenser_types",
+    "size_role",
+    "sized",
 ]
 
 

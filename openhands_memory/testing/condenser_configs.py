@@ -22,9 +22,8 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
-from openhands_memory.condenser._config_base import SizeRole, size_role
 from openhands_memory.condenser.base import Condenser
-from openhands_memory.condenser.config import PipelineMember
+from openhands_memory.condenser.config import PipelineMember, SizeRole, size_role
 from openhands_memory.condenser.impl import BUILTIN_CONDENSERS
 
 __all__ = ["REPLAYABLE_SIZES", "SMALL_SIZES", "nested_config_fields", "promised_head", "small_configs", "strategy_of", "writes_persisting_summaries"]
