@@ -14,6 +14,7 @@ import pytest
 
 import openhands_memory.errors as errors
 import openhands_memory.events as events
+from openhands_memory.condenser.impl import BUILTIN_CONDENSERS
 from openhands_memory.events.actions import ACTION_CLASSES
 from openhands_memory.events.observations import OBSERVATION_CLASSES
 
@@ -34,13 +35,12 @@ EVENT_KIND_NAMES = sorted(cls.__name__ for cls in [*ACTION_CLASSES.values(), *OB
 """Every event kind OpenHands writes has its class exported by `openhands_memory.events`."""
 
 STRATEGY_NAMES = [
-    "NoOpCondenser", "ObservationMaskingCondenser", "BrowserOutputCondenser", "RecentEventsCondenser",
-    "AmortizedForgettingCondenser", "ConversationWindowCondenser", "PipelineCondenser", "LLMSummarizingCondenser",
-    "StructuredSummaryCondenser", "LLMAttentionCondenser", "LargeOutputOffloadCondenser",
-    "WindowHistoryCondenser", "TokenBudgetSummaryCondenser", "CompactHistoryCondenser", "InkeepCondenser",
-    "CacheAwareCondenser",
-]  # fmt: skip
-"""Every built-in strategy: its condenser class and its config class (`<name>Config`) are exported."""
+    name
+    for strategy in BUILTIN_CONDENSERS
+    for name in (strategy.__name__, f"{strategy.__name__}Config", *strategy.exports)
+]
+"""Every built-in strategy the registry holds: its condenser class, its config class (`<name>Config`)
+and the names it `exports` are exported by `openhands_memory.condenser`."""
 
 SURFACE: dict[str, list[str]] = {
     "openhands_memory": [
@@ -83,16 +83,15 @@ SURFACE: dict[str, list[str]] = {
     "openhands_memory.condenser": [
         "Condenser", "RollingCondenser", "ForgettingCondenser", "SummarizingCondenser", "Condensation",
         "CondensationMetadata", "CondensationReason",
-        *(f"{name}{suffix}" for name in STRATEGY_NAMES for suffix in ("", "Config")), "StateSummary",
+        *STRATEGY_NAMES,
         "CondenserConfig", "CondenserContext", "CondenserFactory", "OnModelError", "ContextWindowShare",
         "load_condenser_config", "parse_condenser_config", "register_condenser", "registered_condenser_types",
         "TokenCounter", "ApproximateTokenCounter", "LLMTokenCounter",
         "REQUEST_CONDENSATION_TOOL_NAME", "condensation_request_tool", "condensation_request_from_tool_call",
-        "is_condensation_request_call", "AutoContextCondenser", "AutoContextCondenserConfig", "AutoContextPrompts",
+        "is_condensation_request_call",
         "OFFLINE_SUMMARIZER_NAME", "offline_summary",
         "CompressionEvent", "CompressionEventType", "CompressionRecord", "COMPRESSION_METADATA_KEY",
         "compression_event", "compression_events", "compression_record", "compressions_by_type",
-        "CACHE_DECISION_KEY",
     ],
     "openhands_memory.conversation_memory": [
         "HISTORY_POLICY_PRESETS",
@@ -129,6 +128,16 @@ def test_the_exports_are_the_pinned_ones_and_each_is_present(module_name: str) -
     assert sorted(exported) == sorted(set(SURFACE[module_name]))
     for name in exported:
         assert getattr(module, name) is not None, name
+
+
+def test_each_strategy_is_exported_as_itself_with_its_config() -> None:
+    import openhands_memory.condenser as condenser
+
+    for strategy in BUILTIN_CONDENSERS:
+        assert getattr(condenser, strategy.__name__) is strategy
+        assert getattr(condenser, f"{strategy.__name__}Config") is strategy.config_cls
+        for name in strategy.exports:
+            assert getattr(condenser, name) is getattr(importlib.import_module(strategy.__module__), name)
 
 
 def test_the_root_names_are_the_objects_of_their_packages() -> None:

@@ -12,7 +12,13 @@ write the offline structured summary (`offline_summary`: OpenHands' sections fil
 events themselves) and `llm_attention` forgets like `amortized`.
 A strategy that compresses in steps records each step in its condensation's metadata;
 `compression_events(events)` reads those records back from a log.
+
+Every built-in strategy is exported here with its config (`RecentEventsCondenser`,
+`RecentEventsCondenserConfig`) and the names it lists in `exports`: the list is the registry's
+(`impl.BUILTIN_CONDENSERS`), not written here, so a strategy's module is all there is to add.
 """
+
+import sys
 
 from openhands_memory.condenser.base import (
     Condensation,
@@ -32,54 +38,17 @@ from openhands_memory.condenser.compression import (
     compressions_by_type,
 )
 from openhands_memory.condenser.config import (
-    AmortizedForgettingCondenserConfig,
-    BrowserOutputCondenserConfig,
-    CacheAwareCondenserConfig,
     CondenserConfig,
     CondenserContext,
     CondenserFactory,
-    ConversationWindowCondenserConfig,
-    LLMAttentionCondenserConfig,
-    LLMSummarizingCondenserConfig,
-    NoOpCondenserConfig,
-    ObservationMaskingCondenserConfig,
     OnModelError,
-    PipelineCondenserConfig,
-    RecentEventsCondenserConfig,
-    StructuredSummaryCondenserConfig,
     load_condenser_config,
     parse_condenser_config,
     register_condenser,
     registered_condenser_types,
 )
 from openhands_memory.condenser.forgetting import ForgettingCondenser, SummarizingCondenser
-from openhands_memory.condenser.impl import (
-    AmortizedForgettingCondenser,
-    AutoContextCondenser,
-    BrowserOutputCondenser,
-    CacheAwareCondenser,
-    CompactHistoryCondenser,
-    ConversationWindowCondenser,
-    InkeepCondenser,
-    LargeOutputOffloadCondenser,
-    LLMAttentionCondenser,
-    LLMSummarizingCondenser,
-    NoOpCondenser,
-    ObservationMaskingCondenser,
-    PipelineCondenser,
-    RecentEventsCondenser,
-    StructuredSummaryCondenser,
-    TokenBudgetSummaryCondenser,
-    WindowHistoryCondenser,
-)
-from openhands_memory.condenser.impl.cache_aware_condenser import CACHE_DECISION_KEY
-from openhands_memory.condenser.impl.auto_context_condenser import AutoContextCondenserConfig, AutoContextPrompts
-from openhands_memory.condenser.impl.compact_history_condenser import CompactHistoryCondenserConfig
-from openhands_memory.condenser.impl.inkeep_condenser import InkeepCondenserConfig
-from openhands_memory.condenser.impl.large_output_offload_condenser import LargeOutputOffloadCondenserConfig
-from openhands_memory.condenser.impl.structured_summary_condenser import StateSummary
-from openhands_memory.condenser.impl.token_budget_summary_condenser import TokenBudgetSummaryCondenserConfig
-from openhands_memory.condenser.impl.window_history_condenser import WindowHistoryCondenserConfig
+from openhands_memory.condenser.impl import BUILTIN_CONDENSERS
 from openhands_memory.condenser.offline_summary import OFFLINE_SUMMARIZER_NAME, offline_summary
 from openhands_memory.condenser.request import (
     REQUEST_CONDENSATION_TOOL_NAME,
@@ -94,19 +63,7 @@ __all__ = [
     "OFFLINE_SUMMARIZER_NAME",
     "COMPRESSION_METADATA_KEY",
     "REQUEST_CONDENSATION_TOOL_NAME",
-    "AmortizedForgettingCondenser",
-    "AmortizedForgettingCondenserConfig",
     "ApproximateTokenCounter",
-    "AutoContextCondenser",
-    "AutoContextCondenserConfig",
-    "AutoContextPrompts",
-    "BrowserOutputCondenser",
-    "BrowserOutputCondenserConfig",
-    "CACHE_DECISION_KEY",
-    "CacheAwareCondenser",
-    "CacheAwareCondenserConfig",
-    "CompactHistoryCondenser",
-    "CompactHistoryCondenserConfig",
     "CompressionEvent",
     "CompressionEventType",
     "CompressionRecord",
@@ -118,37 +75,12 @@ __all__ = [
     "CondenserContext",
     "CondenserFactory",
     "ContextWindowShare",
-    "ConversationWindowCondenser",
-    "ConversationWindowCondenserConfig",
     "ForgettingCondenser",
-    "InkeepCondenser",
-    "InkeepCondenserConfig",
-    "LargeOutputOffloadCondenser",
-    "LargeOutputOffloadCondenserConfig",
-    "LLMAttentionCondenser",
-    "LLMAttentionCondenserConfig",
-    "LLMSummarizingCondenser",
-    "LLMSummarizingCondenserConfig",
     "LLMTokenCounter",
-    "NoOpCondenser",
-    "NoOpCondenserConfig",
-    "ObservationMaskingCondenser",
-    "ObservationMaskingCondenserConfig",
     "OnModelError",
-    "PipelineCondenser",
-    "PipelineCondenserConfig",
-    "RecentEventsCondenser",
-    "RecentEventsCondenserConfig",
     "RollingCondenser",
-    "StateSummary",
-    "StructuredSummaryCondenser",
-    "StructuredSummaryCondenserConfig",
     "SummarizingCondenser",
-    "TokenBudgetSummaryCondenser",
-    "TokenBudgetSummaryCondenserConfig",
     "TokenCounter",
-    "WindowHistoryCondenser",
-    "WindowHistoryCondenserConfig",
     "compression_event",
     "compression_events",
     "compression_record",
@@ -162,3 +94,19 @@ __all__ = [
     "register_condenser",
     "registered_condenser_types",
 ]
+
+
+def _strategy_names() -> dict[str, object]:
+    """Each built-in strategy's public names: its class, its config, and what it `exports`, from its module."""
+    names: dict[str, object] = {}
+    for strategy in BUILTIN_CONDENSERS:
+        module = sys.modules[strategy.__module__]
+        names[strategy.__name__] = strategy
+        names[strategy.config_cls.__name__] = strategy.config_cls  # type: ignore[union-attr]
+        names.update({name: getattr(module, name) for name in strategy.exports})
+    return names
+
+
+_STRATEGY_NAMES = _strategy_names()
+globals().update(_STRATEGY_NAMES)
+__all__ += list(_STRATEGY_NAMES)

@@ -1,35 +1,91 @@
-"""What condenser config models share: the model settings, the size rule, LLM config references, the model-backed fields.
+"""What condenser config models share: the model settings, the size vocabulary, the size rule, LLM config references.
 
 Each strategy's own config model lives next to it, in `impl/<strategy>.py`; the registry and the
 file loader (`config.py`) build on these models and know nothing strategy-specific. This module
-imports no condenser class, so any strategy module may import it.
+imports no condenser class, so any strategy module may import it. The fields model-backed
+strategies share are in `_model_config.py`.
 """
 
 from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AliasChoices, AliasGenerator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic.fields import FieldInfo
 
 from openhands_memory.condenser.forgetting import check_sizes
 from openhands_memory.llm.config import LLMConfig
 
 __all__ = [
     "CONFIG",
+    "SIZE_ROLES",
+    "SYNONYMS",
     "LLMConfigRef",
-    "ModelBackedConfig",
     "OnModelError",
     "SizeChecked",
-    "SummarizingConfig",
+    "SizeRole",
+    "accepted_names",
     "did_you_mean",
     "llm_config_ref",
+    "size_role",
+    "sized",
 ]
 
-CONFIG = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+SYNONYMS: dict[str, str] = {
+    "max_tokens": "max_token",
+    "max_token": "max_tokens",
+    "keep_last": "last_keep",
+    "last_keep": "keep_last",
+}
+"""The one vocabulary of the config union: a size or keep field is also accepted under its other
+spelling. AgentScope's users write `max_token` and `last_keep` (`auto_context`,
+`large_output_offload`), OpenHands' and QitOS' write `max_tokens` and `keep_last` (the others): a
+config keeps its upstream's spelling as the field's name and takes the other as an alias."""
+
+
+def accepted_names(name: str) -> AliasChoices | None:
+    """The names a config field is read from: its own, and its synonym if it has one (None: its own only)."""
+    other = SYNONYMS.get(name)
+    return AliasChoices(name, other) if other is not None else None
+
+
+CONFIG = ConfigDict(
+    extra="forbid",
+    use_attribute_docstrings=True,
+    alias_generator=AliasGenerator(validation_alias=accepted_names),
+)
 """The settings of every condenser config model: unknown fields are errors (a typo never passes
-silently), and attribute docstrings become field descriptions."""
+silently), attribute docstrings become field descriptions, and a field named in `SYNONYMS` is also
+read under its other spelling."""
+
+SizeRole = Literal["events", "tokens", "first", "newest", "chars"]
+"""What a size or keep field bounds: `events`, the condenser acts when the view has more events
+than this; `tokens`, when the prompt has more tokens than this; `first`, the first events it always
+keeps; `newest`, the newest events (or rounds) it keeps as they are; `chars`, the characters of one
+event (a threshold, a preview, a cut)."""
+
+SIZE_ROLES: tuple[SizeRole, ...] = get_args(SizeRole)
+"""The roles, in the order the docs' table of sizes shows them."""
+
+_SIZE_ROLE_KEY = "size_role"
+
+
+def sized(role: SizeRole, **field: Any) -> Any:
+    """A size or keep field of a config: `Field(**field)` that says what it bounds (`SizeRole`).
+
+    The role is in the field's JSON schema (`size_role`); the docs' table of every size and keep
+    field, and the shared property suite's small budgets, are derived from it.
+    """
+    return Field(**field, json_schema_extra={_SIZE_ROLE_KEY: role})
+
+
+def size_role(field: FieldInfo) -> SizeRole | None:
+    """The role a config field was declared with by `sized` (None: it is no size or keep field)."""
+    extra = field.json_schema_extra
+    role = extra.get(_SIZE_ROLE_KEY) if isinstance(extra, dict) else None
+    return role if role in SIZE_ROLES else None  # type: ignore[return-value]
 
 
 def did_you_mean(name: str, known: list[str]) -> str:
@@ -84,34 +140,3 @@ class SizeChecked(BaseModel):
     def _check_sizes(self) -> Any:
         check_sizes(self.keep_first, self.max_size)  # type: ignore[attr-defined]
         return self
-
-
-class ModelBackedConfig(SizeChecked):
-    """What every model-backed condenser is configured with."""
-
-    model_config = CONFIG
-    llm_config: LLMConfigRef | None = None
-    """The model it asks: an LLM config, or the name of one. None: no model; the summarizers write
-    the offline structured summary (built from the events), `llm_attention` forgets like `amortized`."""
-    keep_first: int = Field(default=1, ge=0)
-    """The number of initial events always kept; less than half of `max_size`."""
-    max_size: int = Field(default=100, ge=2)
-    """Condense when the view has more events than this; about half are kept."""
-    max_event_length: int = Field(default=10_000, ge=1)
-    """Cut each event's text to this many characters in the prompt."""
-    max_tokens: int | None = Field(default=None, ge=1)
-    """Condense when the view has more prompt tokens than this (None: never)."""
-    on_model_error: OnModelError = "raise"
-    """When the model fails or answers with nothing usable: `raise`, `fallback` (condense without
-    it) or `skip` (leave the view as it is this time); see `OnModelError`."""
-
-
-class SummarizingConfig(ModelBackedConfig):
-    """What the model-backed summarizers (`llm`, `structured`) are configured with."""
-
-    summary_prompt: str | None = None
-    """Instructions that replace the default summarization prompt (None: OpenHands' prompt)."""
-    max_summary_share: float = Field(default=0.5, gt=0, lt=1)
-    """The largest share of the tokens a summary replaces (the forgotten events and the previous
-    summary) that it may take, so that condensing shrinks the prompt; a longer summary is cut to
-    fit (never below 128 tokens), and the condensation records it."""

@@ -32,7 +32,8 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, get_args
 
-from openhands_memory.condenser._config_base import ModelBackedConfig, OnModelError
+from openhands_memory.condenser._config_base import OnModelError
+from openhands_memory.condenser._model_config import DEFAULT_MAX_SUMMARY_SHARE, ModelBackedConfig
 from openhands_memory.condenser._text import NOT_PROMPT_TEXT as _NOT_PROMPT_TEXT
 from openhands_memory.condenser._text import truncate
 from openhands_memory.condenser._views import is_summary
@@ -85,9 +86,6 @@ SHRINK_TRIES = 3
 
 MIN_EVENT_LENGTH = 100
 """Event texts are never cut shorter than this many characters when shrinking a prompt."""
-
-DEFAULT_MAX_SUMMARY_SHARE = 0.5
-"""A summary may take at most this share of the tokens of what it replaces, unless configured otherwise."""
 
 MIN_SUMMARY_TOKENS = 128
 """A summary of up to this many tokens (about 500 characters) is never cut: below it a share of a few

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -128,6 +128,12 @@ class Condenser(ABC):
     config_type: ClassVar[str | None] = None
     """The config `type` that builds this condenser (`recent`, ...): by default the `type` of
     `config_cls`; None for one without a config."""
+    exports: ClassVar[tuple[str, ...]] = ()
+    """More names of the strategy's module that `openhands_memory.condenser` exports (its class and
+    its `config_cls` always are), such as a model its config nests."""
+    summaries_persist: ClassVar[bool] = False
+    """Its summaries persist (`summary_persists`, the OpenHands SDK's semantics: several stand at
+    once) rather than following OpenHands V0 (only the newest shows)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -161,6 +167,12 @@ class Condenser(ABC):
         """The record of the most recent condensation this condenser returned (None: none yet)."""
         return self._last
 
+    @property
+    def handles_requests(self) -> bool:
+        """Whether it answers an unhandled condensation request with a condensation (the agent's
+        `request_condensation` tool works with it); a model-backed one may still skip when its model fails."""
+        return False
+
     @abstractmethod
     def condense(self, view: View) -> View | Condensation:
         """The view the model should see, or a condensation to append before asking again.
@@ -184,6 +196,35 @@ class Condenser(ABC):
         `CondensationMetadata.llm_usage` and the action's `llm_metrics`, which OpenHands loads.
         """
         self._call().llm_usage = dict(metrics.to_dict() if hasattr(metrics, "to_dict") else metrics)
+
+    def record_condensation(
+        self,
+        view: View,
+        make: Callable[[], Condensation | CondensationAction],
+        *,
+        reason: CondensationReason,
+        started: float | None = None,
+    ) -> Condensation:
+        """Make a condensation of `view` with `make()` and record it: the hook for a strategy that
+        condenses in its own `condense` (a `RollingCondenser` gets it from the base).
+
+        What `make` records (`add_metadata`, `record_llm_usage`) goes into this call's record; the
+        condensation's `metadata` is filled from it (unless `make` gave one), and the action's
+        `condenser_metadata` and `llm_metrics` too. `started` is when deciding began (a
+        `time.perf_counter()` value; by default, now): the record's `seconds` count from it.
+
+        Raises:
+            NoCondensationAvailable: what `make` raised (nothing is recorded; return the view).
+        """
+        call = self._begin()
+        if started is None:
+            started = time.perf_counter()
+        try:
+            made = make()
+        finally:
+            self._end()
+        condensation = made if isinstance(made, Condensation) else Condensation(made)
+        return self._finish(view, condensation, reason, time.perf_counter() - started, call)
 
     @classmethod
     def from_config(
@@ -298,12 +339,6 @@ class Condenser(ABC):
         self._last = condensation.metadata
         return condensation
 
-    def _condensation(
-        self, view: View, action: CondensationAction, *, reason: CondensationReason, started: float
-    ) -> Condensation:
-        """Wrap an action made since `started` (a `time.perf_counter()` value) as a recorded `Condensation`."""
-        return self._finish(view, Condensation(action), reason, time.perf_counter() - started)
-
 
 class RollingCondenser(Condenser):
     """A condenser that condenses the log itself, now and then: `get_condensation(view)` when
@@ -340,6 +375,10 @@ class RollingCondenser(Condenser):
             return None
         return "request" if view.unhandled_condensation_request else "custom"
 
+    @property
+    def handles_requests(self) -> bool:
+        return True
+
     def condense(self, view: View) -> View | Condensation:
         reason = self._decide(view)
         if reason is None:
@@ -350,12 +389,7 @@ class RollingCondenser(Condenser):
         """`get_condensation(view)` whatever the decision hooks say, recorded with `reason`; the view when
         nothing may be forgotten. For a scheduler that decides when this strategy condenses
         (`cache_aware`); the strategy still decides what to forget."""
-        call = self._begin()
-        started = time.perf_counter()
         try:
-            condensation = self.get_condensation(view)
+            return self.record_condensation(view, lambda: self.get_condensation(view), reason=reason)
         except NoCondensationAvailable:
             return view
-        finally:
-            self._end()
-        return self._finish(view, condensation, reason, time.perf_counter() - started, call)

@@ -10,21 +10,25 @@ A config is a dict (or TOML table) with a `type` tag, as in OpenHands' `[condens
     ]
 
 Each strategy declares its config model next to it (`impl/<strategy>.py`, `Condenser.config_cls`)
-and builds from it (`Condenser.build`); `impl.BUILTIN_CONDENSERS` lists the built-in ones. From that
-list this module derives everything else: the registered types, the discriminated union the
-built-in configs are validated through (`CondenserConfigAdapter`, pipeline members included), the
-builders, and the names errors suggest. Adding a strategy is one module under `impl/` and one line
-in that list.
+and builds from it (`Condenser.build`); `impl.BUILTIN_CONDENSERS` holds the built-in ones, found in
+the `impl` package. From them this module derives everything else, once, on import: the registered
+types, the discriminated union the built-in configs are validated through (`CondenserConfigAdapter`,
+pipeline members included), the builders, and the names errors suggest. Adding a strategy is one
+module under `impl/`.
 
 The built-in types, with OpenHands' fields and defaults (our additions: `max_tokens` wherever a
 size triggers; `max_events` / `max_tokens` for `conversation_window`; `summary_prompt` and
 `max_summary_share` for `llm` and `structured`; `on_model_error` for the model-backed types, and
-`max_event_length` for `llm_attention`). Every model forbids unknown fields. Errors are
-`CondenserConfigError`s that name the type and the field, and suggest the closest name for a typo;
-nothing falls back to `noop` silently.
+`max_event_length` for `llm_attention`). Every model forbids unknown fields, and reads a size or
+keep field under either spelling of the one vocabulary (`max_token`/`max_tokens`,
+`last_keep`/`keep_last`; see `_config_base.SYNONYMS`). Errors are `CondenserConfigError`s that name
+the type and the field, and suggest the closest name for a typo; nothing falls back to `noop`
+silently.
 
 `register_condenser(config_cls, factory)` adds a type (or, with `replace=True`, replaces one);
-`Condenser.from_config(config)` builds through the registry.
+`Condenser.from_config(config)` builds through the registry. A config declares each size or keep
+field with `sized(role, ...)` (`SizeRole`; read back with `size_role`): the docs' table of sizes and
+the shared property suite are made from these.
 """
 
 from __future__ import annotations
@@ -39,19 +43,17 @@ from typing import TYPE_CHECKING, Annotated, Any, Union
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError, ValidatorFunctionWrapHandler, WrapValidator
 
-from openhands_memory.condenser._config_base import OnModelError, did_you_mean, llm_config_ref
+from openhands_memory.condenser._config_base import (
+    SIZE_ROLES,
+    SYNONYMS,
+    OnModelError,
+    SizeRole,
+    did_you_mean,
+    llm_config_ref,
+    size_role,
+    sized,
+)
 from openhands_memory.condenser.impl import BUILTIN_CONDENSERS
-from openhands_memory.condenser.impl.amortized_forgetting_condenser import AmortizedForgettingCondenserConfig
-from openhands_memory.condenser.impl.browser_output_condenser import BrowserOutputCondenserConfig
-from openhands_memory.condenser.impl.cache_aware_condenser import CacheAwareCondenserConfig
-from openhands_memory.condenser.impl.conversation_window_condenser import ConversationWindowCondenserConfig
-from openhands_memory.condenser.impl.llm_attention_condenser import LLMAttentionCondenserConfig
-from openhands_memory.condenser.impl.llm_summarizing_condenser import LLMSummarizingCondenserConfig
-from openhands_memory.condenser.impl.no_op_condenser import NoOpCondenserConfig
-from openhands_memory.condenser.impl.observation_masking_condenser import ObservationMaskingCondenserConfig
-from openhands_memory.condenser.impl.pipeline import PipelineCondenserConfig
-from openhands_memory.condenser.impl.recent_events_condenser import RecentEventsCondenserConfig
-from openhands_memory.condenser.impl.structured_summary_condenser import StructuredSummaryCondenserConfig
 from openhands_memory.errors import CondenserConfigError
 from openhands_memory.llm.config import LLMConfig
 
@@ -60,28 +62,23 @@ if TYPE_CHECKING:
     from openhands_memory.condenser.tokens import TokenCounter
 
 __all__ = [
-    "AmortizedForgettingCondenserConfig",
-    "BrowserOutputCondenserConfig",
-    "CacheAwareCondenserConfig",
+    "SIZE_ROLES",
+    "SYNONYMS",
     "CondenserConfig",
     "CondenserConfigAdapter",
     "CondenserContext",
     "CondenserFactory",
-    "ConversationWindowCondenserConfig",
-    "LLMAttentionCondenserConfig",
-    "LLMSummarizingCondenserConfig",
-    "NoOpCondenserConfig",
-    "ObservationMaskingCondenserConfig",
     "OnModelError",
-    "PipelineCondenserConfig",
-    "RecentEventsCondenserConfig",
-    "StructuredSummaryCondenserConfig",
+    "PipelineMember",
+    "SizeRole",
     "build_condenser",
     "load_condenser_config",
     "parse_condenser_config",
     "read_config_file",
     "register_condenser",
     "registered_condenser_types",
+    "size_role",
+    "sized",
 ]
 
 
@@ -144,6 +141,10 @@ def _type_of(config_cls: type[BaseModel]) -> str:
     default = type_field.default if type_field is not None else None
     if not isinstance(default, str):
         raise TypeError(f"{config_cls.__name__} needs a `type: Literal[...]` field with a string default")
+    both = sorted(name for name in config_cls.model_fields if SYNONYMS.get(name) in config_cls.model_fields)
+    if both:
+        # Each would also be read under the other's name: one vocabulary means one field per meaning.
+        raise TypeError(f"{config_cls.__name__} declares both {' and '.join(both)}, two spellings of one field")
     return default
 
 
@@ -208,7 +209,11 @@ def _describe(exc: ValidationError, type_name: str, path: str | PathLike[str] | 
         message = str(error["msg"]).removeprefix("Value error, ")
         if error["type"] == "extra_forbidden" and fields_of is not None:
             name = str(loc[-1])
-            message = "unknown field." + did_you_mean(name, [f for f in fields_of.model_fields if f != "type"])
+            if SYNONYMS.get(name) in fields_of.model_fields:
+                message = f"the same field as {SYNONYMS[name]!r} (another spelling of it), which is given too: give one of them"
+            else:
+                known = [f for f in fields_of.model_fields if f != "type"]
+                message = "unknown field." + did_you_mean(name, known + [SYNONYMS[f] for f in known if f in SYNONYMS])
         elif error["type"] == "missing":
             message = "required field is missing"
         problems.append((where, message))
@@ -322,26 +327,26 @@ def load_condenser_config(path: str | PathLike[str]) -> BaseModel:
 
 
 def _resolve_llm_names(data: Any, tables: dict[str, dict[str, Any]]) -> Any:
+    """`data` with every `llm_config` name that has a table replaced by it, in nested configs too
+    (a pipeline's members, a wrapper's strategy: whatever field holds them). The input is not changed."""
+    if isinstance(data, list):
+        return [_resolve_llm_names(item, tables) for item in data]
     if not isinstance(data, dict):
         return data
-    out = dict(data)
+    out = {key: _resolve_llm_names(value, tables) for key, value in data.items()}
     ref = out.get("llm_config")
     if isinstance(ref, str) and ref in tables:
         out["llm_config"] = tables[ref]
-    if isinstance(out.get("condensers"), list):
-        out["condensers"] = [_resolve_llm_names(item, tables) for item in out["condensers"]]
-    if isinstance(out.get("condenser"), dict):  # a wrapper's strategy (`cache_aware`)
-        out["condenser"] = _resolve_llm_names(out["condenser"], tables)
     return out
 
 
-# -- the built-in types, from the one list --------------------------------------------------------
+# -- the built-in types, from the strategies found -------------------------------------------------
 
 def _builtin_config(condenser: type[Condenser]) -> tuple[str, type[BaseModel]]:
-    """A built-in strategy's type name and config model (checked: a strategy in the list must declare both)."""
+    """A built-in strategy's type name and config model (checked: a strategy found must declare both)."""
     config_cls = condenser.config_cls
     if config_cls is None:
-        raise TypeError(f"{condenser.__name__} is listed in BUILTIN_CONDENSERS but declares no config_cls")
+        raise TypeError(f"{condenser.__name__} is a built-in strategy but declares no config_cls")
     return _type_of(config_cls), config_cls
 
 
@@ -369,16 +374,19 @@ def _pipeline_item(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
 
 
 PipelineMember = Annotated[CondenserConfig, WrapValidator(_pipeline_item)]
-"""A pipeline member: a built-in config through the union, a user's registered type through its own model."""
+"""A config nested in another (a pipeline's member, a wrapper's strategy): a built-in config through
+the union, a user's registered type through its own model."""
 
-# `PipelineCondenserConfig.condensers` names `PipelineMember`, which needs the union of every
-# strategy, pipeline included: it is resolved here, from this module's namespace.
-PipelineCondenserConfig.model_rebuild()
-CacheAwareCondenserConfig.model_rebuild()  # its `condenser` is a `PipelineMember` too
+# A config that nests others (`pipeline`) names `PipelineMember` (or `CondenserConfig`) under
+# TYPE_CHECKING, since the union needs every strategy, itself included: each such model is
+# completed here, from this module's namespace, before the union's adapter is built.
+for _config_cls in _BUILTIN_TYPES.values():
+    if not _config_cls.__pydantic_complete__:
+        _config_cls.model_rebuild()
 
 CondenserConfigAdapter: TypeAdapter[Any] = TypeAdapter(CondenserConfig)
 """Validates a dict as a built-in condenser config (one `validate_python` call)."""
 
 for _condenser in BUILTIN_CONDENSERS:
     register_condenser(_builtin_config(_condenser)[1], _condenser.build)
-del _condenser
+del _condenser, _config_cls

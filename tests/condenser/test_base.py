@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import threading
+import time
+from pathlib import Path
 
 import pytest
 
+import openhands_memory.condenser as condenser_package
 from openhands_memory.condenser import Condensation, CondensationMetadata, Condenser, RollingCondenser
 from openhands_memory.condenser._boundaries import condensation_action
 from openhands_memory.errors import NoCondensationAvailable, OpenHandsMemoryError
@@ -156,3 +160,77 @@ def test_overlapping_acondense_calls_on_one_instance_keep_their_own_records() ->
         assert result.metadata.llm_usage is not None and result.metadata.llm_usage["accumulated_cost"] == len(view)
         assert result.action.llm_metrics == result.metadata.llm_usage
 
+
+
+class CondensesOnRequestOnly(Condenser):
+    """Not rolling: condenses in its own `condense`, through the public hook, when the agent asks."""
+
+    def __init__(self, *, nothing_to_forget: bool = False) -> None:
+        super().__init__()
+        self.nothing_to_forget = nothing_to_forget
+
+    def condense(self, view: View) -> View | Condensation:
+        if not view.unhandled_condensation_request:
+            return view
+
+        def make() -> object:
+            self.add_metadata("note", "on request")
+            self.record_llm_usage(METRICS)
+            if self.nothing_to_forget:
+                raise NoCondensationAvailable(self.name, "test")
+            return condensation_action(view, [2, 3])
+
+        return self.record_condensation(view, make, reason="request")  # type: ignore[arg-type]
+
+
+def _requested() -> View:
+    s = _session()
+    s.request()
+    return s.view
+
+
+def test_a_strategy_that_is_not_rolling_records_its_condensation_through_the_public_hook() -> None:
+    condenser = CondensesOnRequestOnly()
+    condenser.add_metadata("stale", True)  # recorded outside a call: not this condensation's
+    result = condenser.condense(_requested())
+    assert isinstance(result, Condensation) and result.metadata is condenser.last_condensation
+    meta = result.metadata
+    assert meta is not None and (meta.condenser, meta.reason, meta.forgotten) == ("CondensesOnRequestOnly", "request", 2)
+    assert meta.extra == {"note": "on request"} and meta.llm_usage == METRICS
+    assert result.action.condenser_metadata == meta.to_dict() and result.action.llm_metrics == METRICS
+
+
+def test_the_hook_times_from_when_deciding_began_and_records_nothing_when_nothing_can_go() -> None:
+    view = _requested()
+    condenser = CondensesOnRequestOnly()
+    # `started` is a `time.perf_counter()` value: one a minute back shows in the record.
+    late = condenser.record_condensation(view, lambda: condensation_action(view, [2, 3]), reason="custom", started=time.perf_counter() - 60)
+    assert late.metadata is not None and late.metadata.seconds >= 60 and late.metadata.reason == "custom"
+    empty = CondensesOnRequestOnly(nothing_to_forget=True)
+    with pytest.raises(NoCondensationAvailable):
+        empty.condense(view)
+    assert empty.last_condensation is None
+    after = empty.record_condensation(view, lambda: condensation_action(view, [2]), reason="request")
+    assert after.metadata is not None and after.metadata.extra == {}  # the failed call's records were dropped
+
+
+def _private_recording_steps() -> set[str]:
+    """The recording steps of the base classes that strategies must not call (their names start with `_`)."""
+    names = set()
+    for base in (Condenser, RollingCondenser):
+        names |= {name for name, value in vars(base).items() if name.startswith("_") and not name.startswith("__") and callable(value)}
+    return names
+
+
+def test_no_strategy_calls_the_base_classes_private_recording_steps() -> None:
+    steps = _private_recording_steps()
+    assert {"_begin", "_end", "_finish", "_call"} <= steps
+    package = Path(condenser_package.__file__).parent
+    offenders = []
+    for path in sorted(package.rglob("*.py")):
+        if path.name == "base.py" and path.parent == package:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr in steps:
+                offenders.append(f"{path.relative_to(package)}:{node.lineno}: {node.attr}")
+    assert offenders == []

@@ -28,7 +28,9 @@ from openhands_memory.condenser import (
 )
 from openhands_memory.condenser.config import CondenserConfigAdapter
 from openhands_memory.condenser import config as config_module
+from openhands_memory.condenser._config_base import CONFIG, SYNONYMS
 from openhands_memory.condenser._model_backed import ModelBacked
+from openhands_memory.condenser._model_config import ModelConfig, SummaryConfig, TokenTriggeredConfig
 from openhands_memory.condenser.impl import BUILTIN_CONDENSERS
 from openhands_memory.condenser.tokens import ApproximateTokenCounter, TokenCounter
 from openhands_memory.errors import CondenserConfigError, OpenHandsMemoryError
@@ -48,8 +50,6 @@ OPENHANDS_DEFAULTS: dict[str, dict[str, Any]] = {
     "conversation_window": {},
     "pipeline": {"condensers": []},
 }
-OUR_TYPES = {"large_output_offload", "auto_context", "window_history", "token_budget_summary", "compact_history", "inkeep", "cache_aware"}
-"""Built-in types OpenHands does not have."""
 OUR_ADDITIONS = {
     "max_tokens", "max_events", "summary_prompt", "llm_config", "on_model_error", "max_event_length", "max_summary_share",
     "strict_response",
@@ -70,10 +70,10 @@ def test_every_openhands_type_has_openhands_fields_and_defaults(type_name: str) 
     assert config.model_config.get("extra") == "forbid"
 
 
-def test_the_union_is_discriminated_by_type() -> None:
+def test_the_union_is_discriminated_by_type_and_holds_every_openhands_type() -> None:
     config = CondenserConfigAdapter.validate_python({"type": "recent", "max_events": 7})
     assert isinstance(config, RecentEventsCondenserConfig) and config.max_events == 7
-    assert sorted(registered_condenser_types()) == sorted([*OPENHANDS_DEFAULTS, *OUR_TYPES])
+    assert set(OPENHANDS_DEFAULTS) <= set(registered_condenser_types())
 
 
 def test_the_types_the_union_and_the_builders_all_come_from_the_list_of_strategies() -> None:
@@ -185,6 +185,11 @@ def test_fields_reach_the_condenser_and_a_pipeline_shares_one_token_counter() ->
          "condenser 'pipeline': condensers.0: Unknown condenser type 'amortised'. Did you mean 'amortized'?"),
         ({"type": "pipeline", "condensers": [{"type": "recent", "max_event": 3}]},
          "condenser 'pipeline': condensers.0.max_event: unknown field. Did you mean 'max_events'?"),
+        ({"type": "auto_context", "last_keep": 3, "keep_last": 4},
+         "condenser 'auto_context': keep_last: the same field as 'last_keep' (another spelling of it), which is given too: give one of them"),
+        ({"type": "token_budget_summary", "last_keep": 0},
+         "condenser 'token_budget_summary': last_keep: Input should be greater than or equal to 1"),
+        ({"type": "inkeep", "keep_lst": 3}, "condenser 'inkeep': keep_lst: unknown field. Did you mean 'keep_last'?"),
     ],
 )  # fmt: skip
 def test_bad_configs_raise_a_clear_error_and_never_fall_back_to_noop(data: dict[str, Any], message: str) -> None:
@@ -305,6 +310,9 @@ def test_llm_config_names_are_replaced_by_their_toml_table() -> None:
     assert resolved["condensers"][0]["llm_config"] == {"model": "gpt-4o", "temperature": 0.0}
     assert resolved["condensers"][1]["llm_config"] == "other"
     assert data["condensers"][0]["llm_config"] == "condenser"  # the input is not changed
+    # A config nested under any field (a wrapper's strategy) is resolved too.
+    wrapped = config_module._resolve_llm_names({"type": "wrapper", "condenser": {"type": "llm", "llm_config": "condenser"}}, tables)
+    assert wrapped["condenser"]["llm_config"] == {"model": "gpt-4o", "temperature": 0.0}
 
 
 def test_load_a_json_config_bare_or_under_a_condenser_key(tmp_path: Path) -> None:
@@ -335,15 +343,83 @@ def test_bad_files_name_the_file(tmp_path: Path, name: str, content: str, messag
         load_condenser_config(tmp_path / "missing.toml")
 
 
-def test_every_strategy_names_its_config_type_and_is_exported_by_the_package() -> None:
+def test_every_strategy_found_is_registered_and_exported_by_the_package() -> None:
     import openhands_memory.condenser as condenser
     import openhands_memory.condenser.impl as impl
 
+    assert impl.__all__ == [strategy.__name__ for strategy in BUILTIN_CONDENSERS]
     for name in impl.__all__:
         assert getattr(condenser, name) is getattr(impl, name), name
-    types = {getattr(impl, name).config_type for name in impl.__all__}
-    assert types == {
-        "amortized", "auto_context", "browser_output_masking", "conversation_window", "large_output_offload", "llm",
-        "llm_attention", "noop", "observation_masking", "pipeline", "recent", "structured",
-        "window_history", "token_budget_summary", "compact_history", "inkeep", "cache_aware",
-    }  # fmt: skip
+    assert {getattr(impl, name).config_type for name in impl.__all__} == set(registered_condenser_types())
+    # Found in module-name order (the union's order), never in the order a folder happens to list them.
+    modules = [strategy.__module__ for strategy in BUILTIN_CONDENSERS]
+    assert modules == sorted(modules)
+
+
+SPELLINGS = [
+    (strategy.config_type, name)
+    for strategy in BUILTIN_CONDENSERS
+    if strategy.config_cls is not None
+    for name in strategy.config_cls.model_fields
+    if name in SYNONYMS
+]
+"""Every field of the vocabulary (`max_tokens`/`max_token`, `keep_last`/`last_keep`) in every built-in config."""
+
+
+@pytest.mark.parametrize(("type_name", "name"), SPELLINGS, ids=[f"{t}.{n}" for t, n in SPELLINGS])
+def test_a_size_field_is_read_under_either_spelling(type_name: str, name: str) -> None:
+    own = parse_condenser_config({"type": type_name, name: 7})
+    other = parse_condenser_config({"type": type_name, SYNONYMS[name]: 7})
+    assert other == own and getattr(other, name) == 7
+    assert own.model_dump()[name] == 7 and SYNONYMS[name] not in own.model_dump()  # written back under its own name
+
+
+def test_each_upstream_spelling_loads_from_toml_and_reaches_the_condenser(tmp_path: Path) -> None:
+    path = tmp_path / "pipeline.toml"
+    path.write_text(
+        '[condenser]\ntype = "pipeline"\ncondensers = [\n'
+        '  { type = "large_output_offload", keep_last = 2 },\n'  # QitOS' spelling for AgentScope's field
+        '  { type = "auto_context", keep_last = 3, max_tokens = 9000 },\n'
+        '  { type = "token_budget_summary", last_keep = 4, max_token = 5000 },\n'  # AgentScope's for QitOS'
+        '  { type = "recent", max_token = 700 },\n]\n'
+    )
+    pipeline = Condenser.from_config(load_condenser_config(path))
+    offload, auto, budget, recent = pipeline.condensers  # type: ignore[attr-defined]
+    assert (offload.last_keep, auto.last_keep, auto.max_token, budget.keep_last, budget.max_tokens, recent.max_tokens) == (
+        2, 3, 9000, 4, 5000, 700,
+    )  # fmt: skip
+
+
+def test_a_config_cannot_declare_both_spellings_of_one_field() -> None:
+    class BothSpellings(BaseModel):
+        model_config = CONFIG
+        type: Literal["both_spellings"] = "both_spellings"
+        keep_last: int = 1
+        last_keep: int = 2
+
+    with pytest.raises(TypeError, match=re.escape("BothSpellings declares both keep_last and last_keep, two spellings of one field")):
+        register_condenser(BothSpellings, lambda config, context: NoOpCondenser())
+    assert "both_spellings" not in registered_condenser_types()
+
+
+def _declared_by(config_cls: type[BaseModel], name: str) -> type:
+    """The class of `config_cls`'s MRO whose own body declares field `name`."""
+    return next(cls for cls in config_cls.__mro__ if name in vars(cls).get("__annotations__", {}))
+
+
+def test_the_summary_fields_are_declared_once_for_every_summarizer() -> None:
+    summarizers = [s.config_cls for s in BUILTIN_CONDENSERS if s.config_cls is not None and "summary_prompt" in s.config_cls.model_fields]
+    assert len(summarizers) >= 4  # llm, structured, token_budget_summary, compact_history
+    for config_cls in summarizers:
+        for name in SummaryConfig.model_fields:
+            assert _declared_by(config_cls, name) is SummaryConfig, (config_cls.__name__, name)
+        for name in ("llm_config", "on_model_error"):
+            assert _declared_by(config_cls, name) is ModelConfig, (config_cls.__name__, name)
+
+
+@pytest.mark.parametrize("type_name", ["token_budget_summary", "compact_history"])
+def test_token_triggered_summarizers_share_one_config_base_without_max_size(type_name: str) -> None:
+    config_cls = parse_condenser_config({"type": type_name}).__class__
+    assert issubclass(config_cls, TokenTriggeredConfig) and "max_size" not in config_cls.model_fields
+    assert _declared_by(config_cls, "max_tokens") is TokenTriggeredConfig
+    assert parse_condenser_config({"type": type_name, "max_tokens": {"preset": "conversation", "context_window": 1000}}).max_tokens.preset == "conversation"  # type: ignore[attr-defined]

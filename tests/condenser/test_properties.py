@@ -1,94 +1,109 @@
-"""Invariants of every offline strategy and of random pipelines of them, over random sessions.
+"""Invariants of every registered strategy, over random sessions and random small configs.
 
 DESIGN.md invariant 5: a condenser never forgets what it promised to keep and never splits a tool
-call from its result; and the controller loop always ends (a request is always handled).
+call from its result; and the controller loop always ends (a request is always handled by a
+strategy that says it handles requests). Nothing here names a strategy: each test runs once per
+built-in strategy the registry holds, with configs drawn from its config model
+(`openhands_memory.testing.condenser_configs`); a pipeline's members are random offline strategies.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given
+import pytest
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from openhands_memory.condenser import Condensation, Condenser
+from openhands_memory.condenser.impl import BUILTIN_CONDENSERS
 from openhands_memory.conversation_memory import ConversationMemory
+from openhands_memory.testing.condenser_configs import (
+    REPLAYABLE_SIZES,
+    SMALL_SIZES,
+    nested_config_fields,
+    promised_head,
+    small_configs,
+    strategy_of,
+    writes_persisting_summaries,
+)
 from openhands_memory.testing.condenser_replay import check_condensation, check_derived_view, replay_with_condenser
 from openhands_memory.testing.strategies import agent_sessions, event_streams
 from openhands_memory.view import View
 
-_FORGETTING = ("amortized", "recent", "conversation_window")
+TYPES = sorted(strategy.config_type for strategy in BUILTIN_CONDENSERS if strategy.config_type is not None)
+"""Every built-in strategy's config type: the suite runs for each."""
+
+NESTABLE = [
+    strategy
+    for strategy in BUILTIN_CONDENSERS
+    if strategy.config_cls is not None and not nested_config_fields(strategy.config_cls) and not strategy.summaries_persist
+]
+"""What a pipeline's members are drawn from: every strategy that nests none and writes V0 summaries."""
+
+# Each strategy gets a share of the profile's examples: the suite grows with the registry, not by its square.
+PER_STRATEGY = settings(max_examples=max(5, settings().max_examples // 4))
 
 
-def offline_configs() -> st.SearchStrategy[dict[str, Any]]:
-    """A config of one offline strategy, with small budgets so that it fires."""
-    return st.one_of(
-        st.just({"type": "noop"}),
-        st.builds(lambda w: {"type": "observation_masking", "attention_window": w}, st.integers(1, 8)),
-        st.builds(lambda w: {"type": "browser_output_masking", "attention_window": w}, st.integers(1, 3)),
-        st.builds(
-            lambda t, p, protect, k: {"type": "large_output_offload", "large_payload_threshold": t,
-                                      "preview_chars": min(p, t - 1), "protect_last_keep": protect, "last_keep": k},
-            st.integers(1, 40), st.integers(0, 10), st.booleans(), st.integers(0, 8),
-        ),
-        st.builds(
-            lambda k, m, t: {"type": "recent", "keep_first": k, "max_events": m, "max_tokens": t},
-            st.integers(0, 5), st.integers(1, 20), st.none() | st.integers(1, 3000),
-        ),
-        st.builds(
-            lambda k, m, t: {"type": "amortized", "keep_first": k, "max_size": m, "max_tokens": t},
-            st.integers(0, 3), st.integers(8, 30), st.none() | st.integers(50, 3000),
-        ),
-        st.builds(
-            lambda m, t: {"type": "conversation_window", "max_events": m, "max_tokens": t},
-            st.none() | st.integers(4, 30), st.none() | st.integers(50, 3000),
-        ),
-    )  # fmt: skip
+def configs(type_name: str, sizes: Any = SMALL_SIZES) -> st.SearchStrategy[dict[str, Any]]:
+    """Configs of one strategy; `REPLAYABLE_SIZES` for a replay, whose every step must shrink a prompt over budget."""
+    members = st.one_of([small_configs(strategy, sizes=sizes) for strategy in NESTABLE])
+    return small_configs(strategy_of(type_name), sizes=sizes, members=members)
 
 
-def _promised_head(members: list[dict[str, Any]]) -> int:
-    """The head every member keeps: a later member's head is counted in an earlier member's output."""
-    return min([m.get("keep_first", 0) for m in members if m["type"] in _FORGETTING], default=0)
-
-
-@given(agent_sessions(), st.lists(offline_configs(), min_size=1, max_size=3))
-def test_random_pipelines_keep_every_promise_at_every_step(history: list[Any], members: list[dict[str, Any]]) -> None:
-    condenser = Condenser.from_config({"type": "pipeline", "condensers": members})
-    replay = replay_with_condenser(history, condenser, keep_first=_promised_head(members))
-    for record in replay.condensations:
-        assert record.events_after <= record.events_before
-
-
-@given(event_streams(max_size=30), offline_configs())
-def test_any_view_of_any_stream_gets_a_valid_answer(stream: list[Any], config: dict[str, Any]) -> None:
-    view = View.from_events(stream)
-    outcome = Condenser.from_config(config).condense(view)
-    if isinstance(outcome, Condensation):
-        check_condensation(view, outcome.action, keep_first=_promised_head([config]))
-        if view.unhandled_condensation_request:
-            assert outcome.metadata is not None and outcome.metadata.reason == "request"
-    else:
-        check_derived_view(view, outcome)
-        assert not (view.unhandled_condensation_request and config["type"] in _FORGETTING)
-
-
-@given(agent_sessions(max_turns=12, requests=False), offline_configs())
-def test_what_the_model_is_shown_is_always_a_valid_chat(history: list[Any], config: dict[str, Any]) -> None:
-    condenser = Condenser.from_config(config)
-    memory = ConversationMemory(system_prompt="")
-    replay = replay_with_condenser(history, condenser, keep_first=_promised_head([config]))
-    outcome = condenser.condense(View.from_events(replay.history))
-    view = outcome if isinstance(outcome, View) else View.from_events([*replay.history, outcome.action])
-    messages = memory.process_events(view, None)
-    pending: list[str] = []
-    for message in messages:
-        if message.role == "tool":
-            assert message.tool_call_id in pending
-            pending.remove(message.tool_call_id)
+@pytest.mark.parametrize("type_name", TYPES)
+def test_any_view_of_any_stream_gets_a_valid_answer(type_name: str) -> None:
+    @PER_STRATEGY
+    @given(event_streams(max_size=30), configs(type_name))
+    def check(stream: list[Any], config: dict[str, Any]) -> None:
+        view = View.from_events(stream)
+        condenser = Condenser.from_config(config)
+        outcome = condenser.condense(view)
+        if isinstance(outcome, Condensation):
+            check_condensation(view, outcome.action, keep_first=promised_head(config), persisting=writes_persisting_summaries(config))
+            if view.unhandled_condensation_request:
+                assert outcome.metadata is not None and outcome.metadata.reason == "request"
         else:
-            assert not pending, "a tool call without its result"
-        if message.tool_calls:
-            pending = [call.id for call in message.tool_calls]
+            check_derived_view(view, outcome)
+            assert not (view.unhandled_condensation_request and condenser.handles_requests), "a request it handles was left"
+
+    check()
+
+
+@pytest.mark.parametrize("type_name", TYPES)
+def test_replaying_a_session_keeps_every_promise_at_every_step(type_name: str) -> None:
+    @PER_STRATEGY
+    @given(agent_sessions(), configs(type_name, REPLAYABLE_SIZES))
+    def check(history: list[Any], config: dict[str, Any]) -> None:
+        condenser = Condenser.from_config(config)
+        replay = replay_with_condenser(history, condenser, keep_first=promised_head(config), persisting=writes_persisting_summaries(config))
+        for record in replay.condensations:
+            assert record.events_after <= record.events_before
+
+    check()
+
+
+@pytest.mark.parametrize("type_name", TYPES)
+def test_what_the_model_is_shown_is_always_a_valid_chat(type_name: str) -> None:
+    @PER_STRATEGY
+    @given(agent_sessions(max_turns=12, requests=False), configs(type_name, REPLAYABLE_SIZES))
+    def check(history: list[Any], config: dict[str, Any]) -> None:
+        condenser = Condenser.from_config(config)
+        memory = ConversationMemory(system_prompt="")
+        replay = replay_with_condenser(history, condenser, keep_first=promised_head(config), persisting=writes_persisting_summaries(config))
+        outcome = condenser.condense(View.from_events(replay.history))
+        view = outcome if isinstance(outcome, View) else View.from_events([*replay.history, outcome.action])
+        pending: list[str] = []
+        for message in memory.process_events(view, None):
+            if message.role == "tool":
+                assert message.tool_call_id in pending
+                pending.remove(message.tool_call_id)
+            else:
+                assert not pending, "a tool call without its result"
+            if message.tool_calls:
+                pending = [call.id for call in message.tool_calls]
+
+    check()
 
 
 @given(agent_sessions(max_turns=50, requests=False), st.integers(0, 5), st.integers(1, 12))

@@ -1,66 +1,47 @@
-"""The condensation strategies, one module each (OpenHands' names), and the list of the built-in ones.
+"""The condensation strategies, one module each (OpenHands' names), found here rather than listed.
 
-A strategy is one module here: its config model (`type: Literal["name"]`) and its condenser, which
-names the model in `config_cls` and builds from it (`Condenser.build`). Listing it in
-`BUILTIN_CONDENSERS` is all that registers it: the registry (`condenser.config`) derives the
-types, the config union, the builders and the error messages from this list.
+A strategy is one module in this package: its config model (`type: Literal["name"] = "name"`,
+`model_config = CONFIG`) and its condenser, which names that model in `config_cls` and builds from
+it (`Condenser.build`). Nothing else is edited to add one. Every public module here is imported
+once, in name order, and each `Condenser` subclass a module defines with a `config_cls` of its own
+is a built-in strategy (`BUILTIN_CONDENSERS`, in that order). From them the registry
+(`condenser.config`) derives the types, the config union, the builders and the error messages;
+`openhands_memory.condenser` exports each class, its config and its `exports`; the docs' list of
+strategies, their table of sizes and the shared property suite are made from the registry.
 """
 
-from openhands_memory.condenser.impl.amortized_forgetting_condenser import AmortizedForgettingCondenser
-from openhands_memory.condenser.impl.auto_context_condenser import AutoContextCondenser
-from openhands_memory.condenser.impl.browser_output_condenser import BrowserOutputCondenser
-from openhands_memory.condenser.impl.cache_aware_condenser import CacheAwareCondenser
-from openhands_memory.condenser.impl.compact_history_condenser import CompactHistoryCondenser
-from openhands_memory.condenser.impl.conversation_window_condenser import ConversationWindowCondenser
-from openhands_memory.condenser.impl.inkeep_condenser import InkeepCondenser
-from openhands_memory.condenser.impl.large_output_offload_condenser import LargeOutputOffloadCondenser
-from openhands_memory.condenser.impl.llm_attention_condenser import LLMAttentionCondenser
-from openhands_memory.condenser.impl.llm_summarizing_condenser import LLMSummarizingCondenser
-from openhands_memory.condenser.impl.no_op_condenser import NoOpCondenser
-from openhands_memory.condenser.impl.observation_masking_condenser import ObservationMaskingCondenser
-from openhands_memory.condenser.impl.pipeline import PipelineCondenser
-from openhands_memory.condenser.impl.recent_events_condenser import RecentEventsCondenser
-from openhands_memory.condenser.impl.structured_summary_condenser import StructuredSummaryCondenser
-from openhands_memory.condenser.impl.token_budget_summary_condenser import TokenBudgetSummaryCondenser
-from openhands_memory.condenser.impl.window_history_condenser import WindowHistoryCondenser
+from __future__ import annotations
 
-BUILTIN_CONDENSERS = (
-    NoOpCondenser,
-    ObservationMaskingCondenser,
-    BrowserOutputCondenser,
-    RecentEventsCondenser,
-    LLMSummarizingCondenser,
-    AmortizedForgettingCondenser,
-    LLMAttentionCondenser,
-    StructuredSummaryCondenser,
-    PipelineCondenser,
-    ConversationWindowCondenser,
-    LargeOutputOffloadCondenser,
-    WindowHistoryCondenser,
-    TokenBudgetSummaryCondenser,
-    CompactHistoryCondenser,
-    AutoContextCondenser,
-    CacheAwareCondenser,
-    InkeepCondenser,
-)
-"""The built-in strategies, in the order of the config union; adding one to it registers it."""
+import importlib
+import pkgutil
+from types import ModuleType
 
-__all__ = [
-    "AmortizedForgettingCondenser",
-    "AutoContextCondenser",
-    "BrowserOutputCondenser",
-    "CacheAwareCondenser",
-    "CompactHistoryCondenser",
-    "ConversationWindowCondenser",
-    "InkeepCondenser",
-    "LLMAttentionCondenser",
-    "LargeOutputOffloadCondenser",
-    "LLMSummarizingCondenser",
-    "NoOpCondenser",
-    "ObservationMaskingCondenser",
-    "PipelineCondenser",
-    "RecentEventsCondenser",
-    "StructuredSummaryCondenser",
-    "TokenBudgetSummaryCondenser",
-    "WindowHistoryCondenser",
-]
+from openhands_memory.condenser.base import Condenser
+
+def strategies_in(module: ModuleType) -> list[type[Condenser]]:
+    """The strategies `module` defines: its `Condenser` subclasses that declare a `config_cls`, in definition order."""
+    return [
+        value
+        for value in vars(module).values()
+        if isinstance(value, type)
+        and issubclass(value, Condenser)
+        and value.__module__ == module.__name__
+        and value.__dict__.get("config_cls") is not None
+    ]
+
+
+def _discover() -> tuple[type[Condenser], ...]:
+    # `iter_modules` lists the folder (one `listdir`, no import of its own); sorting makes the
+    # order, and so the union's, the same on every machine.
+    found: list[type[Condenser]] = []
+    for module in sorted(pkgutil.iter_modules(__path__), key=lambda info: info.name):
+        if not module.name.startswith("_"):
+            found.extend(strategies_in(importlib.import_module(f"{__name__}.{module.name}")))
+    return tuple(found)
+
+
+BUILTIN_CONDENSERS: tuple[type[Condenser], ...] = _discover()
+"""The built-in strategies, in the order of their modules' names (the order of the config union)."""
+
+globals().update({strategy.__name__: strategy for strategy in BUILTIN_CONDENSERS})
+__all__ = [strategy.__name__ for strategy in BUILTIN_CONDENSERS]

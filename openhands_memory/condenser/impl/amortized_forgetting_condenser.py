@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
-
-from openhands_memory.condenser._config_base import CONFIG, SizeChecked
+from openhands_memory.condenser._config_base import CONFIG, SizeChecked, sized
 from openhands_memory.condenser.forgetting import ForgettingCondenser
 
 __all__ = ["AmortizedForgettingCondenser", "AmortizedForgettingCondenserConfig"]
@@ -18,11 +16,11 @@ class AmortizedForgettingCondenserConfig(SizeChecked):
     model_config = CONFIG
     type: Literal["amortized"] = "amortized"
     """The condenser type."""
-    max_size: int = Field(default=100, ge=2)
+    max_size: int = sized("events", default=100, ge=2)
     """Condense when the view has more events than this; about half are kept."""
-    keep_first: int = Field(default=1, ge=0)
+    keep_first: int = sized("first", default=1, ge=0)
     """The number of initial events always kept; less than half of `max_size`."""
-    max_tokens: int | None = Field(default=None, ge=1)
+    max_tokens: int | None = sized("tokens", default=None, ge=1)
     """Condense when the view has more prompt tokens than this; about half are kept (None: never)."""
 
 

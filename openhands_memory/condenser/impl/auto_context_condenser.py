@@ -61,13 +61,14 @@ from openhands_memory.condenser._boundaries import (
     forget_id,
 )
 from openhands_memory.condenser._command_facts import one_line
-from openhands_memory.condenser._config_base import CONFIG, LLMConfigRef, OnModelError
+from openhands_memory.condenser._config_base import CONFIG, OnModelError, sized
 from openhands_memory.condenser._model_backed import (
     CITE_EVENT_IDS,
     ModelCaller,
     event_block,
     render_event,
 )
+from openhands_memory.condenser._model_config import ModelConfig
 from openhands_memory.condenser._plan import current_plan, is_task_tracking, plan_hint
 from openhands_memory.condenser._text import truncate
 from openhands_memory.condenser._views import is_summary
@@ -200,26 +201,25 @@ class AutoContextPrompts(BaseModel):
     """Strategy 6: compressing the current round."""
 
 
-class AutoContextCondenserConfig(BaseModel):
-    """`auto_context`: AgentScope's AutoContextMemory: six compressions, lightest first, on record."""
+class AutoContextCondenserConfig(ModelConfig):
+    """`auto_context`: AgentScope's AutoContextMemory: six compressions, lightest first, on record.
 
-    model_config = CONFIG
+    Its model (`llm_config`) writes the summaries of strategies 1, 4, 5 and 6; with none, those
+    strategies write the offline structured summary (built from the events)."""
+
     type: Literal["auto_context"] = "auto_context"
     """The condenser type."""
-    llm_config: LLMConfigRef | None = None
-    """The model that writes the summaries (strategies 1, 4, 5, 6): an LLM config, or the name of one.
-    None: no model; those strategies write the offline structured summary (built from the events)."""
-    msg_threshold: int = Field(default=100, ge=2)
+    msg_threshold: int = sized("events", default=100, ge=2)
     """Compress when the view has this many events or more."""
-    max_token: int = Field(default=131072, ge=1)
-    """The context window, in tokens."""
+    max_token: int = sized("tokens", default=131072, ge=1)
+    """The context window, in tokens: compress from `max_token * token_ratio` tokens."""
     token_ratio: float = Field(default=0.75, gt=0, le=1)
     """Compress when the view has `max_token * token_ratio` tokens or more."""
-    last_keep: int = Field(default=50, ge=0)
+    last_keep: int = sized("newest", default=50, ge=0)
     """The newest events protected from strategies 1 and 2."""
-    large_payload_threshold: int = Field(default=5120, ge=1)
+    large_payload_threshold: int = sized("chars", default=5120, ge=1)
     """An event whose text has more characters than this is large."""
-    offload_single_preview: int = Field(default=200, ge=0)
+    offload_single_preview: int = sized("chars", default=200, ge=0)
     """The characters of an offloaded output still shown; less than `large_payload_threshold`."""
     min_consecutive_tool_messages: int = Field(default=6, ge=2)
     """The shortest run of tool messages (calls and results) strategy 1 compresses."""
@@ -227,13 +227,6 @@ class AutoContextCondenserConfig(BaseModel):
     """Strategy 6's target size, as a share of the characters of what it compresses."""
     custom_prompt: AutoContextPrompts | None = None
     """Instructions that replace the default prompts, per strategy (unset ones keep the defaults)."""
-    keep_first: int = Field(default=1, ge=0)
-    """The first events of the view, never compressed (the system prompt and first user message never are)."""
-    max_event_length: int = Field(default=10_000, ge=1)
-    """Cut each event's text to this many characters in a prompt."""
-    on_model_error: OnModelError = "raise"
-    """When the model fails or answers with nothing usable: `raise`, `fallback` (the offline
-    structured summary instead) or `skip` (leave the view as it is this time)."""
 
     @model_validator(mode="after")
     def _check_preview(self) -> Any:
@@ -293,6 +286,8 @@ class AutoContextCondenser(ModelCaller, RollingCondenser):
     (see the module docstring)."""
 
     config_cls = AutoContextCondenserConfig
+    exports = ("AutoContextPrompts",)
+    summaries_persist = True
 
     def __init__(
         self,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
-from openhands_memory.condenser._config_base import CONFIG
+from openhands_memory.condenser._config_base import CONFIG, sized
 from openhands_memory.condenser._masking import MaskingCondenser
 from openhands_memory.condenser._views import IndexCollector, PrefixMapper
 from openhands_memory.condenser.tokens import TokenCounter
@@ -22,7 +22,7 @@ class BrowserOutputCondenserConfig(BaseModel):
     model_config = CONFIG
     type: Literal["browser_output_masking"] = "browser_output_masking"
     """The condenser type."""
-    attention_window: int = Field(default=1, ge=1)
+    attention_window: int = sized("newest", default=1, ge=1)
     """The number of most recent browser outputs that are not masked."""
 
 

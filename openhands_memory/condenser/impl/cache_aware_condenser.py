@@ -62,7 +62,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from openhands_memory.condenser._config_base import CONFIG
+from openhands_memory.condenser._config_base import CONFIG, sized
 from openhands_memory.condenser._views import condensed_events, map_events
 from openhands_memory.condenser.base import Condensation, CondensationMetadata, CondensationReason, Condenser, RollingCondenser
 from openhands_memory.condenser.forgetting import ForgettingCondenser, SummarizingCondenser, plan_forgetting
@@ -105,7 +105,7 @@ class CacheAwareCondenserConfig(BaseModel):
     pricing: str | dict[str, Any] = "claude-sonnet-4-5"
     """Whose prices and prompt cache decide: a model litellm knows, or a table (`model`, `extended`,
     and fields to override such as `lifetime_seconds`; see `openhands_memory.llm.prompt_cache`)."""
-    hard_limit: int = Field(default=100_000, ge=1)
+    hard_limit: int = sized("tokens", default=100_000, ge=1)
     """Condense whenever the view has more tokens than this (by the token counter)."""
     min_cut: int = Field(default=8_000, ge=0)
     """Unless it must, condense only when it removes at least this many tokens."""
@@ -113,7 +113,7 @@ class CacheAwareCondenserConfig(BaseModel):
     """The steps over which savings are weighed against a rewrite; None: half the steps the cut lasts."""
     step_seconds: float = Field(default=10.0, ge=0)
     """Seconds between steps when the view has no timestamps."""
-    keep_first: int = Field(default=1, ge=0)
+    keep_first: int = sized("first", default=1, ge=0)
     """The first events the hard-limit fallback never forgets (the system prompt and the first user
     message are kept anyway)."""
 
@@ -122,6 +122,7 @@ class CacheAwareCondenser(Condenser):
     """Schedules a strategy's condensations by the provider's prompt-cache prices (see the module docstring)."""
 
     config_cls = CacheAwareCondenserConfig
+    exports = ("CACHE_DECISION_KEY",)
 
     def __init__(
         self,
@@ -195,6 +196,11 @@ class CacheAwareCondenser(Condenser):
             keep_first=config.keep_first,
             token_counter=context.token_counter,
         )
+
+    @property
+    def handles_requests(self) -> bool:
+        # A request is always answered: by a member, else by the scheduler's own fallback.
+        return True
 
     @property
     def name(self) -> str:
@@ -362,8 +368,12 @@ class CacheAwareCondenser(Condenser):
         kept, _ = self.blocks(condensed_events(view, action))
         must: DecisionReason = "hard_limit_fallback" if tokens > self.hard_limit else "request"
         _, record = self.decide(blocks, kept, static=static, now=now, must=must)
-        self.add_metadata(CACHE_DECISION_KEY, record)
-        return self._condensation(view, action, reason=_CORE_REASON[must], started=started)
+
+        def make() -> CondensationAction:
+            self.add_metadata(CACHE_DECISION_KEY, record)  # into this condensation's record
+            return action
+
+        return self.record_condensation(view, make, reason=_CORE_REASON[must], started=started)
 
     def _frontier_mark(self, view: View, pending: list[dict[str, Any]], started: float) -> Condensation:
         """A condensation that forgets nothing and records the batches of the view transforms (their frontiers moved)."""
@@ -382,7 +392,7 @@ class CacheAwareCondenser(Condenser):
         )
         self.decisions.extend(pending)
         self._changed = True
-        return self._finish(view, Condensation(action, metadata), metadata.reason, metadata.seconds)
+        return self.record_condensation(view, lambda: Condensation(action, metadata), reason=metadata.reason, started=started)
 
     def is_cold(self, now: float) -> bool:
         """The provider's cache holds nothing of the previous prompt at `now` (by the scheduler's own cache)."""

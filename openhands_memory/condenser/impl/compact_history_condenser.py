@@ -16,20 +16,20 @@ from __future__ import annotations
 
 import logging
 import sys
-import time
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import Field, model_validator
 
 from openhands_memory.condenser._boundaries import ViewStructure, analyze
-from openhands_memory.condenser._config_base import CONFIG, LLMConfigRef, OnModelError
+from openhands_memory.condenser._config_base import sized
 from openhands_memory.condenser._masking import masked_fields
-from openhands_memory.condenser._model_backed import DEFAULT_MAX_SUMMARY_SHARE, ModelSummarizingCondenser, condenser_llm
+from openhands_memory.condenser._model_backed import ModelSummarizingCondenser, condenser_llm
+from openhands_memory.condenser._model_config import DEFAULT_MAX_SUMMARY_SHARE, TokenTriggeredConfig
 from openhands_memory.condenser._recency import plan_before, recency_cut, round_starts
 from openhands_memory.condenser._views import condensed_events, replace_at
 from openhands_memory.condenser.base import Condensation, CondensationReason
 from openhands_memory.condenser.forgetting import ForgettingPlan
-from openhands_memory.condenser.thresholds import ContextWindowShare, TokenLimit, resolve_token_limit
+from openhands_memory.condenser.thresholds import ContextWindowShare, resolve_token_limit
 from openhands_memory.errors import CondenserConfigError, NoCondensationAvailable
 from openhands_memory.events import (
     AgentCondensationObservation,
@@ -96,39 +96,23 @@ def micro_preview(text: str, *, event_id: int | None, label: str, preview_chars:
     return f"{notice}\n{head}\n...\n{tail}" if tail else f"{notice}\n{head}"
 
 
-class CompactHistoryCondenserConfig(BaseModel):
+class CompactHistoryCondenserConfig(TokenTriggeredConfig):
     """`compact_history`: QitOS' staged compaction (warning, micro-compaction, continuation summary)."""
 
-    model_config = CONFIG
     type: Literal["compact_history"] = "compact_history"
     """The condenser type."""
-    llm_config: LLMConfigRef | None = None
-    """The model that writes the continuation summary: an LLM config, or the name of one. None: no model, the offline structured summarizer writes the summary."""
-    max_tokens: TokenLimit = 16_000
-    """The prompt's token budget (QitOS' default: 16,000), or a share of the model's context window
-    (`{ preset = "conversation" }`, ...; see `ContextWindowShare`)."""
-    keep_last_rounds: int = Field(default=2, ge=1)
+    keep_last_rounds: int = sized("newest", default=2, ge=1)
     """The newest rounds (agent steps) never compacted nor summarized (QitOS' default: 2)."""
-    keep_last_messages: int = Field(default=8, ge=1)
+    keep_last_messages: int = sized("newest", default=8, ge=1)
     """When the kept rounds alone are over budget, at most this many newest events stay (QitOS' default: 8)."""
     warning_ratio: float = Field(default=0.8, gt=0, le=1)
     """Warn when the prompt reaches this share of `max_tokens` (QitOS' default: 0.8)."""
     auto_compact: bool = True
     """Compact past `max_tokens`; false: only warn (a condensation request is still handled)."""
-    compact_over_chars: int = Field(default=900, ge=1)
+    compact_over_chars: int = sized("chars", default=900, ge=1)
     """Micro-compaction shows older messages longer than this many characters as head and tail (QitOS: 900)."""
-    preview_chars: int = Field(default=220, ge=1)
+    preview_chars: int = sized("chars", default=220, ge=1)
     """The characters of a micro-compacted message's head (its tail is half as long; QitOS: 220)."""
-    keep_first: int = Field(default=1, ge=0)
-    """The number of initial events always kept (the system prompt and the first user message are kept anyway)."""
-    max_event_length: int = Field(default=10_000, ge=1)
-    """Cut each event's text to this many characters in the summarization prompt."""
-    summary_prompt: str | None = None
-    """Instructions that replace the default continuation-summary prompt."""
-    max_summary_share: float = Field(default=DEFAULT_MAX_SUMMARY_SHARE, gt=0, lt=1)
-    """The largest share of the tokens a summary replaces that it may take (a longer one is cut)."""
-    on_model_error: OnModelError = "raise"
-    """When the model fails or answers with nothing usable: `raise`, `fallback` or `skip` (see `OnModelError`)."""
 
     @model_validator(mode="after")
     def _check_preview(self) -> Any:
@@ -264,15 +248,12 @@ class CompactHistoryCondenser(ModelSummarizingCondenser):
         self.last_stages = {"micro_compaction": micro}
         if not requested and micro["tokens_after"] <= self.budget:
             return shown
-        call = self._begin()
-        started = time.perf_counter()
         try:
-            condensation = self._summary_condensation(view, structure, preserved, micro)
+            return self.record_condensation(
+                view, lambda: self._summary_condensation(view, structure, preserved, micro), reason="request" if requested else "tokens"
+            )
         except NoCondensationAvailable:
             return shown
-        finally:
-            self._end()
-        return self._finish(view, condensation, "request" if requested else "tokens", time.perf_counter() - started, call)
 
     def condensation_reason(self, view: View) -> CondensationReason | None:
         """Why `view` would be summarized now (`condense` decides through its stages; this says the same)."""

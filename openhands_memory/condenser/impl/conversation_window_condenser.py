@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from openhands_memory.condenser._boundaries import (
     ViewStructure,
@@ -14,7 +14,7 @@ from openhands_memory.condenser._boundaries import (
     first_user_message_index,
     forget_id,
 )
-from openhands_memory.condenser._config_base import CONFIG
+from openhands_memory.condenser._config_base import CONFIG, sized
 from openhands_memory.condenser.base import Condensation, CondensationReason, RollingCondenser
 from openhands_memory.condenser.forgetting import plan_forgetting
 from openhands_memory.condenser.tokens import TokenCounter
@@ -33,9 +33,9 @@ class ConversationWindowCondenserConfig(BaseModel):
     model_config = CONFIG
     type: Literal["conversation_window"] = "conversation_window"
     """The condenser type."""
-    max_events: int | None = Field(default=None, ge=1)
+    max_events: int | None = sized("events", default=None, ge=1)
     """Also condense when the view has more events than this (None: only on request, as OpenHands)."""
-    max_tokens: int | None = Field(default=None, ge=1)
+    max_tokens: int | None = sized("tokens", default=None, ge=1)
     """Also condense when the view has more prompt tokens than this (None: only on request)."""
 
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
-from openhands_memory.condenser._config_base import CONFIG, LLMConfigRef, OnModelError
+from openhands_memory.condenser._config_base import CONFIG, LLMConfigRef, OnModelError, sized
 from openhands_memory.condenser._model_backed import ModelBacked
 from openhands_memory.condenser.base import Condensation, CondensationMetadata, Condenser
 from openhands_memory.condenser.impl.token_budget_summary_condenser import TokenBudgetSummaryCondenser
@@ -52,9 +52,9 @@ class InkeepCondenserConfig(BaseModel):
     """The summarizer model: an LLM config, or the name of one. None: Inkeep's fallback, 50 messages and 8,000 tokens."""
     model: str | None = None
     """The agent's model, whose context window the compression threshold is a share of (None: the summarizer's)."""
-    max_tokens: TokenLimit = Field(default_factory=lambda: ContextWindowShare(preset="conversation"))
+    max_tokens: TokenLimit = sized("tokens", default_factory=lambda: ContextWindowShare(preset="conversation"))
     """When the summarizer compresses: Inkeep's conversation-level threshold, 50% of the model's whole window, by default."""
-    keep_last: int = Field(default=8, ge=1)
+    keep_last: int = sized("newest", default=8, ge=1)
     """The newest events kept as they are when the conversation is compressed."""
     on_model_error: OnModelError = "raise"
     """When the summarizer fails or answers with nothing usable: `raise`, `fallback` or `skip` (see `OnModelError`)."""
@@ -124,6 +124,10 @@ class InkeepCondenser(Condenser):
     @property
     def token_counter(self) -> TokenCounter:
         return self.compressor.token_counter if self.compressor is not None else super().token_counter
+
+    @property
+    def handles_requests(self) -> bool:
+        return self.compressor is not None
 
     @property
     def last_condensation(self) -> CondensationMetadata | None:

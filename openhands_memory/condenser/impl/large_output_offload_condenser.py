@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, model_validator
 
-from openhands_memory.condenser._config_base import CONFIG
+from openhands_memory.condenser._config_base import CONFIG, sized
 from openhands_memory.condenser._masking import masked_fields
 from openhands_memory.condenser._views import PrefixMapper, replace_at
 from openhands_memory.condenser.base import Condenser
@@ -57,14 +57,14 @@ class LargeOutputOffloadCondenserConfig(BaseModel):
     model_config = CONFIG
     type: Literal["large_output_offload"] = "large_output_offload"
     """The condenser type."""
-    large_payload_threshold: int = Field(default=5120, ge=1)
+    large_payload_threshold: int = sized("chars", default=5120, ge=1)
     """An observation whose shown text has more characters than this is offloaded."""
-    preview_chars: int = Field(default=200, ge=0)
+    preview_chars: int = sized("chars", default=200, ge=0)
     """The characters of an offloaded observation still shown (its beginning); less than the threshold."""
     protect_last_keep: bool = True
     """True: the newest `last_keep` events are never offloaded (AgentScope's strategy 2); false:
     only the latest model response and the observations answering it are (strategy 3)."""
-    last_keep: int = Field(default=50, ge=0)
+    last_keep: int = sized("newest", default=50, ge=0)
     """The number of newest events left untouched when `protect_last_keep` is true."""
 
     @model_validator(mode="after")

@@ -6,10 +6,11 @@ import logging
 from dataclasses import replace
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from openhands_memory.condenser._boundaries import ViewStructure, analyze
-from openhands_memory.condenser._config_base import ModelBackedConfig
+from openhands_memory.condenser._config_base import sized
+from openhands_memory.condenser._model_config import ModelBackedConfig
 from openhands_memory.condenser._model_backed import ModelBacked, called_tool_arguments, event_block
 from openhands_memory.condenser._views import is_summary
 from openhands_memory.condenser.base import Condensation
@@ -78,7 +79,7 @@ class LLMAttentionCondenserConfig(ModelBackedConfig):
 
     type: Literal["llm_attention"] = "llm_attention"
     """The condenser type."""
-    max_event_length: int = Field(default=2_000, ge=1)
+    max_event_length: int = sized("chars", default=2_000, ge=1)
     """Cut each event's text to this many characters in the ranking prompt."""
     strict_response: bool = False
     """A selection that names no event of the view is an error (`LLMResponseError`, handled by

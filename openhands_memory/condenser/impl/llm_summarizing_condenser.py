@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from openhands_memory.condenser._config_base import SummarizingConfig
+from openhands_memory.condenser._model_config import SummarizingConfig
 from openhands_memory.condenser._model_backed import ModelSummarizingCondenser
 
 __all__ = ["SUMMARY_PROMPT", "LLMSummarizingCondenser", "LLMSummarizingCondenserConfig"]

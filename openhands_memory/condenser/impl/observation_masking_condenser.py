@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
-from openhands_memory.condenser._config_base import CONFIG
+from openhands_memory.condenser._config_base import CONFIG, sized
 from openhands_memory.condenser._masking import MaskingCondenser
 from openhands_memory.condenser._views import PrefixMapper
 from openhands_memory.condenser.tokens import TokenCounter
@@ -25,7 +25,7 @@ class ObservationMaskingCondenserConfig(BaseModel):
     model_config = CONFIG
     type: Literal["observation_masking"] = "observation_masking"
     """The condenser type."""
-    attention_window: int = Field(default=100, ge=1)
+    attention_window: int = sized("newest", default=100, ge=1)
     """The number of most recent events whose observations are not masked."""
 
 

@@ -24,7 +24,7 @@ class PipelineCondenserConfig(BaseModel):
     type: Literal["pipeline"] = "pipeline"
     """The condenser type."""
     # A member is any registered config, this one included: the registry defines `PipelineMember`
-    # from its list of strategies (this module among them) and completes this model with it.
+    # from the strategies it found (this module among them) and completes this model with it.
     condensers: list[PipelineMember] = Field(default_factory=list)
     """The condensers, in the order they run."""
 
@@ -52,6 +52,11 @@ class PipelineCondenser(Condenser):
     def of(cls, condensers: Iterable[Condenser]) -> PipelineCondenser:
         """A pipeline of the given condensers, in order."""
         return cls(*condensers)
+
+    @property
+    def handles_requests(self) -> bool:
+        """Whether a member does (the first member that condenses ends the pass)."""
+        return any(condenser.handles_requests for condenser in self.condensers)
 
     def condense(self, view: View) -> View | Condensation:
         result: View | Condensation = view

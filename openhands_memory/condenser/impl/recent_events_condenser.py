@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import time
 from itertools import compress
 from operator import is_not
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from openhands_memory.condenser._boundaries import analyze
-from openhands_memory.condenser._config_base import CONFIG
+from openhands_memory.condenser._config_base import CONFIG, sized
 from openhands_memory.condenser._views import (
     FirstIndexFinder,
     derive_view,
@@ -37,11 +36,11 @@ class RecentEventsCondenserConfig(BaseModel):
     model_config = CONFIG
     type: Literal["recent"] = "recent"
     """The condenser type."""
-    keep_first: int = Field(default=1, ge=0)
+    keep_first: int = sized("first", default=1, ge=0)
     """The number of initial events always shown (the best guess is that the first is the task)."""
-    max_events: int = Field(default=100, ge=1)
+    max_events: int = sized("events", default=100, ge=1)
     """The most events shown."""
-    max_tokens: int | None = Field(default=None, ge=1)
+    max_tokens: int | None = sized("tokens", default=None, ge=1)
     """The most prompt tokens shown (None: no token budget)."""
 
 
@@ -102,19 +101,24 @@ class RecentEventsCondenser(Condenser):
         self._first_user = FirstIndexFinder(lambda e: isinstance(e, MessageAction) and e.source == EventSource.USER)
         self._links = _Links()
 
+    @property
+    def handles_requests(self) -> bool:
+        return True
+
     def condense(self, view: View) -> View | Condensation:
         request = view.unhandled_condensation_request
         if request:
-            self._begin()
-            started = time.perf_counter()
-            plan = plan_forgetting(
+            return self.record_condensation(
                 view,
-                keep_first=self.keep_first,
-                max_events=self.max_events,
-                max_tokens=self.max_tokens,
-                token_counter=self.token_counter,
+                lambda: plan_forgetting(
+                    view,
+                    keep_first=self.keep_first,
+                    max_events=self.max_events,
+                    max_tokens=self.max_tokens,
+                    token_counter=self.token_counter,
+                ).action(),
+                reason="request",
             )
-            return self._condensation(view, plan.action(), reason="request", started=started)
         if len(view) <= self.max_events and (self.max_tokens is None or self.token_counter(view) <= self.max_tokens):
             return view
         if self.max_tokens is None:

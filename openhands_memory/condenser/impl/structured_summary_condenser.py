@@ -7,7 +7,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from openhands_memory.condenser._config_base import OnModelError, SummarizingConfig
+from openhands_memory.condenser._config_base import OnModelError
+from openhands_memory.condenser._model_config import SummarizingConfig
 from openhands_memory.condenser._model_backed import ModelSummarizingCondenser, called_tool_arguments
 from openhands_memory.errors import CondenserConfigError, LLMResponseError
 from openhands_memory.llm.config import LLMConfig
@@ -188,6 +189,7 @@ class StructuredSummaryCondenser(ModelSummarizingCondenser):
     """
 
     config_cls = StructuredSummaryCondenserConfig
+    exports = ("StateSummary",)
     default_prompt: ClassVar[str] = STRUCTURED_SUMMARY_PROMPT
     closing: ClassVar[str] = f"Now call {STATE_SUMMARY_TOOL_NAME} with the new summary."
 

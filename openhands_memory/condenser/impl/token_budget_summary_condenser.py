@@ -5,16 +5,15 @@ from __future__ import annotations
 import sys
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, Field
-
 from openhands_memory.condenser._boundaries import analyze
-from openhands_memory.condenser._config_base import CONFIG, LLMConfigRef, OnModelError
-from openhands_memory.condenser._model_backed import DEFAULT_MAX_SUMMARY_SHARE, ModelSummarizingCondenser, condenser_llm
+from openhands_memory.condenser._config_base import sized
+from openhands_memory.condenser._model_backed import ModelSummarizingCondenser, condenser_llm
+from openhands_memory.condenser._model_config import DEFAULT_MAX_SUMMARY_SHARE, TokenTriggeredConfig
 from openhands_memory.condenser._recency import plan_before, recency_cut
 from openhands_memory.condenser.base import Condensation, CondensationReason
 from openhands_memory.condenser.forgetting import ForgettingPlan
 from openhands_memory.condenser.impl.llm_summarizing_condenser import SUMMARY_PROMPT
-from openhands_memory.condenser.thresholds import ContextWindowShare, TokenLimit, resolve_token_limit
+from openhands_memory.condenser.thresholds import ContextWindowShare, resolve_token_limit
 from openhands_memory.errors import CondenserConfigError
 from openhands_memory.llm.config import LLMConfig
 from openhands_memory.llm.llm import LLM
@@ -27,29 +26,13 @@ _NO_SIZE_TRIGGER = sys.maxsize
 """The event count the rolling base is given: this strategy triggers on tokens (or a request) only."""
 
 
-class TokenBudgetSummaryCondenserConfig(BaseModel):
+class TokenBudgetSummaryCondenserConfig(TokenTriggeredConfig):
     """`token_budget_summary`: past `max_tokens`, a model summarizes all but the newest `keep_last` events."""
 
-    model_config = CONFIG
     type: Literal["token_budget_summary"] = "token_budget_summary"
     """The condenser type."""
-    llm_config: LLMConfigRef | None = None
-    """The model that summarizes: an LLM config, or the name of one. None: no model, the offline structured summarizer writes the summary."""
-    max_tokens: TokenLimit = 16_000
-    """Condense when the prompt has more tokens than this (QitOS' default: 16,000), or a share of
-    the model's context window (`{ share = 0.5 }`, `{ preset = "conversation" }`; see `ContextWindowShare`)."""
-    keep_last: int = Field(default=8, ge=1)
+    keep_last: int = sized("newest", default=8, ge=1)
     """The newest events kept as they are (QitOS' default: 8; fewer rather than split a tool call from its result)."""
-    keep_first: int = Field(default=1, ge=0)
-    """The number of initial events always kept (the system prompt and the first user message are kept anyway)."""
-    max_event_length: int = Field(default=10_000, ge=1)
-    """Cut each event's text to this many characters in the prompt."""
-    summary_prompt: str | None = None
-    """Instructions that replace the default summarization prompt (None: OpenHands' sections, as `llm` asks)."""
-    max_summary_share: float = Field(default=DEFAULT_MAX_SUMMARY_SHARE, gt=0, lt=1)
-    """The largest share of the tokens a summary replaces that it may take (a longer one is cut)."""
-    on_model_error: OnModelError = "raise"
-    """When the model fails or answers with nothing usable: `raise`, `fallback` or `skip` (see `OnModelError`)."""
 
 
 class TokenBudgetSummaryCondenser(ModelSummarizingCondenser):

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import time
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from openhands_memory.condenser._boundaries import analyze
-from openhands_memory.condenser._config_base import CONFIG
+from openhands_memory.condenser._config_base import CONFIG, sized
 from openhands_memory.condenser._recency import plan_before, recency_cut
 from openhands_memory.condenser._views import without_events
 from openhands_memory.condenser.base import Condensation, Condenser
+from openhands_memory.condenser.forgetting import ForgettingPlan
 from openhands_memory.condenser.tokens import TokenCounter
 from openhands_memory.errors import CondenserConfigError
 from openhands_memory.view import View
@@ -25,7 +25,7 @@ class WindowHistoryCondenserConfig(BaseModel):
     model_config = CONFIG
     type: Literal["window_history"] = "window_history"
     """The condenser type."""
-    window_size: int = Field(default=24, ge=1)
+    window_size: int = sized("newest", default=24, ge=1)
     """The newest events shown (QitOS' default: 24), besides the events kept for good."""
 
 
@@ -57,13 +57,16 @@ class WindowHistoryCondenser(Condenser):
 
     def condense(self, view: View) -> View | Condensation:
         if view.unhandled_condensation_request:
-            self._begin()
-            started = time.perf_counter()
-            structure = analyze(view)
-            plan = plan_before(view, recency_cut(structure, self.window_size), structure=structure)
-            return self._condensation(view, plan.action(), reason="request", started=started)
+            return self.record_condensation(view, lambda: self._window_plan(view, keep_open=True).action(), reason="request")
         if len(view) <= self.window_size:
             return view
+        return without_events(view, self._window_plan(view, keep_open=False).forgotten)
+
+    def _window_plan(self, view: View, *, keep_open: bool) -> ForgettingPlan:
+        """Forget what lies before the newest `window_size` events (at a safe cut)."""
         structure = analyze(view)
-        plan = plan_before(view, recency_cut(structure, self.window_size), structure=structure, keep_open=False)
-        return without_events(view, plan.forgotten)
+        return plan_before(view, recency_cut(structure, self.window_size), structure=structure, keep_open=keep_open)
+
+    @property
+    def handles_requests(self) -> bool:
+        return True
