@@ -77,7 +77,7 @@ from openhands_memory.recall.memory_tools import (
     search_arguments_problem,
     tool_call_metadata,
 )
-from openhands_memory.stream import EventStream, JsonlEventStore
+from openhands_memory.stream import EventStream, JsonlEventStore, PostgresEventStore
 from openhands_memory.view import View, ViewBuilder
 
 if TYPE_CHECKING:
@@ -254,7 +254,12 @@ class History:
         """
         store = self.stream.store
         try:
-            index = SearchIndex.for_log(store.path) if isinstance(store, JsonlEventStore) else SearchIndex.in_memory()
+            if isinstance(store, PostgresEventStore):  # in the same database, for every worker (see recall.postgres_index)
+                from openhands_memory.recall.postgres_index import PostgresSearchIndex
+
+                index = PostgresSearchIndex.for_store(store)
+            else:
+                index = SearchIndex.for_log(store.path) if isinstance(store, JsonlEventStore) else SearchIndex.in_memory()
         except (OSError, sqlite3.Error, OpenHandsMemoryError) as exc:
             self._index_broke(exc)
             return

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from openhands_memory._locations import log_location
 from openhands_memory._progress import ProgressBar
 
 __all__ = ["add_bench_parser", "run_bench"]
@@ -46,7 +47,9 @@ def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
             "structured summary, built from the events), and tokens are approximated at 4 characters a token."
         ),
     )
-    bench.add_argument("logs", type=Path, nargs="+", metavar="LOG", help="logs to replay (never changed)")
+    bench.add_argument(
+        "logs", type=log_location, nargs="+", metavar="LOG", help="logs to replay (never changed); a postgresql:// URL too"
+    )
     bench.add_argument(
         "--pipeline",
         dest="pipelines",
@@ -121,7 +124,7 @@ def run_bench(args: argparse.Namespace) -> int:
     if args.context_limit < 1:
         _error(f"--context-limit must be at least 1, got {args.context_limit}")
         return _USAGE_ERROR
-    missing = [log for log in args.logs if not log.exists()]
+    missing = [log for log in args.logs if isinstance(log, Path) and not log.exists()]
     if missing:
         _error(f"{missing[0]}: no such file or folder")
         return 1

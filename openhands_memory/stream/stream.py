@@ -14,6 +14,7 @@ from typing import Self
 
 from openhands_memory.errors import EventAlreadyAddedError, EventNotFoundError, StoreClosedError
 from openhands_memory.events import Event, EventSource, event_from_dict, event_to_dict
+from openhands_memory.stream._postgres_url import is_database_url
 from openhands_memory.stream._redact import redact, secret_values
 from openhands_memory.stream.file_store import JsonlEventStore
 from openhands_memory.stream.filter import EventFilter, EventPredicate
@@ -69,17 +70,26 @@ class EventStream:
     def open(
         cls, path: str | os.PathLike[str], *, fsync: bool = False, secrets: Mapping[str, str] | None = None
     ) -> EventStream:
-        """Open (or create) the stream stored in the JSONL file at `path`.
+        """Open (or create) the stream stored in the JSONL file at `path`, or in the database a URL names.
 
         With `fsync`, every added event is on disk before `add_event` returns; without it, an
         added event survives the process being killed, not the machine losing power.
+
+        A `postgresql://user@host/db?conversation=ID` URL opens that conversation in PostgreSQL
+        (`PostgresEventStore`; the `postgres` extra), where every added event is committed before
+        `add_event` returns (`fsync` changes nothing there).
 
         Raises:
             InvalidSecretError: a secret value is too short (the file is not opened).
             StoreLockedError: another stream has the file open.
             CorruptRecordError: a line is not an event; the error names `file:line`.
+            StoreDatabaseError: the database cannot be reached, or the URL names no conversation.
         """
         secret_values(secrets or {})  # refuse a bad secret before the file is opened and locked
+        if is_database_url(path):
+            from openhands_memory.stream.postgres_store import PostgresEventStore
+
+            return cls(PostgresEventStore.from_url(path), secrets=secrets)  # type: ignore[arg-type]
         return cls(JsonlEventStore(path, fsync=fsync), secrets=secrets)
 
     @classmethod
@@ -164,6 +174,36 @@ class EventStream:
         if self._pending:
             self._deliver()
         return event_id
+
+    def catch_up(self) -> list[Event]:
+        """Take in the events other writers stored since this stream last looked; returns them, in id order.
+
+        For a store that several processes write (PostgreSQL): the new events get their place in
+        the stream (`get_events`, `get_event`, the next id) and are given to the subscribers, as
+        if added here. Call it after `ConcurrentAppendError` before adding the event again, or
+        when `store.wait_for_events()` says there are new ones. With any other store it returns [].
+
+        Raises:
+            StoreClosedError: the stream was closed.
+            StoreDatabaseError: the database failed.
+        """
+        refresh = getattr(self._store, "refresh", None)
+        with self._lock:
+            if self._closed:
+                raise StoreClosedError()
+            if refresh is not None:
+                refresh()
+            new = list(self._store.read_events(len(self._ids)))
+            for event in new:
+                assert event.id is not None
+                self._ids.append(event.id)
+            if new:
+                self._next_id = self._ids[-1] + 1
+                if self._subscriber_list:
+                    self._pending.extend(new)
+        if self._pending:
+            self._deliver()
+        return new
 
     def _append_stored(self, event: Event) -> None:
         """Store an event that already has its id, as it is (seeding a stream from a log)."""
