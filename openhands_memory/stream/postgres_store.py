@@ -142,7 +142,7 @@ class PostgresEventStore:
         self._hidden = bytearray()
         self._ids: list[int] = []
         self.notifications = 0
-        """How many notifications of new events in this conversation `wait_for_events` has heard."""
+        """How many times a notification of new events in this conversation ended `wait_for_events`."""
         with self._database("open"):
             with self._connection() as conn:
                 self._ensure_table(conn)
@@ -264,18 +264,18 @@ class PostgresEventStore:
     def wait_for_events(self, timeout: float | None = None) -> bool:
         """Block until the database holds events of this conversation that this store does not know yet.
 
-        Returns True as soon as there are some (at once if there already are), False after
-        `timeout` seconds without any (None: wait as long as it takes). The wait listens for the
-        table's notifications (LISTEN on a connection of its own), it does not poll. Then
-        `EventStream.catch_up()` (or `refresh()`) reads them.
+        Returns True as soon as a notification says there are some, False after `timeout` seconds
+        without one (None: wait as long as it takes). The wait listens for the table's
+        notifications (LISTEN on a connection of its own, opened by the first call), it does not
+        poll. Then `EventStream.catch_up()` (or `refresh()`) reads the new events.
 
         Raises:
             StoreDatabaseError: the database failed.
         """
         deadline = None if timeout is None else time.monotonic() + timeout
-        listener = self._listen()
-        # Listening first, then counting: an event stored in between is both counted and heard of.
-        if self.stored_count() > len(self._ids):
+        listener, fresh = self._listen()
+        # Just started listening: what was stored before is counted once; later events all notify.
+        if fresh and self.stored_count() > len(self._ids):
             return True
         while True:
             remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
@@ -286,11 +286,11 @@ class PostgresEventStore:
                     if parsed is not None and parsed[1] == self.conversation:
                         heard = parsed[0]
             if heard is not None:
-                self.notifications += 1
                 with self._lock:
                     known = self._ids[-1] if self._ids else -1
-                # Our own appends are heard too: only an id beyond what this store knows is news.
-                if heard > known or self.stored_count() > len(self._ids):
+                # Our own appends, and events read since, are heard of too: only a later id is news.
+                if heard > known:
+                    self.notifications += 1
                     return True
             if deadline is not None and time.monotonic() >= deadline:
                 return False
@@ -461,16 +461,17 @@ class PostgresEventStore:
                 f"(its comment: {comment!r}); name another with ?table=NAME",
             )
 
-    def _listen(self) -> Any:
-        """The connection that LISTENs to the table's channel (opened on first use)."""
+    def _listen(self) -> tuple[Any, bool]:
+        """The connection that LISTENs to the table's channel, and whether it was opened just now."""
         with self._lock:
             self._check_open()
-            if self._listener is None or self._listener.closed:
-                with self._database("listen"):
-                    listener = self._psycopg.connect(self._location.conninfo, autocommit=True)
-                    listener.execute(self._psycopg.sql.SQL("LISTEN {}").format(self._psycopg.sql.Identifier(self.table)))
-                self._listener = listener
-            return self._listener
+            if self._listener is not None and not self._listener.closed and not self._listener.broken:
+                return self._listener, False
+            with self._database("listen"):
+                listener = self._psycopg.connect(self._location.conninfo, autocommit=True)
+                listener.execute(self._psycopg.sql.SQL("LISTEN {}").format(self._psycopg.sql.Identifier(self.table)))
+            self._listener = listener
+            return listener, True
 
     @contextmanager
     def _connection(self) -> Iterator[Any]:

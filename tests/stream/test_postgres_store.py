@@ -22,6 +22,7 @@ from openhands_memory.errors import (
 )
 from openhands_memory.events import event_to_json, load_events
 from openhands_memory.stream import EventStore, PostgresEventStore
+from openhands_memory.testing.log_contract import LogFeaturesContract
 from openhands_memory.testing.store_contract import DurableEventStoreContract, stored_event
 
 
@@ -35,7 +36,16 @@ class TestPostgresEventStore(DurableEventStoreContract):
         return PostgresEventStore(self.url, conversation=tmp_path.name)
 
 
-del DurableEventStoreContract
+class TestPostgresLogFeatures(LogFeaturesContract):
+    @pytest.fixture(autouse=True)
+    def _database(self, postgres_url: str) -> None:
+        self.url = postgres_url
+
+    def log_location(self, tmp_path: Path, name: str) -> str:
+        return f"{self.url}&conversation={tmp_path.name}-{name}"
+
+
+del DurableEventStoreContract, LogFeaturesContract
 
 
 def _url(postgres_url: str, conversation: str) -> str:
