@@ -183,6 +183,7 @@ class PostgresEventStore:
             row = _row(self.conversation, index, event)
             with self._database("append", event_id=event.id, index=index):
                 with self._connection() as conn:
+                    # BEGIN, INSERT, COMMIT apart: a worker killed before it sent COMMIT leaves nothing.
                     with conn.transaction():
                         conn.execute(self._insert, row, prepare=True)
             self._remember(event)
@@ -331,7 +332,6 @@ class PostgresEventStore:
             for offset, event in enumerate(batch):
                 check_next_id(event, last, start + offset)
                 last = event.id
-            rows = [_row(self.conversation, start + offset, event) for offset, event in enumerate(batch)]
             sql = self._psycopg.sql
             copy = sql.SQL("COPY {table} ({columns}) FROM STDIN (FORMAT BINARY)").format(
                 table=self._ident, columns=sql.SQL(", ").join(map(sql.Identifier, COLUMNS))
@@ -348,8 +348,8 @@ class PostgresEventStore:
                         with conn.cursor() as cursor:
                             with cursor.copy(copy) as writer:
                                 writer.set_types(["text", "int8", "int8", "text", "text", "text", "text", "int8", "bool", "bytea"])
-                                for row in rows:
-                                    writer.write_row(row)
+                                for offset, event in enumerate(batch):  # serialized as sent: no second copy of the log
+                                    writer.write_row(_row(self.conversation, start + offset, event))
             if replace:
                 self._events, self._types, self._hidden, self._ids = [], [], bytearray(), []
             for event in batch:
