@@ -41,6 +41,10 @@ class DatabaseLocation:
     def display(self) -> str:
         """The location without any password, for messages and logs."""
         shown = display_url(self.conninfo)
+        if not is_database_url(self.conninfo):  # a keyword string (a pool's): no URL to add parameters to
+            named = [f"conversation={self.conversation}"] if self.conversation is not None else []
+            named += [f"table={self.table}"] if self.table != DEFAULT_TABLE else []
+            return " ".join(["postgresql:", shown or "(libpq defaults)", *named])
         extra = [("conversation", self.conversation)] if self.conversation is not None else []
         if self.table != DEFAULT_TABLE:
             extra.append(("table", self.table))
@@ -88,8 +92,16 @@ def check_conversation_id(conversation: object) -> None:
         raise ValueError(f"conversation id {conversation[:40]!r}: at most {MAX_CONVERSATION_ID} printable characters")
 
 
+_KEYWORD_PASSWORD = re.compile(r"\b((?:ssl)?password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)")
+
+
 def display_url(url: str) -> str:
-    """`url` with its password (in the user part or a `password=` parameter) replaced by `***`."""
+    """`url` with its password (in the user part or a `password=` parameter) replaced by `***`.
+
+    A libpq keyword string (`host=db password=...`, as a pool may hold) gets its password hidden too.
+    """
+    if not is_database_url(url):
+        return _KEYWORD_PASSWORD.sub(r"\1***", url)
     try:
         parts = urlsplit(url)
     except ValueError:

@@ -143,10 +143,14 @@ class PostgresEventStore:
         self._ids: list[int] = []
         self.notifications = 0
         """How many times a notification of new events in this conversation ended `wait_for_events`."""
-        with self._database("open"):
-            with self._connection() as conn:
-                self._ensure_table(conn)
-                self._ids = self._stored_ids(conn, 0)
+        try:
+            with self._database("open"):
+                with self._connection() as conn:
+                    self._ensure_table(conn)
+                    self._ids = self._stored_ids(conn, 0)
+        except BaseException:
+            self.close()  # the connection it opened, if any
+            raise
         self._grow(len(self._ids))
 
     @classmethod
@@ -467,8 +471,10 @@ class PostgresEventStore:
             self._check_open()
             if self._listener is not None and not self._listener.closed and not self._listener.broken:
                 return self._listener, False
+            # A pool cannot lend a connection for as long as a LISTEN lasts: open one as the pool would.
+            options = {**(getattr(self._pool, "kwargs", None) or {}), "autocommit": True}
             with self._database("listen"):
-                listener = self._psycopg.connect(self._location.conninfo, autocommit=True)
+                listener = self._psycopg.connect(self._location.conninfo, **options)
                 listener.execute(self._psycopg.sql.SQL("LISTEN {}").format(self._psycopg.sql.Identifier(self.table)))
             self._listener = listener
             return listener, True

@@ -263,3 +263,17 @@ def test_a_pool_is_borrowed_and_left_open(postgres_url: str) -> None:
         assert [e.id for e in again.read_events()] == [0]
         again.close()
         assert not pool.closed
+
+
+def test_a_pool_of_keyword_conninfo_is_named_without_its_password(postgres_url: str) -> None:
+    from psycopg_pool import ConnectionPool
+
+    socket = postgres_url.split("host=")[1].split("&")[0].replace("%2F", "/")
+    schema = postgres_url.split("search_path%3D")[1]
+    conninfo = f"host={socket} user=postgres dbname=postgres password=pool-secret options='-csearch_path={schema}'"
+    with ConnectionPool(conninfo, min_size=1, max_size=1, open=True) as pool:
+        store = PostgresEventStore(pool=pool, conversation="kw")
+        assert store.location == f"postgresql: host={socket} user=postgres dbname=postgres password=*** options='-csearch_path={schema}' conversation=kw"
+        store.append(stored_event(0))
+        assert store.wait_for_events(timeout=0) is False  # listens with the pool's conninfo
+        store.close()
