@@ -453,7 +453,10 @@ class PostgresEventStore:
                     (self.table, self.table),
                 ).fetchone()
                 if not found[1]:
-                    for statement in table_ddl(psycopg.sql, self.table):
+                    lz4 = conn.execute(
+                        "SELECT coalesce('lz4' = ANY(enumvals), false) FROM pg_settings WHERE name = 'default_toast_compression'"
+                    ).fetchone()
+                    for statement in table_ddl(psycopg.sql, self.table, lz4=bool(lz4 and lz4[0])):
                         conn.execute(statement)
                     logger.info("created the events table %s", self.table)
                     return
