@@ -71,17 +71,6 @@ def test_body_is_the_exact_json_written_and_filter_columns_are_filled(postgres_u
     store.close()
 
 
-def test_real_logs_round_trip_byte_for_byte_key_order_included(postgres_url: str, real_logs_dir: Path) -> None:
-    for number, log in enumerate(sorted(real_logs_dir.glob("*.json"))):
-        events = load_events(log)
-        store = PostgresEventStore(postgres_url, conversation=f"log-{number}")
-        store.append_all(events)
-        store.close()
-        reopened = PostgresEventStore(postgres_url, conversation=f"log-{number}")
-        assert [event_to_json(e) for e in reopened.read_events()] == [event_to_json(e) for e in events], log.name
-        reopened.close()
-
-
 def test_second_writer_of_a_position_gets_a_clear_error_and_nothing_is_overwritten(postgres_url: str) -> None:
     first = PostgresEventStore(postgres_url, conversation="c")
     second = PostgresEventStore(postgres_url, conversation="c")
