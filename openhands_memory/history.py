@@ -226,7 +226,9 @@ class History:
     def open(
         cls, path: str | os.PathLike[str], *, fsync: bool = False, secrets: Mapping[str, str] | None = None, **options: Any
     ) -> History:
-        """A history over the JSONL stream at `path` (created if missing, resumed if not).
+        """A history over the JSONL stream at `path`, or the conversation a `postgresql://...?conversation=ID` URL names.
+
+        The log is created if missing, resumed if not.
 
         `secrets` are hidden in every event stored (see `History`); `options` are `History`'s
         other keyword arguments. `close()` closes the file.
@@ -235,6 +237,7 @@ class History:
             InvalidSecretError: a secret value is too short (the file is not opened).
             StoreLockedError: another stream has the file open.
             CorruptRecordError: a line is not an event.
+            StoreDatabaseError: the database cannot be reached, or the URL names no conversation.
         """
         return cls(EventStream.open(path, fsync=fsync, secrets=secrets), **options)
 
