@@ -266,3 +266,18 @@ def test_a_pool_of_keyword_conninfo_is_named_without_its_password(postgres_url: 
         store.append(stored_event(0))
         assert store.wait_for_events(timeout=0) is False  # listens with the pool's conninfo
         store.close()
+
+
+def test_a_history_takes_in_what_another_worker_appended_after_catch_up(postgres_url: str) -> None:
+    from openhands_memory import History
+
+    url = _url(postgres_url, "handover")
+    with History.open(url) as first, History.open(url) as second:
+        first.add_event(MessageAction(content="Fix the failing test"), "user")
+        with pytest.raises(ConcurrentAppendError):
+            second.add_event(MessageAction(content="and the docs"), "user")
+        assert [e.content for e in second.stream.catch_up()] == ["Fix the failing test"]
+        second.add_event(MessageAction(content="and the docs"), "user")
+        assert [e.content for e in second.view if isinstance(e, MessageAction)] == ["Fix the failing test", "and the docs"]
+        first.stream.catch_up()
+        assert [e.id for e in first.view] == [e.id for e in second.view]
