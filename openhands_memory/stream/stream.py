@@ -98,8 +98,9 @@ class EventStream:
     ) -> EventStream:
         """A stream seeded with events that already have ids (a loaded log), keeping ids, times and sources.
 
-        The stream is in memory, or in the JSONL file at `path` (after the events it already holds).
-        The events are stored as they are, not copied: treat them as read-only afterwards.
+        The stream is in memory, or in the JSONL file (or the database conversation) at `path`, after
+        the events it already holds; a database stores them in one transaction. The events are
+        stored as they are, not copied: treat them as read-only afterwards.
 
         Raises:
             MalformedEventError: an event has no id.
@@ -107,8 +108,17 @@ class EventStream:
         """
         stream = cls.open(path, fsync=fsync) if path is not None else cls()
         try:
-            for event in events:
-                stream._append_stored(event)
+            bulk = getattr(stream._store, "append_all", None)
+            if bulk is not None:  # a database store: one transaction (COPY), all of them or none
+                batch = list(events)
+                with stream._lock:
+                    bulk(batch)
+                    stream._ids.extend(event.id for event in batch)  # type: ignore[misc]
+                    if stream._ids:
+                        stream._next_id = stream._ids[-1] + 1
+            else:
+                for event in events:
+                    stream._append_stored(event)
         except BaseException:
             stream.close()
             raise

@@ -281,3 +281,13 @@ def test_a_history_takes_in_what_another_worker_appended_after_catch_up(postgres
         assert [e.content for e in second.view if isinstance(e, MessageAction)] == ["Fix the failing test", "and the docs"]
         first.stream.catch_up()
         assert [e.id for e in first.view] == [e.id for e in second.view]
+
+
+def test_event_stream_from_events_stores_them_in_one_transaction(postgres_url: str) -> None:
+    url = _url(postgres_url, "seeded")
+    with EventStream.from_events([stored_event(0), stored_event(1)], url) as stream:
+        assert stream.add_event(MessageAction(content="next"), "user") == 2
+    with pytest.raises(DuplicateEventError):
+        EventStream.from_events([stored_event(5), stored_event(4)], url)
+    with EventStream.open(url) as stream:
+        assert [e.id for e in stream.get_events()] == [0, 1, 2]  # the refused batch left nothing
