@@ -9,18 +9,28 @@ a condensation every 200 events) and measures, with the garbage collector off wh
 - index: `SearchIndex.for_log(log).sync(events)` into a new sidecar file (the whole log, one
   transaction), median of `--repeat` runs; also in memory;
 - append: `add(event)` of one new event (its own transaction, as on every append), median of 200;
-- reopen: `for_log` on the existing sidecar and a `sync` with nothing new (the fingerprint check);
+- reopen: `for_log` on the existing sidecar and a `sync` with nothing new: the first and last
+  events' digests, and the digest of the log file's bytes (what the index chose to find an event
+  edited or scrubbed in the middle of the log, issue 27 item 3);
+- the other ways to find such an event, measured to choose: reopen_verify, a `sync` with
+  `verify=True` (every event's digest compared); `is_current` of one hit (the lazy check
+  `recall.search_log` runs on every hit, kept as well; median over the hits of the queries); and the
+  digest of the log file alone (log_digest, what a stream would pay at every open if it kept one);
 - query: `search(q, limit=5)` for each query below, `--query-repeat` times; the median over all of
-  them, the slowest query's median, and the sidecar's size.
+  them, the slowest query's median, and the sidecar's size;
+- hostile query (issue 27, item 4): `History.run_memory_tool` of a `search_history` call whose
+  query is 1 MB of words, over a JSONL history of the log: its time (median of 5) and the bytes it
+  appended to the log.
 
 Targets (issue 11): index 10k events in <= 1 s (10 s for 100k), a median query in <= 10 ms at 10k
-and 100k. The exit status is 0 either way: this is a report.
+and 100k; (issue 27) the 1 MB query in <= 100 ms. The exit status is 0 either way: this is a report.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import hashlib
 import json
 import os
 import platform
@@ -34,7 +44,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from openhands_memory.events import AgentThinkAction, Event
+from openhands_memory.condenser import Condenser
+from openhands_memory.events import AgentThinkAction, Event, dump_events
+from openhands_memory.history import History
 from openhands_memory.recall import SearchIndex, sidecar_path
 from openhands_memory.testing.synthetic import synthetic_session
 
@@ -43,6 +55,8 @@ INDEX_TARGET_S = 1.0
 """Indexing 10k events must take at most this long."""
 QUERY_TARGET_S = 0.010
 """The median query must take at most this long, at 10k and at 100k events."""
+HOSTILE_QUERY_TARGET_S = 0.100
+"""A `search_history` call with a 1 MB query must take at most this long (issue 27)."""
 QUERIES = (
     "FAILED tests/test_parser.py::test_decode_config",  # a test id
     "src/mapleleaf/config.py",  # a path
@@ -70,7 +84,7 @@ def measure(events: list[Event], *, repeat: int, query_repeat: int) -> dict[str,
     result: dict[str, Any] = {"events": len(events)}
     with tempfile.TemporaryDirectory() as folder:
         log = Path(folder) / "events.jsonl"
-        log.write_text("")
+        dump_events(events, log)  # the sidecar's sync reads it (its digest), never its events
 
         def index_file() -> None:
             sidecar_path(log).unlink(missing_ok=True)
@@ -95,6 +109,13 @@ def measure(events: list[Event], *, repeat: int, query_repeat: int) -> dict[str,
                 assert index.sync(events) == 0
             reopen.append(time.perf_counter() - start)
         result["reopen_sync_s"] = statistics.median(reopen)
+        reopen_verify: list[float] = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            with SearchIndex.for_log(log) as index:
+                assert index.sync(events, verify=True) == 0
+            reopen_verify.append(time.perf_counter() - start)
+        result["reopen_verify_s"] = statistics.median(reopen_verify)
 
         with SearchIndex.for_log(log) as index:
             per_query: dict[str, dict[str, Any]] = {}
@@ -108,6 +129,10 @@ def measure(events: list[Event], *, repeat: int, query_repeat: int) -> dict[str,
             result["queries"] = per_query
             result["query_median_s"] = statistics.median(samples)
             result["query_slowest_median_s"] = max(q["median_s"] for q in per_query.values())
+            by_id = {event.id: event for event in events}
+            hit_events = [by_id[hit.event_id] for query in QUERIES for hit in index.search(query)]
+            checks = [_timed(lambda e=event: index.is_current(e)) for event in hit_events for _ in range(5)]
+            result["is_current_median_s"] = statistics.median(checks)
 
             last = events[-1].id
             assert last is not None
@@ -116,7 +141,36 @@ def measure(events: list[Event], *, repeat: int, query_repeat: int) -> dict[str,
                 event = AgentThinkAction(id=last + 1 + i, thought=f"appended thought number {i} about the parser")
                 appends.append(_timed(lambda e=event: index.add(e)))
             result["append_median_s"] = statistics.median(appends)
+        result.update(_log_digest_and_hostile_query(events, Path(folder)))
     return result
+
+
+def _log_digest_and_hostile_query(events: list[Event], folder: Path) -> dict[str, Any]:
+    """A whole-log digest's cost (hashing the JSONL file), and a 1 MB `search_history` query through `History`."""
+    log = folder / "session.jsonl"
+    dump_events(events, log)
+    data = log.read_bytes()
+    digest_s = statistics.median(_timed(lambda: hashlib.blake2b(data, digest_size=16).digest()) for _ in range(3))
+    query = " ".join(f"word{i % 5000}" for i in range(200_000))[: 1 << 20]
+    arguments = json.dumps({"query": query})
+    times: list[float] = []
+    appended: list[int] = []
+    with History.open(log, condenser=Condenser.from_config({"type": "noop"})) as history:
+        history.memory_tools()  # the index is opened and caught up before timing
+        for number in range(5):
+            size = log.stat().st_size
+            call = {"id": f"c{number}", "type": "function", "function": {"name": "search_history", "arguments": arguments}}
+            times.append(_timed(lambda c=call: history.run_memory_tool(c)))
+            appended.append(log.stat().st_size - size)
+            answer = history.stream.get_event(history.stream.get_latest_event_id()).content  # type: ignore[attr-defined]
+    return {
+        "log_bytes": len(data),
+        "log_digest_s": digest_s,
+        "hostile_query_chars": len(query),
+        "hostile_query_s": statistics.median(times),
+        "hostile_query_appended_bytes": max(appended),
+        "hostile_query_answer_chars": len(answer),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -134,6 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         case = measure(events, repeat=args.repeat, query_repeat=args.query_repeat)
         case["index_target_met"] = case["index_file_s"] <= INDEX_TARGET_S * size / 10_000
         case["query_target_met"] = case["query_median_s"] <= QUERY_TARGET_S
+        case["hostile_query_target_met"] = case["hostile_query_s"] <= HOSTILE_QUERY_TARGET_S
         cases.append(case)
 
     header = (
@@ -148,6 +203,18 @@ def main(argv: list[str] | None = None) -> int:
             f"{case['index_memory_s']:>8.2f} {case['append_median_s'] * 1e3:>9.2f} {case['reopen_sync_s'] * 1e3:>9.1f} | "
             f"{case['query_median_s'] * 1e3:>8.2f} {case['query_slowest_median_s'] * 1e3:>7.2f} | "
             f"{case['sidecar_bytes'] / 1e6:>10.1f}"
+        )
+    for case in cases:
+        print(
+            f"{case['events']} events, staleness: reopen+sync {case['reopen_sync_s'] * 1e3:.1f} ms (ends and the log "
+            f"file's digest: the check chosen), reopen+sync(verify) {case['reopen_verify_s'] * 1e3:.1f} ms (every "
+            f"event's digest); is_current of one hit {case['is_current_median_s'] * 1e6:.0f} us (also run on every hit); "
+            f"hashing the {case['log_bytes'] / 1e6:.0f} MB log alone {case['log_digest_s'] * 1e3:.0f} ms"
+        )
+        print(
+            f"{case['events']} events, 1 MB query: {case['hostile_query_s'] * 1e3:.1f} ms "
+            f"({'PASS' if case['hostile_query_target_met'] else 'FAIL'}, target {HOSTILE_QUERY_TARGET_S * 1e3:.0f} ms), "
+            f"{case['hostile_query_appended_bytes']:,} bytes appended, answer {case['hostile_query_answer_chars']:,} chars"
         )
     for case in cases:
         index_ok = "PASS" if case["index_target_met"] else "FAIL"

@@ -478,13 +478,14 @@ def _convert(args: argparse.Namespace) -> int:
 
 
 def _search(args: argparse.Namespace) -> int:
-    from openhands_memory.recall import SearchIndex
+    from openhands_memory.recall import SearchIndex, search_log
     from openhands_memory.stream.locations import is_database_url, load_log
 
     if args.limit < 1:
         print("error: --limit must be >= 1", file=sys.stderr)
         return _USAGE_ERROR
     events = load_log(args.log)
+    by_id = {event.id: event for event in events}
     if is_database_url(args.log):
         from openhands_memory.recall.postgres_index import PostgresSearchIndex
 
@@ -497,7 +498,9 @@ def _search(args: argparse.Namespace) -> int:
         if index.fallback_reason is not None:
             print(f"note: no search index beside {args.log} ({index.fallback_reason}); using one in memory", file=sys.stderr)
         index.sync(events)
-        hits = index.search(" ".join(args.query), limit=args.limit)
+        # Hits are checked against the log as read (a live session may have indexed more of it since).
+        found = search_log(index, " ".join(args.query), limit=args.limit, lookup=by_id.get, log=lambda: events)
+        hits = [hit for hit, _ in found]
     if args.json:
         _print_json([{"id": h.event_id, "kind": h.kind, "score": round(h.score, 4), "snippet": h.snippet} for h in hits])
         return 0

@@ -37,6 +37,7 @@ both print it and act on it::
        ├─ StoreLockedError(StoreError)                         path
        ├─ StoreReplacedError(StoreError)                       path, reason, saved_to,
        │                                                       linked_elsewhere
+       ├─ SearchIndexError(StoreError)                         path, reason
        └─ StoreDatabaseError(StoreError)                       location, reason
 
 The matching builtin is mixed in where one fits, so ``except ValueError`` still works.
@@ -250,6 +251,16 @@ class StoreDatabaseError(StoreError):
         self.location = location
         self.reason = reason
         super().__init__(f"{location}: {reason}")
+
+
+class SearchIndexError(StoreError):
+    """The search index (a projection of the log) failed in a way it could not recover from; the log is untouched."""
+
+    def __init__(self, path: str | PathLike[str] | None, reason: str) -> None:
+        self.path = path
+        """The sidecar file, or None for an index in memory."""
+        self.reason = reason
+        super().__init__(f"{path if path is not None else 'search index (in memory)'}: {reason}")
 
 
 class CondenserConfigError(OpenHandsMemoryError, ValueError):

@@ -32,10 +32,8 @@ request that leaves the overflowing prompt no smaller or a prompt that still ove
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final, Self, TypeGuard
@@ -67,9 +65,11 @@ from openhands_memory.events import (
     is_agent_history,
 )
 from openhands_memory.recall import SearchIndex
+from openhands_memory.recall.index import MAX_QUERY_CHARS
 from openhands_memory.recall.memory_tools import (
     MEMORY_TOOL_NAMES,
     describe,
+    echo,
     memory_tool_schemas,
     parse_memory_call,
     read_tool_call,
@@ -77,6 +77,7 @@ from openhands_memory.recall.memory_tools import (
     search_arguments_problem,
     tool_call_metadata,
 )
+from openhands_memory.recall.search import search_answer, search_log
 from openhands_memory.stream import EventStream, JsonlEventStore, PostgresEventStore
 from openhands_memory.view import View, ViewBuilder
 
@@ -160,7 +161,8 @@ class History:
             secrets: name: value; the values are hidden in every event stored from now on, and so
                 in all the model is sent (`EventStream.set_secrets`). None keeps the stream's.
             history_policy: a final trim of the messages of every step (QitOS' history policy; see
-                `HistoryPolicy`); what it dropped is `last_trim`. Its `max_tokens` counts with the
+                `HistoryPolicy`); what it dropped is `last_trim`. None: the condenser's own
+                `history_policy_preset`, if it names one (`inkeep` does), else no trim. Its `max_tokens` counts with the
                 model's tokenizer when `token_counter` is an `LLMTokenCounter`, else at four
                 characters a token.
 
@@ -188,6 +190,8 @@ class History:
         if token_counter is None:
             token_counter = getattr(self.condenser, "token_counter", None)
         self._guard = CondensationGuard(self.condenser.name, limit=max_condensations_per_step, token_counter=token_counter)
+        if history_policy is None and (preset := getattr(self.condenser, "history_policy_preset", None)) is not None:
+            history_policy = HistoryPolicy(preset=preset)  # the trim a strategy comes with (Inkeep's limits)
         self.history_policy = history_policy
         """Trims the messages of every step (None: they are sent as rendered)."""
         self.last_trim: HistoryTrim = NO_TRIM
@@ -220,7 +224,8 @@ class History:
         a history whose model never searches (a replay, a controller without memory tools) never
         pays for indexing a long log."""
         self._indexed = -1
-        """The id of the last stream event the search index has been given (-1: none)."""
+        """The id of the last stream event the search index has been given (-1: none); events after it are
+        `add`ed to it (the index's own last id may be further: another user of its sidecar indexed more)."""
 
     @classmethod
     def open(
@@ -256,47 +261,56 @@ class History:
         and `search_history` says search is unavailable; the history itself goes on.
         """
         store = self.stream.store
+        redactor = self.stream.redactor
         try:
             if isinstance(store, PostgresEventStore):  # in the same database, for every worker (see recall.postgres_index)
                 from openhands_memory.recall.postgres_index import PostgresSearchIndex
 
-                index = PostgresSearchIndex.for_store(store)
+                index = PostgresSearchIndex.for_store(store, redactor=redactor)
+            elif isinstance(store, JsonlEventStore):
+                index = SearchIndex.for_log(store.path, redactor=redactor)
             else:
-                index = SearchIndex.for_log(store.path) if isinstance(store, JsonlEventStore) else SearchIndex.in_memory()
-        except (OSError, sqlite3.Error, OpenHandsMemoryError) as exc:
+                index = SearchIndex.in_memory(redactor=redactor)
+        except (OSError, OpenHandsMemoryError) as exc:
             self._index_broke(exc)
             return
         self._index = index
+        self._sync_index(index)
+
+    def _sync_index(self, index: SearchIndex) -> None:
+        """Give the index the whole log (as read: secrets in force hidden); it indexes what it lacks."""
+        latest = self.stream.get_latest_event_id()
         try:
-            index.sync(list(self.stream.get_events()))
-        except (OSError, sqlite3.Error, OpenHandsMemoryError) as exc:
+            index.sync(self.stream.snapshot())
+        except (OSError, OpenHandsMemoryError) as exc:
             self._index_broke(exc)
             return
-        last = index.last_indexed_id
-        self._indexed = last if last is not None else -1
+        self._indexed = latest
 
     def _index_catch_up(self) -> None:
-        """Give the search index the events appended since it last looked (as stored: secrets hidden)."""
+        """Give the search index the events appended since it last looked (as read: secrets in force hidden)."""
         index = self._index
         if index is None:
             return
+        if index.redactor is not self.stream.redactor:  # the secrets changed: an index that hides them
+            self._index = None
+            index.close()
+            self._open_index()
+            return
         latest = self.stream.get_latest_event_id()
-        last = index.last_indexed_id
-        last = -1 if last is None else last
-        if latest <= last and last == self._indexed:
+        if index.needs_sync:
+            # A write was deferred (another process held the sidecar) or the index started again.
+            self._sync_index(index)
+            return
+        if latest <= self._indexed:
             return
         try:
-            if last < self._indexed:
-                # The index recovered from a failure by starting again empty: refill it from the log.
-                index.sync(list(self.stream.get_events()))
-            else:
-                for event in self.stream.get_events(last + 1, latest):
-                    index.add(event)
-        except (OSError, sqlite3.Error, OpenHandsMemoryError) as exc:
+            for event in self.stream.get_events(self._indexed + 1, latest):
+                index.add(event)
+        except (OSError, OpenHandsMemoryError) as exc:
             self._index_broke(exc)
             return
-        last = index.last_indexed_id
-        self._indexed = -1 if last is None else last
+        self._indexed = latest
 
     def _index_broke(self, exc: BaseException) -> None:
         """Stop using the search index after `exc`: log it, and keep the reason for `search_history` to tell."""
@@ -306,7 +320,7 @@ class History:
         if index is not None:
             try:
                 index.close()
-            except (OSError, sqlite3.Error, OpenHandsMemoryError):
+            except (OSError, OpenHandsMemoryError):
                 logger.exception("closing the failed search index")
 
     # -- the stream -------------------------------------------------------------------------------
@@ -552,38 +566,79 @@ class History:
         id, kind, `in view` / `in view, shortened` / `forgotten`, and a snippet.
 
         Wrong values (an unknown id, an empty query, a limit out of range) get a result of the
-        tool that says what is wrong. A call that cannot make an action (an unknown tool, arguments
-        that are not JSON or of the wrong type) is not recorded, as OpenHands does: an
-        `ErrorObservation` saying what is wrong is appended instead (no tool call, so the model reads
-        it as a message). Neither raises.
+        tool that says what is wrong; a query longer than `MAX_QUERY_CHARS` is cut (the action
+        records what was searched, the answer says so). A call that cannot make an action (an
+        unknown tool, arguments that are not JSON, nested too deeply, of the wrong type, an integer
+        beyond 64 bits, a query that is not text) or whose action cannot be written to the log is
+        not recorded, as OpenHands does: an `ErrorObservation` saying what is wrong is appended
+        instead (no tool call, so the model reads it as a message), quoting at most a few hundred
+        characters of what the model wrote. The model's output never raises; the result returned is
+        the event as stored (secrets hidden).
 
         Raises:
             MalformedEventError: the view broke on an event of the stream (see `view`).
             StoreClosedError: the history was closed.
+            OSError: the log could not be written (a full disk).
         """
         call = read_tool_call(tool_call)
         if isinstance(call, str):
-            return self._invalid_call(f"Invalid tool call: {call}.")
+            return self._invalid_call(f"Invalid tool call: {echo(call)}.")
         action = parse_memory_call(call)
         if isinstance(action, str):
-            return self._invalid_call(f"{call.name}({call.arguments}) is not a valid tool call: {action}.")
-        metadata = tool_call_metadata(call, response)
+            return self._invalid_call(f"{echo(call.name, 60)}({echo(call.arguments)}) is not a valid tool call: {action}.")
+        asked_chars = 0
+        if isinstance(action, SearchHistoryAction):
+            asked_chars = len(action.query)
+            action.query = action.query[:MAX_QUERY_CHARS]  # what is searched, and all the log keeps of it
+        try:
+            metadata = tool_call_metadata(call, response)
+        except ValueError as exc:  # a response whose facts do not fit the metadata (pydantic's error is one)
+            return self._invalid_call(f"{echo(call.name, 60)}: the model's response cannot be recorded: {echo(str(exc))}.")
         action.tool_call_metadata = metadata
-        self.add_event(action, EventSource.AGENT)
+        written = self._add_model_event(action, EventSource.AGENT)
+        if written is not None:
+            return self._invalid_call(f"{echo(call.name, 60)}({echo(call.arguments)}) cannot be recorded: {written}.")
         if isinstance(action, ContextReloadAction):
             observation: Observation = self._reload(action)
         else:
             assert isinstance(action, SearchHistoryAction)
-            observation = self._search(action)
+            observation = self._search(action, asked_chars)
         observation.cause = action.id
         observation.tool_call_metadata = metadata
-        self.add_event(observation, EventSource.ENVIRONMENT)
-        return observation
+        written = self._add_model_event(observation, EventSource.ENVIRONMENT)
+        if written is not None:
+            # The call is in the log: it gets a result all the same, or the chat would hold a call without one.
+            observation = ErrorObservation(
+                content=f"The result of {call.name} cannot be recorded: {written}.", cause=action.id, tool_call_metadata=metadata
+            )
+            self.add_event(observation, EventSource.ENVIRONMENT)
+        return self._stored(observation)
+
+    def _add_model_event(self, event: Event, source: EventSource) -> str | None:
+        """Append an event made from the model's output; why the log cannot hold it (nothing appended), or None.
+
+        Raises:
+            MalformedEventError: the view broke (on this event, stored all the same, or an earlier one).
+        """
+        before = len(self.stream)
+        try:
+            self.add_event(event, source)
+        except MalformedEventError as exc:
+            if self._failure is not None or len(self.stream) != before:
+                raise  # the view broke: that is not the model's doing
+            return echo(exc.reason)
+        return None
 
     def _invalid_call(self, text: str) -> ErrorObservation:
-        error = ErrorObservation(content=text)
+        # Built from what the model wrote: whatever got into it, it is text any log can hold.
+        error = ErrorObservation(content=echo(text, 2_000))
         self.add_event(error, EventSource.ENVIRONMENT)
-        return error
+        return self._stored(error)
+
+    def _stored(self, event: Event) -> Any:
+        """The event as the stream stores it (a copy with secrets hidden, when it held one)."""
+        assert event.id is not None
+        return self.stream.get_event(event.id) if self.stream.hides_secrets else event
 
     def _reload(self, action: ContextReloadAction) -> ContextReloadObservation:
         event_id = action.event_id
@@ -602,51 +657,26 @@ class History:
         header = f"[event {event_id}: {describe(event)}, {note}; its content as logged follows]"
         return ContextReloadObservation(content=f"{header}\n{reload_text(event)}", reloaded_event_id=event_id)
 
-    def _search(self, action: SearchHistoryAction) -> SearchHistoryObservation:
+    def _search(self, action: SearchHistoryAction, asked_chars: int) -> SearchHistoryObservation:
         problem = search_arguments_problem(action)
         if problem is not None:
             return SearchHistoryObservation(content=f"No search was made: {problem}.")
         self._use_index()
-        index = self._index
-        if index is None:
-            return SearchHistoryObservation(content=f"Search is unavailable: the search index failed ({self._index_failure}).")
-        query, limit = action.query, action.limit
         self._index_catch_up()
         index = self._index
         if index is None:
             return SearchHistoryObservation(content=f"Search is unavailable: the search index failed ({self._index_failure}).")
-        hits = []
-        wanted = limit
-        while True:
-            # The memory tools' own events quote other events: leave them out, and ask for more if need be.
-            rebuilds = index.rebuilds
-            found = index.search(query, limit=wanted)
-            if index.rebuilds != rebuilds:  # it failed and started again empty: refill it, ask once more
-                self._index_catch_up()
-                found = index.search(query, limit=wanted)
-            hits = [hit for hit in found if hit.kind not in MEMORY_TOOL_NAMES]
-            if len(hits) >= limit or len(found) < wanted:
-                break
-            wanted *= 4
-        shown = []
-        for hit in hits:
-            try:
-                event = self.stream.get_event(hit.event_id)
-            except EventNotFoundError:
-                continue  # cannot happen with an index of this log; never name an event that is not there
-            if not event.hidden:
-                shown.append((hit, event))
-            if len(shown) == limit:
-                break
-        quoted = json.dumps(query, ensure_ascii=False)
-        if not shown:
-            return SearchHistoryObservation(content=f"No event matches {quoted}.")
-        status = self._visibility()
-        count = f"{len(shown)} event{'s' if len(shown) != 1 else ''} match{'es' if len(shown) == 1 else ''}"
-        lines = [f"{count} {quoted}, best first (call context_reload with an event_id to see one in full):"]
-        for hit, event in shown:
-            lines.append(f"- event {hit.event_id} ({describe(event)}, {status(hit.event_id)}): {hit.snippet}")
-        return SearchHistoryObservation(content="\n".join(lines))
+        if index.needs_sync:  # it failed and started again, or a write was deferred: give it the log first
+            self._sync_index(index)
+        hits = search_log(index, action.query, limit=action.limit, lookup=self._event_or_none, log=self.stream.snapshot)
+        content = search_answer(hits, action.query, asked_chars=asked_chars, status=self._visibility())
+        return SearchHistoryObservation(content=content)
+
+    def _event_or_none(self, event_id: int) -> Event | None:
+        try:
+            return self.stream.get_event(event_id)
+        except EventNotFoundError:
+            return None
 
     def _visibility(self) -> Callable[[int], str]:
         """A function telling, for an event id, whether the model sees it: `in view`, `in view, shortened` or `forgotten`.

@@ -12,7 +12,8 @@
 
 A JSON file holds `{"condenser": {...}, "history_policy": {...}}` (or the condenser config alone).
 `load_pipeline_config(path)` reads both; `load_condenser_config` still reads the condenser alone
-and ignores the policy. The condenser decides which events the model sees; the policy then trims
+and ignores the policy. A file without `[history_policy]` gets the policy its condenser comes with:
+`type = "inkeep"` brings Inkeep's (`inkeep_compression` with a summarizer, `inkeep_fixed_limit` without). The condenser decides which events the model sees; the policy then trims
 the messages they render to, so it bounds what any pipeline sends.
 """
 
@@ -28,6 +29,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from openhands_memory.condenser.config import load_condenser_config, read_config_file
+from openhands_memory.condenser.impl.inkeep_condenser import WITH_SUMMARIZER, WITHOUT_SUMMARIZER
 from openhands_memory.conversation_memory.history_policy import HISTORY_POLICY_PRESETS, HistoryPolicy
 from openhands_memory.errors import CondenserConfigError
 
@@ -96,5 +98,16 @@ def load_pipeline_config(path: str | os.PathLike[str]) -> PipelineConfig:
     condenser = load_condenser_config(path)
     document = read_config_file(path)
     table = document.get(HISTORY_POLICY_TABLE)
-    policy = parse_history_policy(table, path=path) if table is not None else None
+    policy = parse_history_policy(table, path=path) if table is not None else strategy_history_policy(condenser)
     return PipelineConfig(condenser, policy, str(Path(path)))
+
+
+def strategy_history_policy(condenser: BaseModel) -> HistoryPolicy | None:
+    """The history policy a condenser config comes with, for a file without a `[history_policy]` table.
+
+    `inkeep`: Inkeep's retrieval with a summarizer (`inkeep_compression`, 10,000 messages), its
+    fixed limits without one (`inkeep_fixed_limit`, 50 messages and 8,000 tokens). Others: None.
+    """
+    if getattr(condenser, "type", None) != "inkeep":
+        return None
+    return HistoryPolicy(preset=WITH_SUMMARIZER if getattr(condenser, "llm_config", None) is not None else WITHOUT_SUMMARIZER)

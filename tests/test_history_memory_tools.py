@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from openhands_memory.condenser import Condenser
 from openhands_memory.events import (
@@ -27,11 +30,13 @@ from openhands_memory.events import (
     SystemMessageAction,
     ToolCallMetadata,
     dump_events,
+    event_from_dict,
     load_events,
 )
 from openhands_memory.history import History
 from openhands_memory.llm import ToolCall, ToolCallFunction
-from openhands_memory.recall import event_text
+from openhands_memory.recall import SearchIndex, event_text
+from openhands_memory.recall.search import MAX_ANSWER_CHARS
 from openhands_memory.stream import EventStream
 
 REAL_LOG = "v0_enyst-playground_issue10730_trajectory_297ev.json"
@@ -369,3 +374,231 @@ def test_the_search_index_is_built_when_the_memory_tools_are_first_offered(tmp_p
         found = history.run_memory_tool(call("search_history", {"query": "flaky", "limit": 5}))
     # Event 0 was indexed when the tools were offered, event 1 when it was appended.
     assert "event 1 (message action" in found.content and "event 0 (message action" in found.content
+
+
+# -- hostile calls: the model's output is untrusted input (issue 27, item 1) ------------------------
+
+BIG = 2**64
+DEEP = 5_000
+
+
+def jsonl_history(tmp_path: Path) -> History:
+    """A JSONL history (events are written as JSON, so what cannot be written shows) with a few events to find."""
+    history = History.open(tmp_path / "session.jsonl", condenser=Condenser.from_config({"type": "noop"}))
+    history.add_event(SystemMessageAction(content="You are an agent."), EventSource.AGENT)
+    history.add_event(MessageAction(content="Fix the failing test."), EventSource.USER)
+    tool_pair(history, "execute_bash", "apple pie recipe", call_id="c1")
+    tool_pair(history, "execute_bash", "banana split recipe", call_id="c2")
+    return history
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "text"),
+    [
+        ("context_reload", "[" * 70 + "]" * 70, "the arguments nest more than 16 levels"),
+        ("context_reload", "[" * DEEP + "]" * DEEP, "the arguments nest more than 16 levels"),
+        ("search_history", '{"query": ' + "[" * DEEP, "the arguments nest more than 16 levels"),
+        ("context_reload", json.dumps({"event_id": BIG}), f"event_id {BIG} is out of range: event ids are 64-bit integers"),
+        ("context_reload", json.dumps({"event_id": -(2**63) - 1}), "is out of range"),
+        ("search_history", json.dumps({"query": "apple", "limit": 10**30}), f"limit must be an integer from 1 to 50, got {10**30}"),
+        ("search_history", '{"query": "\\ud800"}', "query must be text: it holds a lone surrogate (\\ud800) at character 0"),
+        ("search_history", '{"query": "apple \\udfff pie"}', "lone surrogate (\\udfff) at character 6"),
+        ("search_history", '{"query": "apple \ud800"}', "lone surrogate"),  # the surrogate itself, not its escape
+        ("\ud800tool", "{}", "there is no memory tool named '\\ud800tool'"),
+        ("search_history", "x" * 1_000_000, "the arguments are not valid JSON"),
+        ("context_reload", '"\\f\\udb4c\\ud905"', "the arguments must be a JSON object, got str"),
+    ],
+    ids=["70-deep", "5000-deep", "5000-deep-unclosed", "event-id-2**64", "event-id-below-int64", "limit-10**30",
+         "surrogate-escape", "surrogate-in-words", "surrogate-raw", "surrogate-name", "1MB-not-json", "a-json-string"],
+)  # fmt: skip
+def test_a_hostile_call_becomes_an_error_observation_appended_to_a_loadable_log(
+    tmp_path: Path, name: str, arguments: str, text: str
+) -> None:
+    history = jsonl_history(tmp_path)
+    before = len(history.stream)
+    result = history.run_memory_tool({"id": "call_x", "type": "function", "function": {"name": name, "arguments": arguments}})
+    assert type(result) is ErrorObservation and text in result.content, result.content[:300]
+    assert len(result.content) < 1_000  # what the model wrote is quoted back cut short
+    assert list(history.stream.get_events(before)) == [result]
+    assert history.next_messages()[-1].role == "user"
+    history.close()
+    loaded = load_events(tmp_path / "session.jsonl")
+    assert len(loaded) == before + 1 and loaded[-1].content == result.content  # type: ignore[attr-defined]
+
+
+def test_a_call_whose_response_cannot_be_written_becomes_an_error_observation(tmp_path: Path) -> None:
+    history = jsonl_history(tmp_path)
+    before = len(history.stream)
+    response = {"id": "r1", "usage": {"prompt_tokens": BIG}, "choices": []}  # beyond what a log holds
+    result = history.run_memory_tool(call("search_history", {"query": "apple"}), response=response)
+    assert type(result) is ErrorObservation
+    assert 'search_history({"query": "apple"}) cannot be recorded: cannot be written as JSON: Integer exceeds 64-bit range.' == result.content
+    assert list(history.stream.get_events(before)) == [result]
+    surrogate_id = history.run_memory_tool(call("context_reload", {"event_id": 2}, call_id="call_\ud800"))
+    assert type(surrogate_id) is ErrorObservation and "cannot be recorded" in surrogate_id.content
+    history.close()
+    assert len(load_events(tmp_path / "session.jsonl")) == before + 2
+
+
+# Strategies for what a model may write as a tool call: JSON with hostile values, not-JSON, deep nesting.
+_SURROGATE = st.integers(0xD800, 0xDFFF).map(chr)  # st.characters leaves them out of text
+_TEXT = st.text(st.one_of(st.characters(), _SURROGATE), max_size=30)
+_INTS = st.one_of(
+    st.integers(min_value=-3, max_value=40),
+    st.integers(min_value=2**63 - 2, max_value=2**64 + 2),
+    st.integers(min_value=-(2**80), max_value=2**80),
+)
+_SCALARS = st.one_of(st.none(), st.booleans(), _INTS, st.floats(), _TEXT)
+_JSON = st.recursive(_SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_TEXT, inner, max_size=3), max_leaves=8)
+_SHAPED = st.fixed_dictionaries(
+    {}, optional={"event_id": _INTS | _JSON, "query": _TEXT | st.sampled_from(["apple", "apple banana", "recipe"]) | _JSON,
+                  "limit": _INTS | _JSON, "other": _JSON}
+)  # fmt: skip
+_ARGUMENTS = st.one_of(
+    _SHAPED.map(json.dumps),
+    _SHAPED.map(lambda value: json.dumps(value, ensure_ascii=False)),  # lone surrogates as characters, not escapes
+    _SHAPED,  # some providers hand the arguments over parsed
+    _JSON.map(json.dumps),
+    st.text(max_size=40),
+    st.integers(min_value=1, max_value=3_000).map(lambda n: "[" * n + "]" * n),
+    st.integers(min_value=1, max_value=3_000).map(lambda n: '{"query": "x", "limit": ' + "{" * n),
+)
+# Mostly the memory tools with a plain id, so the arguments are what gets tried; now and then anything.
+# (A middle value picks "anything": hypothesis tries the ends of a range far more often.)
+_NAMES = st.integers(0, 9).flatmap(lambda n: _TEXT if n == 5 else st.sampled_from(["context_reload", "search_history"]))
+_CALL_IDS = st.integers(0, 9).flatmap(lambda n: _TEXT if n == 5 else st.just(f"call_{n}"))
+
+
+def test_any_tool_call_a_model_writes_appends_one_result_and_never_raises(tmp_path: Path) -> None:
+    """Every memory tool call, whatever its arguments, appends a result the agent reads; the log stays loadable."""
+    history = jsonl_history(tmp_path)
+    outcomes: Counter[str] = Counter()
+    results = (ErrorObservation, ContextReloadObservation, SearchHistoryObservation)
+
+    @given(name=_NAMES, arguments=_ARGUMENTS, call_id=_CALL_IDS)
+    @example(name="context_reload", arguments='{"event_id": 1}', call_id="call_ok")  # both tools answer, too
+    @example(name="search_history", arguments='{"query": "recipe"}', call_id="call_ok")
+    def run(name: str, arguments: Any, call_id: str) -> None:
+        before = history.stream.get_latest_event_id()
+        result = history.run_memory_tool({"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}})
+        appended = list(history.stream.get_events(before + 1))
+        assert type(result) in results and appended[-1] == result
+        if type(result) is ErrorObservation and result.cause is None:
+            assert len(appended) == 1  # no action: the error is what the model reads
+        else:
+            assert len(appended) == 2 and result.cause == appended[0].id  # the call and its result
+        outcomes[type(result).__name__ if type(result) is not ErrorObservation else _error_class(result.content)] += 1
+
+    run()
+    history.next_messages()  # the chat renders
+    count = len(history.stream)
+    history.close()
+    assert len(load_events(tmp_path / "session.jsonl")) == count
+    print(f"hostile memory tool calls: {sum(outcomes.values())} tried, outcomes {dict(outcomes.most_common())}")
+    assert {"ContextReloadObservation", "SearchHistoryObservation"} <= set(outcomes)
+    assert sum(n for kind, n in outcomes.items() if kind.startswith("error:")) > 0
+
+
+def _error_class(content: str) -> str:
+    """A short name for why a call was refused, to count outcomes by class."""
+    for marker, name in [
+        ("no memory tool named", "unknown tool"), ("not valid JSON", "not JSON"), ("nest more than", "too deep"),
+        ("nest too deeply", "too deep"), ("must be a JSON object", "not an object"), ("out of range", "int out of range"),
+        ("lone surrogate", "surrogate"),
+        ("cannot be recorded", "unwritable"), ("Invalid tool call", "no id or name"), ("must be an integer", "wrong type"),
+        ("must be a string", "wrong type"), ("needs a", "missing argument"),
+    ]:  # fmt: skip
+        if marker in content:
+            return f"error: {name}"
+    return "error: other"
+
+
+# -- search_history over a live log (issue 27, items 3-4; issue 29, items 2-3) ----------------------
+
+
+def test_a_multi_word_query_whose_words_are_in_different_events_finds_them_all(tmp_path: Path) -> None:
+    with jsonl_history(tmp_path) as history:
+        result = history.run_memory_tool(call("search_history", {"query": "apple banana"}))
+        again = history.run_memory_tool(call("search_history", {"query": "apple banana"}, "call_2"))
+    for answer in (result, again):  # the first search is in the log by then: it is not a result
+        assert answer.content.startswith('2 events match "apple banana"'), answer.content
+        assert {line.split(" (")[0] for line in answer.content.splitlines()[1:]} == {"- event 3", "- event 5"}
+
+
+def test_a_second_user_of_the_sidecar_never_drops_the_events_of_a_live_history(tmp_path: Path) -> None:
+    log = tmp_path / "session.jsonl"
+    history = jsonl_history(tmp_path)
+    history.memory_tools()  # the index is live
+    older_snapshot = load_events(log)
+    for number in range(3):
+        tool_pair(history, "execute_bash", f"wombat sighting {number}", call_id=f"w{number}")
+    # What `openhands-memory search LOG` does beside the live session: its snapshot is older.
+    with SearchIndex.for_log(log) as other:
+        other.sync(older_snapshot)
+        assert other.rebuilds == 0
+    tool_pair(history, "execute_bash", "wombat sighting 3", call_id="w3")
+    found = history.run_memory_tool(call("search_history", {"query": "wombat", "limit": 10}))
+    assert found.content.startswith('4 events match "wombat"'), found.content
+    history.close()
+    with History.open(log, condenser=Condenser.from_config({"type": "noop"})) as resumed:
+        again = resumed.run_memory_tool(call("search_history", {"query": "wombat", "limit": 10}))
+        assert again.content.startswith('4 events match "wombat"'), again.content
+
+
+def test_an_event_edited_in_the_middle_of_the_log_is_never_answered_from_the_stale_index(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    log = tmp_path / "session.jsonl"
+    with jsonl_history(tmp_path) as history:
+        tool_pair(history, "execute_bash", "the last output", call_id="c3")
+        history.memory_tools()  # indexed
+    lines = log.read_bytes().splitlines(keepends=True)
+    assert b"apple pie recipe" in lines[3]
+    lines[3] = lines[3].replace(b"apple pie recipe", b"cherry tart recipe")  # same ids, first and last events unchanged
+    log.write_bytes(b"".join(lines))
+    with caplog.at_level(logging.WARNING, logger="openhands_memory.recall.index"):
+        with History.open(log, condenser=Condenser.from_config({"type": "noop"})) as history:
+            stale = history.run_memory_tool(call("search_history", {"query": "apple"}))
+            fresh = history.run_memory_tool(call("search_history", {"query": "cherry"}, "call_2"))
+    assert stale.content == 'No event matches "apple".'
+    assert fresh.content.splitlines()[1].startswith("- event 3 (run observation")
+    assert any("changed since they were indexed" in r.getMessage() for r in caplog.records)
+
+
+def test_an_edit_the_index_was_not_told_of_is_found_on_a_hit_and_the_index_rebuilt() -> None:
+    history = small_history()
+    history.memory_tools()
+    edited = history.stream.get_event(3)
+    # Behind the index's back (a store edited in place): the event no longer holds the word.
+    object.__setattr__(edited, "content", "nothing of that kind here")
+    answer = history.run_memory_tool(call("search_history", {"query": "quokka"}))
+    assert answer.content == 'No event matches "quokka".'
+    assert history._index is not None and history._index.rebuilds == 1
+    assert "event 3 no longer holds what was indexed" in (history._index.last_rebuild_reason or "")
+
+
+def test_a_1mb_query_is_cut_to_its_first_words_and_the_answer_says_so(tmp_path: Path) -> None:
+    log = tmp_path / "session.jsonl"
+    history = jsonl_history(tmp_path)
+    history.memory_tools()
+    query = "apple " + "filler " * 150_000  # about 1 MB
+    size = log.stat().st_size
+    result = history.run_memory_tool(call("search_history", {"query": query, "limit": 50}))
+    appended = log.stat().st_size - size
+    assert result.content.startswith('1 event matches "apple filler filler')
+    assert f"(only the first 1,000 of its {len(query):,} characters were searched)" in result.content
+    assert len(result.content) < 1_000 and appended < 5_000  # not 4 MB
+    action = history.stream.get_event(result.cause)  # type: ignore[arg-type]
+    assert isinstance(action, SearchHistoryAction) and action.query == query[:1000]
+    history.close()
+
+
+def test_a_long_answer_is_capped_and_says_what_it_left_out() -> None:
+    history = noop_history()
+    history.add_event(MessageAction(content="start"), EventSource.USER)
+    weird = "k" * 5_000  # an unknown kind read from a log can be long: it is named cut short
+    for number in range(60):
+        history.add_event(event_from_dict({"action": weird, "args": {"note": f"kiwi {number} " + "x" * 300}}), EventSource.AGENT)
+    result = history.run_memory_tool(call("search_history", {"query": "kiwi", "limit": 50}))
+    assert len(result.content) <= MAX_ANSWER_CHARS
+    assert len(result.content.splitlines()) == 51 and "k" * 61 not in result.content

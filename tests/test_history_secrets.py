@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from openhands_memory.condenser import LLMSummarizingCondenser, NoOpCondenser
+from openhands_memory.condenser import Condenser, LLMSummarizingCondenser, NoOpCondenser
 from openhands_memory.errors import InvalidSecretError
 from openhands_memory.events import (
     CmdOutputObservation,
@@ -117,3 +117,75 @@ def test_history_open_refuses_a_short_secret_before_touching_the_file(tmp_path: 
     assert not path.exists()
     with pytest.raises(InvalidSecretError, match="secret 'E'"):
         History(secrets={"E": "e"})
+
+
+# -- secrets in the projections: whatever the log held when it was written (issue 27, item 2) ------
+
+
+def _call(name: str, arguments: dict[str, Any], call_id: str = "call_1") -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+
+
+def _sidecar_bytes(log: Path) -> bytes:
+    files = [Path(f"{log}.search.sqlite{suffix}") for suffix in ("", "-wal", "-shm")]
+    return b"".join(path.read_bytes() for path in files if path.exists())
+
+
+def test_a_log_written_before_the_secrets_were_set_is_resumed_with_them_hidden_everywhere(tmp_path: Path) -> None:
+    log = tmp_path / "events.jsonl"
+    with History.open(log, condenser=NoOpCondenser()) as history:  # no secret known yet
+        _begin(history)
+        _turn(history, 0)
+        history.memory_tools()  # indexed with the secret in it
+    assert _count(log.read_bytes()) > 0 and _count(_sidecar_bytes(log)) > 0
+
+    with History.open(log, secrets=SECRETS, condenser=NoOpCondenser()) as history:
+        messages = history.next_messages()
+        history.memory_tools()
+        found = history.run_memory_tool(_call("search_history", {"query": "authenticated deploy"}))
+        reloaded = history.run_memory_tool(_call("context_reload", {"event_id": 3}, "call_2"))
+        stored = [history.stream.get_event(found.id), history.stream.get_event(reloaded.id)]  # type: ignore[arg-type]
+        after = history.next_messages()
+    assert "<secret_hidden>" in json.dumps([m.model_dump(mode="json") for m in messages])
+    assert found.content.startswith("1 event matches") and "<secret_hidden>" in found.content
+    assert reloaded.content.endswith("step 0: authenticated with <secret_hidden>\n" * 5)
+    sent = json.dumps([m.model_dump(mode="json") for m in [*messages, *after]])
+    assert _count(sent) + _count(found.content + reloaded.content) + _count(repr(stored)) == 0
+    assert _count(_sidecar_bytes(log)) == 0  # rebuilt for the secrets in force
+    log_tail = log.read_bytes().splitlines()[4:]  # what this session appended
+    assert log_tail and _count(b"\n".join(log_tail)) == 0
+
+
+def test_a_secret_scrubbed_from_the_log_after_indexing_leaves_the_sidecar_and_the_answers(tmp_path: Path) -> None:
+    log = tmp_path / "events.jsonl"
+    with History.open(log, condenser=NoOpCondenser()) as history:
+        _begin(history)
+        for number in range(3):
+            _turn(history, number)
+        history.memory_tools()
+    assert _count(_sidecar_bytes(log)) > 0
+    log.write_bytes(log.read_bytes().replace(SECRET.encode(), b"[scrubbed]"))  # the user scrubs the log in place
+    with History.open(log, condenser=NoOpCondenser()) as history:
+        history.memory_tools()
+        found = history.run_memory_tool(_call("search_history", {"query": "authenticated", "limit": 10}))
+        by_secret = history.run_memory_tool(_call("search_history", {"query": SECRET}, "call_2"))
+    assert found.content.startswith("3 events match") and "[scrubbed]" in found.content
+    assert by_secret.content.startswith("No event matches")
+    assert _count(found.content) == 0 and _count(_sidecar_bytes(log)) == 0
+
+
+def test_an_offloaded_preview_of_a_log_written_before_the_secrets_were_set_hides_them(tmp_path: Path) -> None:
+    log = tmp_path / "events.jsonl"
+    with History.open(log, condenser=NoOpCondenser()) as history:
+        _begin(history)
+        metadata = ToolCallMetadata(function_name="execute_bash", tool_call_id="big")
+        run = CmdRunAction(command="env", tool_call_metadata=metadata)
+        history.add_event(run, EventSource.AGENT)
+        output = f"DEPLOY_TOKEN={SECRET}\n" + "x" * 10_000
+        history.add_event(CmdOutputObservation(content=output, command="env", cause=run.id, tool_call_metadata=metadata), EventSource.ENVIRONMENT)
+    offload = Condenser.from_config({"type": "large_output_offload", "large_payload_threshold": 1000, "last_keep": 0})
+    with History.open(log, secrets=SECRETS, condenser=offload) as history:
+        messages = history.next_messages()
+    preview = str(messages[-1].content)
+    assert "call context_reload with event_id=3" in preview and "DEPLOY_TOKEN=<secret_hidden>" in preview
+    assert _count(json.dumps([m.model_dump(mode="json") for m in messages])) == 0

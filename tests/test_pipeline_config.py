@@ -48,7 +48,7 @@ def test_json_files_hold_both_keys(tmp_path: Path) -> None:
         ("max_messages = 0", "history_policy.max_messages: Input should be greater than or equal to 1"),
         ('step_window = "two"', "history_policy.step_window: Input should be a valid integer"),
         ('roles = ["user", "robot"]', "history_policy.roles.1: Input should be 'system', 'user', 'assistant' or 'tool'"),
-        ('preset = "inkeep"', "history_policy.preset: unknown preset 'inkeep'. Known presets: inkeep_fixed_limit."),
+        ('preset = "inkeep"', "history_policy.preset: unknown preset 'inkeep'. Known presets: inkeep_fixed_limit, inkeep_compression, qitos_default."),
     ],
 )
 def test_a_bad_policy_names_the_file_and_the_field(tmp_path: Path, table: str, message: str) -> None:

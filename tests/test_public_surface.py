@@ -37,7 +37,7 @@ STRATEGY_NAMES = [
     "NoOpCondenser", "ObservationMaskingCondenser", "BrowserOutputCondenser", "RecentEventsCondenser",
     "AmortizedForgettingCondenser", "ConversationWindowCondenser", "PipelineCondenser", "LLMSummarizingCondenser",
     "StructuredSummaryCondenser", "LLMAttentionCondenser", "LargeOutputOffloadCondenser",
-    "WindowHistoryCondenser", "TokenBudgetSummaryCondenser", "CompactHistoryCondenser",
+    "WindowHistoryCondenser", "TokenBudgetSummaryCondenser", "CompactHistoryCondenser", "InkeepCondenser",
 ]  # fmt: skip
 """Every built-in strategy: its condenser class and its config class (`<name>Config`) are exported."""
 
@@ -65,7 +65,7 @@ SURFACE: dict[str, list[str]] = {
     "openhands_memory.stream": [
         "EventStream", "EventStore", "InMemoryEventStore", "JsonlEventStore", "EventFilter", "EventPredicate",
         "Subscriber", "RecoveryReport", "RecoveryWarning", "export_session_folder", "import_session_folder",
-        "repair_log", "RepairReport", "UnreadableLine", "PostgresEventStore",
+        "repair_log", "RepairReport", "UnreadableLine", "Redactor", "SECRET_PLACEHOLDER", "PostgresEventStore",
     ],
     "openhands_memory.view": ["View", "ViewBuilder"],
     "openhands_memory.history": [
@@ -103,7 +103,8 @@ SURFACE: dict[str, list[str]] = {
     ],
     "openhands_memory.memory": [
         "Memory", "MemoryRecord", "MemoryQuery", "WindowMemory", "SummaryMemory", "VectorMemory", "MarkdownFileMemory",
-        "Embedder", "HashedBagOfWords",
+        "Embedder", "HashedBagOfWords", "Similarity", "QITOS_ROLES",
+        "window_memory", "summary_memory", "vector_memory", "markdown_file_memory",
     ],
     "openhands_memory.replay": [
         "replay_log", "replay_events", "ReplayReport", "ReplayStep", "ReplayCondensation", "Pipeline", "load_pipeline",

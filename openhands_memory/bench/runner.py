@@ -70,6 +70,7 @@ from openhands_memory.recall import SearchIndex
 from openhands_memory.replay import AgentStep, Replayer
 from openhands_memory.replay.driver import CondensationMade
 from openhands_memory.replay.replayer import describe_config
+from openhands_memory.stream import Redactor
 from openhands_memory.stream.locations import load_log, shown_location
 from openhands_memory.view import View
 
@@ -168,6 +169,9 @@ class BenchOptions:
     completion_fn: CompletionFn | None = None
     """What model-backed condensers call when `model` is None (a module-level function, so it pickles,
     e.g. `stand_in_completion`); None: no model, the summarizers write the offline structured summary."""
+    redactor: Redactor = field(default_factory=Redactor)
+    """The secrets in force: hidden in every event as it is read, so in what a model is sent and in the results
+    (lost facts quote commands and instructions). Never written to the results."""
 
     @property
     def summarizer(self) -> str:
@@ -194,7 +198,7 @@ class BenchTask:
 
 
 def _describe(config: BaseModel, policy: HistoryPolicy | None) -> str:
-    """`noop`, or with a policy `noop + history_policy(max_messages=50, max_tokens=8000 (inkeep_fixed_limit))`."""
+    """`noop`, or with a policy `noop + history_policy(max_messages=50, max_tokens=8000, pin_first_user=False (inkeep_fixed_limit))`."""
     description = describe_config(config.model_dump())
     return f"{description} + history_policy({policy.describe()})" if policy is not None else description
 
@@ -247,6 +251,8 @@ def run_events(
         LLMError: a model-backed condenser's model failed (with `on_model_error = "raise"`).
     """
     started = time.perf_counter()
+    if options.redactor:
+        events = [options.redactor.redact_event(event) for event in events]
     condenser = pipeline.build()
     members = list(model_backed_members(condenser))
     summarizer = options.summarizer
@@ -535,6 +541,7 @@ def run_benchmark(
     executor: Executor = "process",
     completion_fn: CompletionFn | None = None,
     progress: ProgressCallback | None = None,
+    secrets: Mapping[str, str] | None = None,
 ) -> BenchResults:
     """Replay every log through every pipeline and measure each run (see the module docstring).
 
@@ -551,8 +558,10 @@ def run_benchmark(
         completion_fn: the stand-in for the model, when `model` is None (module-level, to pickle,
             e.g. `stand_in_completion`); None: no model, the offline structured summarizer.
         progress: called with (done, total) after each task.
+        secrets: name: value; hidden in every event as it is read (what models are sent, the results).
 
     Raises:
+        InvalidSecretError: a secret value is too short or not a string.
         CondenserConfigError: a pipeline file is missing or not a valid config.
         ValueError: `jobs` < 1, `context_limit` < 1, or an unknown executor.
         ImportError: `executor="ray"` without ray installed (the message says how to install it).
@@ -566,7 +575,11 @@ def run_benchmark(
     specs = _unique_names([p if isinstance(p, PipelineSpec) else PipelineSpec.from_file(p) for p in pipelines])
     log_paths = [str(log) for log in logs]
     options = BenchOptions(
-        tokenizer=tokenizer or model or APPROXIMATE, model=model, context_limit=context_limit, completion_fn=completion_fn
+        tokenizer=tokenizer or model or APPROXIMATE,
+        model=model,
+        context_limit=context_limit,
+        completion_fn=completion_fn,
+        redactor=Redactor(secrets),
     )
     tasks = [BenchTask(log, spec, options) for log in log_paths for spec in specs]
     started = time.perf_counter()

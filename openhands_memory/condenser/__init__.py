@@ -58,6 +58,7 @@ from openhands_memory.condenser.impl import (
     BrowserOutputCondenser,
     CompactHistoryCondenser,
     ConversationWindowCondenser,
+    InkeepCondenser,
     LargeOutputOffloadCondenser,
     LLMAttentionCondenser,
     LLMSummarizingCondenser,
@@ -71,6 +72,7 @@ from openhands_memory.condenser.impl import (
 )
 from openhands_memory.condenser.impl.auto_context_condenser import AutoContextCondenserConfig, AutoContextPrompts
 from openhands_memory.condenser.impl.compact_history_condenser import CompactHistoryCondenserConfig
+from openhands_memory.condenser.impl.inkeep_condenser import InkeepCondenserConfig
 from openhands_memory.condenser.impl.large_output_offload_condenser import LargeOutputOffloadCondenserConfig
 from openhands_memory.condenser.impl.structured_summary_condenser import StateSummary
 from openhands_memory.condenser.impl.token_budget_summary_condenser import TokenBudgetSummaryCondenserConfig
@@ -113,6 +115,8 @@ __all__ = [
     "ConversationWindowCondenser",
     "ConversationWindowCondenserConfig",
     "ForgettingCondenser",
+    "InkeepCondenser",
+    "InkeepCondenserConfig",
     "LargeOutputOffloadCondenser",
     "LargeOutputOffloadCondenserConfig",
     "LLMAttentionCondenser",

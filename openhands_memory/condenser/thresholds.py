@@ -3,26 +3,40 @@
 A size-triggered condenser's `max_tokens` is a number of tokens, or a `ContextWindowShare`::
 
     max_tokens = 16000                                              # tokens, as before
-    max_tokens = { preset = "conversation" }                        # 50% of the model's window
+    max_tokens = { preset = "conversation", model = "gpt-5.2" }     # Inkeep: 200,000 (50% of 400K)
+    max_tokens = { preset = "sub_agent", model = "gpt-5.2" }        # Inkeep: 360,000 (90% of 400K)
     max_tokens = { share = 0.7, reserved_output_tokens = 8192 }
     max_tokens = { preset = "sub_agent", context_window = 400000 }  # 360,000 tokens
 
 The share is resolved once, when the condenser is built: the window is `context_window` if given,
 else that of `model` if given, else that of the condenser's own model (its LLM config's
-`max_input_tokens`, else litellm's model map, `max_input_tokens`). A window nobody knows is a
-`CondenserConfigError` naming the model and the two fixes; no default window is guessed.
+`max_input_tokens`, else litellm's model map). A window nobody knows is a `CondenserConfigError`
+naming the model and the two fixes; no default window is guessed.
 
-The limit is `floor(share * window) - reserved_output_tokens`: the reply must fit the window too.
+Two rules for which window a share is of (`window`):
+
+- `whole` (Inkeep's, the default with a preset): the model's whole context window, prompt and reply
+  together, as Inkeep's table has it: gpt-5.2 400K -> 200K / 360K, claude-sonnet-4-5 200K -> 100K /
+  180K, gemini-3-pro-preview 1,048,576 -> 524,288 / 954,204 (see `openhands_memory.llm.context_window`).
+- `input` (ours, the default with a `share`): the most prompt tokens the API accepts, litellm's
+  `max_input_tokens`. It is the better rule where the two differ: gpt-5.2 accepts 272K prompt tokens
+  of its 400K window, so Inkeep's sub-agent threshold (360K) lies past what the API accepts and the
+  request fails before the condenser would act; `input` gives 136K / 244.8K, which it always reaches.
+  Where the two are equal (Anthropic's, Google's models) they give the same limit.
+  A `whole` limit over the model's input limit is logged as a warning and recorded (`over_input_limit`).
+
+The limit is `floor(share * window) - reserved_output_tokens` (Inkeep reserves nothing: 0 by default).
 It is compared with the prompt the token counter measures, which counts the system prompt and the
 tool definitions along with the messages.
 
-Inkeep's presets (its conversation-memory documentation): conversation-level compression at 50% of
-the window, and sub-agent compaction at a share that grows with the window (`sub_agent_share`:
-85% below 100K tokens, 90% below 500K, 91% from there; 400K -> 360K, 200K -> 180K, 1,048,576 -> 954,204).
+Inkeep's presets (its conversation-memory documentation and `getCompressionParams`): conversation-level
+compression at 50% of the window, and sub-agent compaction at a share that grows with the window
+(`sub_agent_share`: 85% below 100K tokens, 90% below 500K, 91% from there).
 """
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -40,6 +54,7 @@ __all__ = [
     "ContextWindowShare",
     "ThresholdPreset",
     "TokenLimit",
+    "WindowRule",
     "resolve_token_limit",
     "sub_agent_share",
 ]
@@ -47,8 +62,13 @@ __all__ = [
 CONVERSATION_SHARE = 0.5
 """Inkeep's conversation-level compression: at half of the model's context window."""
 
+logger = logging.getLogger(__name__)
+
 ThresholdPreset = Literal["conversation", "sub_agent"]
 """Inkeep's two thresholds: `conversation` (`CONVERSATION_SHARE`) and `sub_agent` (`sub_agent_share`)."""
+
+WindowRule = Literal["whole", "input"]
+"""Which window a share is of: `whole` (Inkeep's: prompt and reply together) or `input` (ours: the prompt limit)."""
 
 
 def sub_agent_share(context_window: int) -> float:
@@ -74,6 +94,16 @@ class ContextWindowShare(BaseModel):
     """Whose window (None: the condenser's own model). The agent's model, when it differs from the summarizer."""
     reserved_output_tokens: int = Field(default=0, ge=0)
     """Tokens kept free for the model's reply, taken off the limit."""
+    window: WindowRule | None = None
+    """The window the share is of: `whole` (Inkeep's) or `input` (litellm's `max_input_tokens`).
+    None: `whole` with a preset, `input` with a share (see the module docstring for which is better when)."""
+
+    @property
+    def window_rule(self) -> WindowRule:
+        """The rule in force: `window`, else `whole` for a preset and `input` for a share."""
+        if self.window is not None:
+            return self.window
+        return "whole" if self.preset is not None else "input"
 
     @model_validator(mode="after")
     def _one_share(self) -> Any:
@@ -134,47 +164,58 @@ def resolve_token_limit(
     """
     if value is None or isinstance(value, int):
         return value, None
-    window, model, source = _window(value, llm, condenser_type=condenser_type, field=field)
+    window, model, source, input_limit = _window(value, llm, condenser_type=condenser_type, field=field)
     try:
         limit = value.limit_for(window)
     except ValueError as exc:
         raise CondenserConfigError(str(exc), condenser_type=condenser_type, field=field) from None
-    record = {
+    record: dict[str, Any] = {
         "context_window": window,
         "window_source": source,
+        "window_rule": value.window_rule,
         "model": model,
         "share": value.share_of(window),
         "preset": value.preset,
         "reserved_output_tokens": value.reserved_output_tokens,
         "limit": limit,
     }
+    if input_limit is not None and limit > input_limit:
+        record["over_input_limit"] = input_limit
+        logger.warning(
+            "condenser %r: %s = %d (%s of the whole %d-token window of %r) is over the model's input limit (%d "
+            "tokens): the request fails before the condenser acts; set window = \"input\" to take the share of the input limit",
+            condenser_type, field, limit, value.share_of(window), window, model, input_limit,
+        )  # fmt: skip
     return limit, record
 
 
 def _window(
     value: ContextWindowShare, llm: LLM | None, *, condenser_type: str, field: str
-) -> tuple[int, str | None, str]:
-    """The window, the model it belongs to, and where it came from (`config`, `llm_config`, `litellm`)."""
+) -> tuple[int, str | None, str, int | None]:
+    """The window, the model it belongs to, where it came from (`config`, `llm_config`, `litellm`,
+    `known_windows`), and the model's input limit when the window is the whole one and it is known."""
     if value.context_window is not None:
-        return value.context_window, value.model, "config"
+        return value.context_window, value.model, "config", None
     if value.model is not None:
-        from openhands_memory.llm.config import LLMConfig
-        from openhands_memory.llm.llm import LLM
-
-        llm = LLM(LLMConfig(model=value.model))
-    if llm is None:
+        model = value.model
+    elif llm is not None:
+        model = llm.config.model
+        if llm.config.max_input_tokens is not None:
+            return llm.config.max_input_tokens, model, "llm_config", None
+    else:
         raise CondenserConfigError(
             "a share of the context window needs a model: set context_window or model", condenser_type=condenser_type, field=field
         )
-    model = llm.config.model
-    if llm.config.max_input_tokens is not None:
-        return llm.config.max_input_tokens, model, "llm_config"
-    window = (llm.model_info() or {}).get("max_input_tokens")
-    if not isinstance(window, int) or window < 1:
+    from openhands_memory.llm.context_window import model_window
+
+    found = model_window(model)
+    if found is None:
         raise CondenserConfigError(
             f"the context window of model {model!r} is unknown (litellm's model map has no max_input_tokens for it): "
             "set context_window in this threshold, or max_input_tokens in the model's LLM config",
             condenser_type=condenser_type,
             field=field,
         )
-    return window, model, "litellm"
+    if value.window_rule == "input":
+        return found.input_tokens, model, "litellm", None
+    return found.whole, model, found.whole_source, found.input_tokens

@@ -6,7 +6,8 @@ and `max_tokens`. Here the same settings trim the messages of one prompt, after 
 the rendering, so they bound what any pipeline sends. The trim:
 
 - always keeps the pinned head: the system message (first) and the first user message (the task);
-  the limits count only the other messages;
+  the limits count only the other messages. With `pin_first_user = False` only the system message
+  is pinned and the task is a message like the others (Inkeep's and QitOS' windows pin nothing);
 - treats an assistant message that makes tool calls and the `tool` messages answering them as one
   unit, kept or dropped whole: a trim never leaves a call without its result nor a result without
   its call (DESIGN invariant 4);
@@ -30,8 +31,16 @@ The settings, applied in this order:
 - `max_messages`: at most this many messages besides the pinned head (QitOS' `max_items`).
 - `max_tokens`: at most this many tokens in those messages, each counted by `count_tokens`.
 
-`HistoryPolicy.fixed_limit()` (`preset = "inkeep_fixed_limit"` in a config) is Inkeep's fallback for
-agents without a summarizer: the 50 most recent messages and 8,000 tokens of prior conversation.
+Presets (`preset = "..."` in a config; a field given beside it wins):
+
+- `inkeep_fixed_limit` (`HistoryPolicy.fixed_limit()`): Inkeep's fallback for agents without a
+  summarizer, at most the 50 most recent conversation messages and 8,000 tokens of them;
+- `inkeep_compression`: Inkeep's retrieval with a summarizer, at most the 10,000 most recent messages
+  and no token limit (the model-aware compression bounds the tokens);
+- `qitos_default`: QitOS' default when no history is given, a 24-message window (its engine's
+  `WindowHistory(window_size=24)` read with `HistoryPolicy()`'s `max_items = 24`).
+
+`build_query(step_id)` writes the policy as QitOS' query dict, for QitOS-style memory (`retrieve`).
 """
 
 from __future__ import annotations
@@ -61,14 +70,22 @@ logger = logging.getLogger(__name__)
 MessageTokenCounter = Callable[[Message], int]
 """Counts the prompt tokens of one message (`lambda m: llm.count_tokens([m])`, say)."""
 
-HistoryPolicyPreset = Literal["inkeep_fixed_limit"]
+HistoryPolicyPreset = Literal["inkeep_fixed_limit", "inkeep_compression", "qitos_default"]
 """A named set of policy settings (see `HISTORY_POLICY_PRESETS`)."""
 
 HISTORY_POLICY_PRESETS: Final[dict[str, dict[str, Any]]] = {
-    "inkeep_fixed_limit": {"max_messages": 50, "max_tokens": 8000},
+    "inkeep_fixed_limit": {"max_messages": 50, "max_tokens": 8000, "pin_first_user": False},
+    "inkeep_compression": {"max_messages": 10_000, "max_tokens": None, "pin_first_user": False},
+    "qitos_default": {"max_messages": 24, "max_tokens": None, "pin_first_user": False},
 }
 """The settings each preset gives the fields a config leaves out. `inkeep_fixed_limit`: Inkeep's fixed
-limits for agents without a summarizer model, 50 messages and 8,000 tokens of prior conversation."""
+limits for agents without a summarizer model, up to the 50 most recent conversation messages and 8,000
+tokens of them. `inkeep_compression`: Inkeep's retrieval when a summarizer is configured, up to 10,000
+messages, no token limit. `qitos_default`: QitOS' 24-message window. None pins the first user message:
+each counts the conversation's messages, the task among them (the system message stays)."""
+
+QITOS_DEFAULT_ROLES: Final = ("user", "assistant")
+"""The roles QitOS' `HistoryPolicy()` asks for; `build_query` writes them when `roles` is None."""
 
 _CHARS_PER_TOKEN: Final = 4
 _OVERHEAD_PER_MESSAGE: Final = 4
@@ -96,13 +113,15 @@ class HistoryPolicy(BaseModel):
     """Which messages of a rendered chat the model is sent: QitOS' history policy, as a final trim (see the module docstring).
 
     Every limit is optional; `HistoryPolicy()` keeps at most 24 messages besides the system message
-    and the first user message, as QitOS does by default.
+    and the first user message (QitOS' 24, with our pinned task); `HistoryPolicy(preset="qitos_default")`
+    is QitOS' own window, the task not pinned.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     preset: HistoryPolicyPreset | None = None
-    """A named set of settings for the fields not given (`inkeep_fixed_limit`: 50 messages, 8,000 tokens)."""
+    """A named set of settings for the fields not given (`inkeep_fixed_limit`: 50 messages, 8,000 tokens;
+    `inkeep_compression`: 10,000 messages; `qitos_default`: 24 messages)."""
     roles: tuple[Role, ...] | None = None
     """The roles kept besides the pinned head (None: all); a tool exchange needs both `assistant` and `tool`."""
     max_messages: int | None = Field(default=24, ge=1)
@@ -111,6 +130,8 @@ class HistoryPolicy(BaseModel):
     """Only the last this many agent steps, the current one included (None: no limit)."""
     max_tokens: int | None = Field(default=None, ge=1)
     """At most this many tokens in the messages besides the pinned head (None: no limit)."""
+    pin_first_user: bool = True
+    """Always keep the first user message (the task), outside the limits; False: it counts and goes like the others."""
 
     @model_validator(mode="before")
     @classmethod
@@ -127,6 +148,23 @@ class HistoryPolicy(BaseModel):
         """Inkeep's fallback for agents without a summarizer: the 50 most recent messages, 8,000 tokens of them."""
         return cls(preset="inkeep_fixed_limit")
 
+    def build_query(self, step_id: int, **kwargs: Any) -> dict[str, Any]:
+        """This policy as QitOS' query dict for step `step_id` (QitOS' `HistoryPolicy.build_query`).
+
+        `roles` (QitOS' `["user", "assistant"]` when None), `max_items` (`max_messages`), `step_min`
+        (`step_id - step_window + 1`, at least 0) and `max_tokens` when set; `kwargs` are added as they
+        are. Memory adapters take the dict as it is (`Memory.retrieve`).
+        """
+        query: dict[str, Any] = {"roles": list(self.roles if self.roles is not None else QITOS_DEFAULT_ROLES)}
+        if self.max_messages is not None:
+            query["max_items"] = self.max_messages
+        if self.step_window is not None:
+            query["step_min"] = max(0, step_id - self.step_window + 1)
+        if self.max_tokens is not None:
+            query["max_tokens"] = self.max_tokens
+        query.update({str(key): value for key, value in kwargs.items()})
+        return query
+
     @property
     def is_limited(self) -> bool:
         """Some setting can drop a message (a policy with none is a no-op)."""
@@ -139,6 +177,8 @@ class HistoryPolicy(BaseModel):
             for name in ("roles", "max_messages", "step_window", "max_tokens")
             if (value := getattr(self, name)) is not None
         ]
+        if not self.pin_first_user:
+            parts.append("pin_first_user=False")
         text = ", ".join(parts) or "no limit"
         return f"{text} ({self.preset})" if self.preset else text
 
@@ -220,6 +260,8 @@ class _Trimmer:
         pinned = set()
         if messages and messages[0].role == "system":
             pinned.add(0)
+        if not self.policy.pin_first_user:
+            return pinned
         first_user = next((i for i, m in enumerate(messages) if m.role == "user"), None)
         if first_user is not None:
             pinned.add(first_user)

@@ -7,10 +7,11 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from openhands_memory.events.base import Event
 
-TOP_LEVEL_TAGS = frozenset({"delegation_id"})
+TOP_LEVEL_TAGS = frozenset({"delegation_id", "memory_record"})
 """Extra fields of an event built in code that are written at the top level of its JSON, not in its
-payload: tags for readers of this library (`delegation_id`, see `events.scopes`) that OpenHands'
-loader must ignore (it ignores unknown top-level keys, and rejects unknown `args`)."""
+payload: tags for readers of this library (`delegation_id`, see `events.scopes`; `memory_record`, see
+`memory.records`) that OpenHands' loader must ignore (it ignores unknown top-level keys, and rejects
+unknown `args`)."""
 
 _KEY = "_wire"
 

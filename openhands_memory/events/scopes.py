@@ -34,9 +34,13 @@ which reads the whole log first):
 
 - the top level: its own events, each delegation reduced to its action and observation;
 - a delegation (OpenHands V0): its own events, nested delegations reduced likewise;
-- a delegation with `with_conversation=True` (Inkeep): also the messages of the enclosing scopes
-  (the top-level conversation and the parents' messages) from before the delegation began; their
-  tool calls and results, and everything of sibling delegations, stay out.
+- the top level with `with_conversation=True` (Inkeep's main agent): every event, the tool calls and
+  results of every delegation included;
+- a delegation with `with_conversation=True` (Inkeep's delegated agent): also every top-level event
+  (messages, tool calls and their results) from before the delegation ended, and the messages of the
+  delegations that enclose it from before it began; the top level's system prompt stays out (the
+  delegate has its own), and so do the tool calls and results of every other delegation (siblings,
+  and the enclosing delegations' own tool work).
 
 One difference from OpenHands, on purpose: when OpenHands 0.62 restores a parent's history from a
 log with a nested delegation (`StateTracker._init_history`), the nested delegation's action and
@@ -50,7 +54,7 @@ import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from openhands_memory.events.actions import AgentDelegateAction, MessageAction
+from openhands_memory.events.actions import AgentDelegateAction, MessageAction, SystemMessageAction
 from openhands_memory.events._wire import TOP_LEVEL_TAGS, wire_of
 from openhands_memory.events.base import Event
 from openhands_memory.events.observations import AgentDelegateObservation
@@ -79,7 +83,8 @@ class Scope:
     delegation: int | None = None
     """The id of the `AgentDelegateAction` that opened the delegation; None for the top-level agent."""
     with_conversation: bool = False
-    """Inkeep's rule: a delegate also sees the enclosing scopes' messages from before it began."""
+    """Inkeep's rule: a delegate also sees the top-level conversation, tool results included, and the
+    enclosing delegations' messages; the main agent (`delegation=None`) sees every event."""
 
     @classmethod
     def of_delegation(cls, action_id: int, *, with_conversation: bool = False) -> Scope:
@@ -161,18 +166,24 @@ class DelegationTracker:
         return chain
 
     def is_in_scope(self, event: Event, owner: int | None, scope: Scope) -> bool:
-        """Whether an event attributed to `owner` is seen by `scope` (see the module docstring)."""
+        """Whether an event attributed to `owner` is seen by `scope` (see the module docstring).
+
+        With `with_conversation`, it reads the delegation's end: give it every event first.
+        """
         if owner == scope.delegation:
             return True
-        if not scope.with_conversation or scope.delegation is None:
+        if not scope.with_conversation:
             return False
-        return (
-            isinstance(event, MessageAction)
-            and event.id is not None
-            and event.id < scope.delegation
-            and scope.delegation in self.delegations
-            and owner in self.ancestors(scope.delegation)
-        )
+        if scope.delegation is None:
+            return True  # Inkeep's main agent sees everything
+        delegation = self.delegations.get(scope.delegation)
+        if delegation is None or event.id is None:
+            return False
+        if owner is None:
+            # The top-level conversation, tool results included, up to where the delegate stopped.
+            ended = delegation.observation_id
+            return not isinstance(event, SystemMessageAction) and (ended is None or event.id < ended)
+        return isinstance(event, MessageAction) and event.id < scope.delegation and owner in self.ancestors(scope.delegation)
 
     def _close(self, observation: AgentDelegateObservation) -> int | None:
         delegation = self._match(observation)

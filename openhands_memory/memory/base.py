@@ -6,6 +6,10 @@ and appends it, `from_events` rebuilds an adapter from a log, and `attach` keeps
 with a live `EventStream`. Every record names its event, and records arrive in log order, so an
 adapter built live and one rebuilt from the log hold the same records: nothing enters memory that
 is not in the log.
+
+A record appended in QitOS' form (no event id) goes into the log first, as an event of its own
+(`records.record_event`), in the stream the adapter follows, or in an in-memory stream of its own
+when it follows none (`stream`); the record held is the one read back from that event.
 """
 
 from __future__ import annotations
@@ -18,26 +22,35 @@ from itertools import count
 from typing import Any, Self
 
 from openhands_memory.errors import DuplicateEventError, MemoryAdapterError
-from openhands_memory.events import Event
-from openhands_memory.memory.records import MemoryRecord, StepCounter, is_remembered
+from openhands_memory.events import Event, EventSource
+from openhands_memory.memory.records import QITOS_ROLES, MemoryRecord, StepCounter, is_remembered, record_event, record_text
 from openhands_memory.stream import EventStream
 
-__all__ = ["Memory", "MemoryQuery", "format_records", "select"]
+__all__ = ["Memory", "MemoryQuery", "estimate_tokens", "format_records", "select"]
 
-_QUERY_KEYS = ("roles", "step_min", "max_items", "text", "top_k")
+_QUERY_KEYS = ("roles", "step_min", "step_max", "max_items", "max_tokens", "text", "top_k")
+_QITOS_NAMES: dict[str, frozenset[str]] = {
+    ours: frozenset(qitos for qitos, same in QITOS_ROLES.items() if same == ours) for ours in set(QITOS_ROLES.values())
+}
+"""Our role -> QitOS' roles for the same records (`tool` -> `observation`, `action_result`)."""
 _subscriber_names = count()
 
 
 @dataclass(frozen=True, slots=True)
 class MemoryQuery:
-    """QitOS' query keys, checked: `roles`, `step_min`, `max_items`, `text`, `top_k`."""
+    """QitOS' query keys, checked: `roles`, `step_min`, `step_max`, `max_items`, `max_tokens`, `text`, `top_k`."""
 
     roles: frozenset[str] | None = None
-    """Only records with one of these roles."""
+    """Only records with one of these roles; a QitOS role also names ours for the same records (`QITOS_ROLES`)."""
     step_min: int | None = None
     """Only records of this step or later."""
+    step_max: int | None = None
+    """Only records of this step or earlier (QitOS' history query key)."""
     max_items: int | None = None
     """At most this many records (the most recent, or the best ranked when `text` is given)."""
+    max_tokens: int | None = None
+    """At most this many tokens of content, counted as QitOS estimates them (4 characters a token, at
+    least 1 a record): the most recent (or best ranked) records that fit."""
     text: str | None = None
     """Vector memory ranks records by similarity to it; the others keep records that contain it (any case)."""
     top_k: int | None = None
@@ -68,7 +81,9 @@ class MemoryQuery:
         return cls(
             roles=frozenset(roles) if roles is not None else None,
             step_min=_count_or_none(query, "step_min"),
+            step_max=_count_or_none(query, "step_max"),
             max_items=_count_or_none(query, "max_items"),
+            max_tokens=_count_or_none(query, "max_tokens"),
             text=text or None,
             top_k=_count_or_none(query, "top_k"),
         )
@@ -80,9 +95,32 @@ class MemoryQuery:
 
     def matches(self, record: MemoryRecord) -> bool:
         """Whether `record` passes the role and step filters."""
-        if self.roles is not None and record.role not in self.roles:
+        roles = self.roles
+        if roles is not None and record.role not in roles and roles.isdisjoint(_QITOS_NAMES.get(record.role, ())):
+            return False
+        if self.step_max is not None and record.step_id > self.step_max:
             return False
         return self.step_min is None or record.step_id >= self.step_min
+
+    def fit_tokens(self, records: list[MemoryRecord], *, newest_last: bool = True) -> list[MemoryRecord]:
+        """`records` cut to `max_tokens`: the newest that fit (or, with `newest_last=False`, the first, best ranked)."""
+        if self.max_tokens is None:
+            return records
+        ordered = reversed(records) if newest_last else iter(records)
+        kept: list[MemoryRecord] = []
+        total = 0
+        for record in ordered:
+            total += estimate_tokens(record.content)
+            if total > self.max_tokens:
+                break
+            kept.append(record)
+        return kept[::-1] if newest_last else kept
+
+
+def estimate_tokens(content: Any) -> int:
+    """QitOS' estimate of a text's tokens: a quarter of its characters, at least 1 (0 for an empty text)."""
+    text = record_text(content)
+    return max(1, len(text) // 4) if text else 0
 
 
 def _count_or_none(query: Mapping[str, Any], key: str) -> int | None:
@@ -128,12 +166,23 @@ class Memory(ABC):
     # -- QitOS' interface ------------------------------------------------------------------
 
     def append(self, record: MemoryRecord) -> None:
-        """Append one record; it must come from the log, after the records already appended.
+        """Append one record: one from the log, after the records already appended, or one in QitOS' form.
+
+        A record in QitOS' form (`event_id` None) is written to the log first, as an event of its own,
+        in the stream this memory follows (or its own, see `stream`), and the record read back from
+        that event is appended: a memory rebuilt from the log holds it too.
 
         Raises:
             DuplicateEventError: the record's event is not after the last one appended (its event is
                 already in memory, or the record is out of log order).
+            MemoryAdapterError: a record in QitOS' form has no role, a bad step, or metadata that is
+                not JSON (nothing is written); a record from the log holds no text.
         """
+        if record.event_id is None:
+            self._append_to_log(record)
+            return
+        if not isinstance(record.content, str):
+            raise MemoryAdapterError(f"the record of event {record.event_id} must hold text, not {type(record.content).__name__}")
         last = self._last_event_id
         if last is not None and record.event_id <= last:
             raise DuplicateEventError(record.event_id, len(self), f"is not after event {last}, the last one in memory")
@@ -168,7 +217,26 @@ class Memory(ABC):
         """
         self._clear()
 
+    def _append_to_log(self, record: MemoryRecord) -> None:
+        event = record_event(record)  # checked before anything is written
+        stream = self.stream
+        if stream is None:
+            stream = EventStream()
+            self.attach(stream)
+        event_id = stream.add_event(event, EventSource.AGENT)
+        # A subscriber's error is only logged by the stream: project it here too (a no-op once projected).
+        self.append_event(stream.get_event(event_id))
+
     # -- the read model ----------------------------------------------------------------------
+
+    @property
+    def stream(self) -> EventStream | None:
+        """The stream this memory follows (`attach`): where records given in QitOS' form are written.
+
+        None until it follows one; appending a record in QitOS' form then makes it follow an in-memory
+        stream of its own (so `from_events(memory.stream.get_events())` rebuilds it).
+        """
+        return self._attached[0] if self._attached is not None else None
 
     @property
     def last_event_id(self) -> int | None:
@@ -246,10 +314,10 @@ class Memory(ABC):
 
 
 def select(records: Iterable[MemoryRecord], query: MemoryQuery, *, default_limit: int | None) -> list[MemoryRecord]:
-    """The most recent records that pass the query's filters, at most its limit (shared by the adapters)."""
+    """The most recent records that pass the query's filters, at most its limit and `max_tokens` (shared by the adapters)."""
     needle = query.text.casefold() if query.text else None
     chosen = [r for r in records if query.matches(r) and (needle is None or needle in r.content.casefold())]
     limit = query.limit(default_limit)
-    if limit is None:
-        return chosen
-    return chosen[max(0, len(chosen) - limit) :] if limit else []
+    if limit is not None:
+        chosen = chosen[max(0, len(chosen) - limit) :] if limit else []
+    return query.fit_tokens(chosen)

@@ -81,8 +81,8 @@ class SparseVector:
     norm: float
     """Its Euclidean length."""
 
-    def cosine(self, other: SparseVector) -> float:
-        """The cosine of the angle between the two vectors (0 when either is zero).
+    def dot(self, other: SparseVector) -> float:
+        """The dot product of the two vectors (QitOS' score).
 
         Raises:
             MemoryAdapterError: the vectors differ in length (two embedders mixed in one memory).
@@ -91,10 +91,18 @@ class SparseVector:
             raise MemoryAdapterError(
                 f"vectors of different lengths ({self.size} and {other.size}): one memory needs one embedder"
             )
+        small, large = (self.entries, other.entries) if len(self.entries) <= len(other.entries) else (other.entries, self.entries)
+        return sum(value * large.get(index, 0.0) for index, value in small.items())
+
+    def cosine(self, other: SparseVector) -> float:
+        """The cosine of the angle between the two vectors (0 when either is zero).
+
+        Raises:
+            MemoryAdapterError: the vectors differ in length (two embedders mixed in one memory).
+        """
+        dot = self.dot(other)
         if not self.norm or not other.norm:
             return 0.0
-        small, large = (self.entries, other.entries) if len(self.entries) <= len(other.entries) else (other.entries, self.entries)
-        dot = sum(value * large.get(index, 0.0) for index, value in small.items())
         return dot / (self.norm * other.norm)
 
 

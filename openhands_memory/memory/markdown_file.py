@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections import deque
+from datetime import datetime, timezone
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -13,6 +15,7 @@ from openhands_memory._files import FILE_MODE, make_private_folder
 from openhands_memory.errors import OutputRefusedError
 from openhands_memory.memory.base import Memory, MemoryQuery, check_size, format_records, select
 from openhands_memory.memory.records import MemoryRecord
+from openhands_memory.stream import Redactor
 
 __all__ = ["MIRROR_HEADER", "MarkdownFileMemory"]
 
@@ -25,6 +28,8 @@ _PREAMBLE = (
     "truth: this file can be deleted and written again from it.\n"
 )
 _RECORD_HEADING = re.compile(r"^## Step (\d+) · (\S+) · event (\d+)$")
+"""A section heading as mirrors written before QitOS' layout named their event (still read)."""
+_EVENT_LINE = re.compile(r"^- event_id: (\d+)$")
 _FENCE = re.compile(r"^(`{3,})")
 _DEFAULT_LIMIT = 50
 """Records a query returns when it names no limit (QitOS' default)."""
@@ -37,17 +42,28 @@ class MarkdownFileMemory(Memory):
     only if it is a mirror (its first line is `MIRROR_HEADER`); its records are not read back into
     RAM, but its last event id is, so a memory rebuilt from the log writes only the events the file
     lacks. The file is never truncated or rewritten: `evict` and `reset` act on RAM only.
+
+    `secrets` (name: value) are hidden in every record it keeps and writes, whatever the log held
+    (a memory attached to a stream that has secrets gets its events with them hidden already).
     """
 
-    def __init__(self, path: str | os.PathLike[str] = "memory.md", max_in_memory: int = 200) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str] = "memory.md",
+        max_in_memory: int = 200,
+        *,
+        secrets: Mapping[str, str] | None = None,
+    ) -> None:
         """Open or create the mirror at `path`.
 
         Raises:
+            InvalidSecretError: a secret value is too short or not a string (nothing is opened).
             OutputRefusedError: `path` exists and is not a mirror (or is not a regular file); it is left untouched.
             MemoryAdapterError: `max_in_memory` is not an integer >= 0.
             OSError: the file or its folder cannot be read or created.
         """
         super().__init__()
+        self._redactor = Redactor(secrets)
         self.max_in_memory = check_size("max_in_memory", max_in_memory)
         self.path = Path(path)
         self._records: deque[MemoryRecord] = deque(maxlen=max_in_memory or None)
@@ -73,6 +89,10 @@ class MarkdownFileMemory(Memory):
         return 0
 
     def _add(self, record: MemoryRecord) -> None:
+        if self._redactor:
+            hide = self._redactor.redact_text
+            metadata = {key: hide(value) if isinstance(value, str) else value for key, value in record.metadata.items()}
+            record = dataclasses.replace(record, content=hide(record.content), metadata=metadata)
         if self._mirrored_up_to is None or record.event_id > self._mirrored_up_to:
             self._write(_block(record))
             self._mirrored_up_to = record.event_id
@@ -113,6 +133,8 @@ class MarkdownFileMemory(Memory):
                     fence = opened.group(1)
                 elif heading := _RECORD_HEADING.match(line):
                     last = int(heading.group(3))
+                elif event := _EVENT_LINE.match(line):
+                    last = int(event.group(1))
         return last
 
     def _write(self, text: str) -> None:
@@ -127,9 +149,27 @@ class MarkdownFileMemory(Memory):
 
 
 def _block(record: MemoryRecord) -> str:
-    """A record as Markdown: a heading, its metadata as a list, its content in a fence longer than any inside."""
+    """A record as QitOS writes it: `## Step N · role`, `- time_utc:`, then our `- event_id:`, its metadata, its content fenced.
+
+    The fence is longer than any run of backticks inside. `time_utc` is the event's time in UTC (so
+    a mirror written again from the log is the same), or the time of writing for an event without one.
+    """
     longest = max((len(run) for run in re.findall(r"`+", record.content)), default=0)
     fence = "`" * max(3, longest + 1)
-    facts = "".join(f"- {key}: {value}\n" for key, value in record.metadata.items() if value is not None)
+    facts = f"- metadata: {record.metadata}\n" if record.metadata else ""
     body = record.content if record.content.endswith("\n") or not record.content else record.content + "\n"
-    return f"\n## Step {record.step_id} · {record.role} · event {record.event_id}\n{facts}\n{fence}text\n{body}{fence}\n"
+    role = " ".join(record.role.split())
+    return (
+        f"\n## Step {record.step_id} · {role}\n- time_utc: {_time_utc(record.timestamp)}\n- event_id: {record.event_id}\n"
+        f"{facts}\n{fence}text\n{body}{fence}\n"
+    )
+
+
+def _time_utc(timestamp: str | None) -> str:
+    """An event's ISO 8601 timestamp in UTC (`+00:00`); one without a zone is local time, as the stream writes it."""
+    if timestamp:
+        try:
+            return datetime.fromisoformat(timestamp).astimezone(timezone.utc).isoformat()
+        except ValueError:
+            pass  # an unparsable timestamp from an old log: the time of writing, as for none
+    return datetime.now(timezone.utc).isoformat()

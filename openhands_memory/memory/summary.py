@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from openhands_memory.memory.base import Memory, MemoryQuery, check_size, format_records, select
+from openhands_memory.memory.base import Memory, MemoryQuery, check_size, select
 from openhands_memory.memory.records import MemoryRecord
 
 __all__ = ["SummaryMemory"]
@@ -17,9 +17,12 @@ _SUMMARY_WIDTH = 80
 class SummaryMemory(Memory):
     """Keeps the last `keep_last` records; `evict` folds the older ones into a one-line summary each time.
 
-    A summary is built without a model: `step: role: content` of each folded record, cut to 80
-    characters, joined by ` | ` (QitOS' format, with the step added). `summaries` keeps every one,
-    in order, so nothing evicted vanishes without a trace; `reset` clears them.
+    `summarize(max_items)` is QitOS': `role:content | role:content` of the last `max_items` records,
+    each content cut to 80 characters. A summary of evicted records is built without a model:
+    `step: role: content` of each folded record, cut to 80 characters, joined by ` | ` (QitOS'
+    format with the step added; QitOS folds the last records instead of the evicted ones, we fold
+    the evicted ones). `summaries` keeps every one, in order, so nothing evicted vanishes without a
+    trace; `reset` clears them.
     """
 
     def __init__(self, keep_last: int = 10) -> None:
@@ -40,9 +43,9 @@ class SummaryMemory(Memory):
         return select(self._records, MemoryQuery.parse(query), default_limit=self.keep_last)
 
     def summarize(self, max_items: int = 5) -> str:
-        """The summaries of evicted records, then the last `max_items` records, one line each."""
-        recent = format_records(self._records[-max_items:] if max_items else [])
-        return "\n".join([*self._summaries, recent] if recent else self._summaries)
+        """QitOS' summary: `role:content | role:content` of the last `max_items` records (contents cut to 80 characters; "" when none)."""
+        chunk = self._records[-max_items:] if max_items > 0 else []
+        return " | ".join(f"{r.role}:{r.content[:_SUMMARY_WIDTH]}" for r in chunk)
 
     def evict(self) -> int:
         """Fold the records before the last `keep_last` into one summary; returns how many were folded."""

@@ -6,7 +6,18 @@ stored in PostgreSQL (`PostgresSearchIndex`).
 Everything here is derived from the log and rebuildable from it; nothing here is a source of truth.
 """
 
-from openhands_memory.recall.index import SearchHit, SearchIndex, event_text, sidecar_path
+from openhands_memory.recall.index import MAX_QUERY_CHARS, SearchHit, SearchIndex, event_text, sidecar_path
 from openhands_memory.recall.postgres_index import PostgresSearchIndex
+from openhands_memory.recall.search import MAX_ANSWER_CHARS, search_answer, search_log
 
-__all__ = ["PostgresSearchIndex", "SearchHit", "SearchIndex", "event_text", "sidecar_path"]
+__all__ = [
+    "MAX_ANSWER_CHARS",
+    "MAX_QUERY_CHARS",
+    "PostgresSearchIndex",
+    "SearchHit",
+    "SearchIndex",
+    "event_text",
+    "search_answer",
+    "search_log",
+    "sidecar_path",
+]

@@ -7,6 +7,7 @@ stream, its view and its search index.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -41,6 +42,15 @@ DEFAULT_SEARCH_LIMIT: Final = 5
 """How many matches `search_history` returns when the model does not say."""
 MAX_SEARCH_LIMIT: Final = 50
 """The most matches one `search_history` call may ask for."""
+MAX_ARGUMENT_DEPTH: Final = 16
+"""The deepest nesting of JSON arrays and objects accepted in a memory tool's arguments (they need one level)."""
+ECHO_CHARS: Final = 200
+"""At most this much of what the model wrote (arguments, a query) is quoted back in a result."""
+_INT64 = range(-(2**63), 2**63)
+"""Integers a log can hold (JSON writers and readers agree on 64 bits)."""
+_FLAT_PAIR = re.compile(r"\[[^\[\]{}]*\]|\{[^\[\]{}]*\}")
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 # The one field that says what an action did, by kind; other kinds are shown by all their arguments.
 _MAIN_FIELD: Final[dict[type[Action], str]] = {
@@ -195,11 +205,10 @@ def parse_memory_call(call: MemoryToolCall) -> Action | str:
     """
     if call.name not in MEMORY_TOOL_NAMES:
         known = " and ".join(sorted(MEMORY_TOOL_NAMES))
-        return f"there is no memory tool named {call.name!r} (the memory tools are {known})"
-    try:
-        arguments = json.loads(call.arguments)
-    except ValueError as exc:
-        return f"the arguments are not valid JSON ({exc})"
+        return f"there is no memory tool named '{echo(call.name, 60)}' (the memory tools are {known})"
+    arguments, problem = _load_arguments(call.arguments)
+    if problem is not None:
+        return problem
     if not isinstance(arguments, dict):
         return f"the arguments must be a JSON object, got {type(arguments).__name__}"
     if call.name == CONTEXT_RELOAD:
@@ -207,17 +216,75 @@ def parse_memory_call(call: MemoryToolCall) -> Action | str:
         if "event_id" not in arguments:
             return "context_reload needs an event_id (an integer)"
         if not _is_int(event_id):
-            return f"event_id must be an integer, got {json.dumps(event_id)}"
+            return f"event_id must be an integer, got {_echo_value(event_id)}"
+        if event_id not in _INT64:
+            return f"event_id {echo(str(event_id))} is out of range: event ids are 64-bit integers"
         return ContextReloadAction(event_id=event_id)
     query = arguments.get("query")
     if not isinstance(query, str):
-        return "search_history needs a query (a string)" if query is None else f"query must be a string, got {json.dumps(query)}"
+        return "search_history needs a query (a string)" if query is None else f"query must be a string, got {_echo_value(query)}"
+    surrogate = _SURROGATE.search(query)
+    if surrogate is not None:
+        return (
+            f"query must be text: it holds a lone surrogate ({surrogate.group().encode('utf-8', 'backslashreplace').decode()}) "
+            f"at character {surrogate.start()}, which no log can store"
+        )
     limit = arguments.get("limit", DEFAULT_SEARCH_LIMIT)
     if limit is None:
         limit = DEFAULT_SEARCH_LIMIT
-    if not _is_int(limit):
-        return f"limit must be an integer from 1 to {MAX_SEARCH_LIMIT}, got {json.dumps(limit)}"
+    if not _is_int(limit) or limit not in _INT64:
+        return f"limit must be an integer from 1 to {MAX_SEARCH_LIMIT}, got {_echo_value(limit)}"
     return SearchHistoryAction(query=query, limit=limit)
+
+
+def _load_arguments(text: str) -> tuple[Any, str | None]:
+    """(the arguments the model wrote, parsed; None) or (None, why they cannot be: not JSON, nested too deeply).
+
+    The nesting is checked before parsing, without recursion: Python's JSON parser recurses once
+    per level, and a model can write thousands of `[`.
+    """
+    depth = _nesting(text)
+    if depth > MAX_ARGUMENT_DEPTH:
+        return None, f"the arguments nest more than {MAX_ARGUMENT_DEPTH} levels of arrays and objects (memory tools take one)"
+    try:
+        return json.loads(text), None
+    except ValueError as exc:
+        return None, f"the arguments are not valid JSON ({exc})"
+    except RecursionError:  # not reachable within MAX_ARGUMENT_DEPTH, unless the caller's stack is nearly full
+        return None, "the arguments nest too deeply to be read"
+
+
+def _nesting(text: str) -> int:
+    """How deeply JSON arrays and objects nest in `text` (strings left out), at most `MAX_ARGUMENT_DEPTH` + 1.
+
+    Innermost pairs are removed one level per pass (each pass a regular expression, in C).
+    """
+    if text.count("[") + text.count("{") <= 1:
+        return text.count("[") + text.count("{")
+    bare = _JSON_STRING.sub('""', text)
+    for depth in range(MAX_ARGUMENT_DEPTH + 1):
+        if not any(bracket in bare for bracket in "[]{}"):
+            return depth
+        flatter = _FLAT_PAIR.sub("0", bare)
+        if flatter == bare:  # unbalanced: each bracket left open may be one more level for the parser
+            return min(depth + bare.count("[") + bare.count("{"), MAX_ARGUMENT_DEPTH + 1)
+        bare = flatter
+    return MAX_ARGUMENT_DEPTH + 1
+
+
+def echo(text: str, limit: int = ECHO_CHARS) -> str:
+    """What the model wrote, safe to quote back in a result: at most `limit` characters, lone surrogates escaped."""
+    cut = text if len(text) <= limit else text[: limit - 1] + "…"
+    return cut.encode("utf-8", "backslashreplace").decode("utf-8") if _SURROGATE.search(cut) else cut
+
+
+def _echo_value(value: Any) -> str:
+    """A JSON value of the arguments, quoted back: as JSON, cut to `ECHO_CHARS` (it may be huge or deep)."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (ValueError, RecursionError):
+        text = type(value).__name__
+    return echo(text)
 
 
 def _is_int(value: Any) -> bool:
@@ -256,5 +323,6 @@ def reload_text(event: Event) -> str:
 
 
 def describe(event: Event) -> str:
-    """How a result names an event's kind: `run observation`, `message action`, ..."""
-    return f"{event.kind} {event.kind_key}"
+    """How a result names an event's kind: `run observation`, `message action`, ... (a kind read from a log cut short)."""
+    kind = event.kind if len(event.kind) <= 60 else event.kind[:59] + "…"
+    return f"{kind} {event.kind_key}"

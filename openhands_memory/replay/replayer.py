@@ -45,6 +45,7 @@ from openhands_memory.conversation_memory import ConversationMemory, HistoryPoli
 from openhands_memory.errors import StepNotFoundError
 from openhands_memory.events import CondensationAction, Event, MessageAction, load_events
 from openhands_memory.history import DEFAULT_CONDENSER_CONFIG, default_condenser
+from openhands_memory.stream import Redactor
 from openhands_memory.llm.message import Message
 from openhands_memory.replay.driver import AgentStep, CondensationMade, RecordedCondensation, Replayer
 from openhands_memory.view import View
@@ -435,6 +436,7 @@ def replay_events(
     model: str | None = DEFAULT_TOKEN_MODEL,
     source: str = "<events>",
     progress: ProgressCallback | None = None,
+    secrets: Mapping[str, str] | None = None,
 ) -> ReplayReport:
     """Replay `events` (a whole log, in order) and measure every agent step (see the module docstring).
 
@@ -446,10 +448,14 @@ def replay_events(
         model: count tokens with this model's tokenizer (litellm); None estimates them offline.
         source: names the log in the report.
         progress: called with (events replayed, total or None) every few events and at the end.
+        secrets: name: value; hidden in every event as it is read, so in all the report holds
+            (the messages, the replayed history `write_log` saves), whatever the log held.
 
     Raises:
+        InvalidSecretError: a secret value is too short or not a string.
         CondensationStalledError: the condenser made no progress at a step.
     """
+    events = _redacted(events, secrets)
     pipeline = _condenser_for(condenser, recorded)
     measure = _Measure(model, pipeline.history_policy)
     total = len(events) if isinstance(events, Sequence) else None
@@ -489,6 +495,16 @@ def replay_events(
     return report
 
 
+def _redacted(events: Iterable[Event], secrets: Mapping[str, str] | None) -> Iterable[Event]:
+    """`events` with the secrets hidden (a list stays a list, so its length is known); `events` when there is none."""
+    redactor = Redactor(secrets)
+    if not redactor:
+        return events
+    if isinstance(events, Sequence):
+        return [redactor.redact_event(event) for event in events]
+    return (redactor.redact_event(event) for event in events)
+
+
 def _counted(events: Iterable[Event], progress: ProgressCallback | None, total: int | None) -> Iterable[Event]:
     if progress is None:
         yield from events
@@ -516,17 +532,21 @@ def snapshot_at(
     *,
     condenser: Condenser | Pipeline | None = None,
     recorded: bool = True,
+    secrets: Mapping[str, str] | None = None,
 ) -> StepSnapshot:
     """What the model was shown at agent step `step` (1 = first), or after the last event (None).
 
     By default the log's own condensations are applied and nothing else condenses (`recorded`,
     no condenser); pass a condenser to see what it would have shown instead. After the last event
-    the condenser is asked once more, as it would be for a next step.
+    the condenser is asked once more, as it would be for a next step. `secrets` (name: value) are
+    hidden in every event as it is read, so in what the snapshot shows.
 
     Raises:
+        InvalidSecretError: a secret value is too short or not a string.
         StepNotFoundError: the log has fewer steps than `step` (or `step` is below 1).
         CondensationStalledError: the condenser made no progress.
     """
+    events = _redacted(events, secrets)
     pipeline = _condenser_for(condenser, recorded)
     replayer = Replayer(pipeline.condenser, keep_recorded=recorded)
     measure = _Measure(None, pipeline.history_policy)  # renders, and trims by the pipeline's policy

@@ -7,9 +7,11 @@ from openhands_memory.stream.postgres_store import PostgresEventStore
 from openhands_memory.stream.repair import RepairReport, UnreadableLine, repair_log
 from openhands_memory.stream.session_folder import export_session_folder, import_session_folder
 from openhands_memory.stream.store import EventStore
+from openhands_memory.stream._redact import SECRET_PLACEHOLDER, Redactor
 from openhands_memory.stream.stream import EventStream, Subscriber
 
 __all__ = [
+    "SECRET_PLACEHOLDER",
     "EventFilter",
     "EventPredicate",
     "EventStore",
@@ -18,6 +20,7 @@ __all__ = [
     "JsonlEventStore",
     "PostgresEventStore",
     "RecoveryReport",
+    "Redactor",
     "RecoveryWarning",
     "RepairReport",
     "Subscriber",

@@ -1,12 +1,19 @@
-"""Hide secret values in an event's JSON before it is stored, as OpenHands' `EventStream` does."""
+"""Hide secret values in an event's JSON before it is stored (as OpenHands' `EventStream` does), and on every read."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import orjson
+
 from openhands_memory.errors import InvalidSecretError
+from openhands_memory.events import Event, event_from_dict, event_to_dict
+from openhands_memory.events._codec import event_to_compact_dict
+from openhands_memory.events.base import RawJson
 
 logger = logging.getLogger(__name__)
 
@@ -112,3 +119,72 @@ def _redact_keys(value: dict[Any, Any], values: Sequence[str]) -> dict[Any, Any]
             logger.warning("two keys become %r once secrets are hidden: the stored event keeps the later value", new_key)
         out[new_key] = item
     return out
+
+
+class Redactor:
+    """The secret values in force: hides them in text and in events, and fingerprints them without revealing them.
+
+    Falsy when there is no secret to hide (then every method returns its input unchanged).
+    """
+
+    __slots__ = ("_patterns", "values")
+
+    def __init__(self, secrets: Mapping[str, str] | None = None) -> None:
+        """The values of `secrets` (name: value); an empty value is an unset secret.
+
+        Raises:
+            InvalidSecretError: a value is not a string, or is shorter than `MIN_SECRET_LENGTH`.
+        """
+        self.values: tuple[str, ...] = secret_values(secrets or {})
+        """The values to hide, longest first."""
+        # How a value appears in JSON bytes: as orjson writes it (what `event_to_json` gives), and
+        # as Python's json writes it by default (non-ASCII as \u escapes), which model responses
+        # read from OpenHands' files may keep as written.
+        patterns: set[bytes] = set()
+        for value in self.values:
+            patterns.add(orjson.dumps(value)[1:-1])
+            patterns.add(json.dumps(value)[1:-1].encode("ascii"))
+        self._patterns = tuple(patterns)
+
+    def __bool__(self) -> bool:
+        return bool(self.values)
+
+    def redact_text(self, text: str) -> str:
+        """`text` with every secret value replaced by `SECRET_PLACEHOLDER` (the same object when it holds none)."""
+        return _redact_value(text, self.values) if self.values else text
+
+    def holds_secret(self, event: Event) -> bool:
+        """Whether any value of `event` (or any key below its envelope) holds a secret, as it would be written."""
+        if not self.values:
+            return False
+        written = orjson.dumps(event_to_compact_dict(event))
+        if any(pattern in written for pattern in self._patterns):
+            return True
+        # A model response kept as the bytes it was read from may escape characters another way
+        # (`\/`, `\u0041`): read those again as the dict they are.
+        metadata = event.tool_call_metadata
+        response = metadata.model_response if metadata is not None else None
+        if type(response) is RawJson and response.pristine and (b"\\u" in response.data or b"\\/" in response.data):
+            plain = orjson.dumps(orjson.loads(response.data))
+            return any(pattern in plain for pattern in self._patterns)
+        return False
+
+    def redact_event(self, event: Event) -> Event:
+        """A parsed copy of `event` with every secret hidden, or `event` itself when it holds none."""
+        if not self.holds_secret(event):
+            return event
+        data = redact(event_to_dict(event), self.values)
+        return event if data is None else event_from_dict(data)
+
+    def fingerprint(self, salt: bytes) -> str:
+        """A salted hash that tells whether two sets of secrets are the same, and never what they are ("" for none)."""
+        if not self.values:
+            return ""
+        digest = hashlib.blake2b(key=salt[:64], digest_size=16, person=b"ohm-secrets")
+        for value in sorted(self.values):
+            digest.update(value.encode("utf-8", "surrogatepass") + b"\x00")
+        return digest.hexdigest()
+
+    def __repr__(self) -> str:
+        # Never the values.
+        return f"Redactor({len(self.values)} secret{'s' if len(self.values) != 1 else ''})"

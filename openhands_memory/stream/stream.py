@@ -13,9 +13,10 @@ from types import TracebackType
 from typing import Self
 
 from openhands_memory.errors import EventAlreadyAddedError, EventNotFoundError, StoreClosedError
-from openhands_memory.events import Event, EventSource, event_from_dict, event_to_dict
+from openhands_memory.events import Event, EventSource
+from openhands_memory.events._loaded import LoadedEvents, LoadedRecord
 from openhands_memory.stream._postgres_url import is_database_url
-from openhands_memory.stream._redact import redact, secret_values
+from openhands_memory.stream._redact import Redactor, secret_values
 from openhands_memory.stream.file_store import JsonlEventStore
 from openhands_memory.stream.filter import EventFilter, EventPredicate
 from openhands_memory.stream.memory_store import InMemoryEventStore
@@ -42,7 +43,9 @@ class EventStream:
 
     With secrets set, every event is stored with their values hidden (`<secret_hidden>`, in keys
     too), and subscribers and reads get that stored event: so what a live session shows a model
-    is what a session resumed from the log shows it.
+    is what a session resumed from the log shows it. Reads hide the secrets in force now in the
+    events stored before (a log written without them, or with others): such an event is read as
+    a redacted copy, the log itself is never rewritten.
     """
 
     def __init__(self, store: EventStore | None = None, *, secrets: Mapping[str, str] | None = None) -> None:
@@ -51,7 +54,7 @@ class EventStream:
         Raises:
             InvalidSecretError: a secret value is shorter than 6 characters (`MIN_SECRET_LENGTH`) or not a string.
         """
-        self._secret_values = secret_values(secrets or {})
+        self._redactor = Redactor(secrets)
         self._store: EventStore = store if store is not None else InMemoryEventStore()
         # A store that noted the ids as it loaded them gives them without reading every event again.
         noted_ids = getattr(self._store, "event_ids", None)
@@ -65,6 +68,13 @@ class EventStream:
         self._delivery_lock = threading.Lock()
         self._delivering_thread: int | None = None
         self._closed = False
+        # Reads hide the secrets in force in events stored before them: per position, 0 = not
+        # checked yet, 1 = holds none, 2 = read as its redacted copy in `_copies`. Unused (empty)
+        # while no secret is set.
+        self._checked = bytearray()
+        self._copies: dict[int, Event] = {}
+        if self._redactor:
+            self._checked = bytearray(len(self._ids))
 
     @classmethod
     def open(
@@ -114,6 +124,8 @@ class EventStream:
                 with stream._lock:
                     bulk(batch)
                     stream._ids.extend(event.id for event in batch)  # type: ignore[misc]
+                    if stream._redactor:
+                        stream._checked.extend(bytes(len(batch)))  # stored as given: checked when read
                     if stream._ids:
                         stream._next_id = stream._ids[-1] + 1
             else:
@@ -132,17 +144,27 @@ class EventStream:
     @property
     def hides_secrets(self) -> bool:
         """Whether secrets are set: an added event is then stored (and read back) as a copy when it holds one."""
-        return bool(self._secret_values)
+        return bool(self._redactor)
+
+    @property
+    def redactor(self) -> Redactor:
+        """The secrets in force, for projections of this stream to hide them too (falsy when none is set)."""
+        return self._redactor
 
     def set_secrets(self, secrets: Mapping[str, str]) -> None:
-        """Replace the secrets: their values are hidden in every event stored from now on.
+        """Replace the secrets: their values are hidden in every event stored from now on, and in every read.
 
-        Events already stored are not rewritten: the log is append-only.
+        Events already stored are not rewritten (the log is append-only): reads give a redacted
+        copy of those that hold one of the new secrets.
 
         Raises:
             InvalidSecretError: a secret value is too short or not a string (the secrets are unchanged).
         """
-        self._secret_values = secret_values(secrets)
+        redactor = Redactor(secrets)
+        with self._lock:
+            self._redactor = redactor
+            self._copies = {}
+            self._checked = bytearray(len(self._ids)) if redactor else bytearray()
 
     def add_event(self, event: Event, source: EventSource | str) -> int:
         """Give a new event its id, timestamp and source (set on `event` itself), store it, tell subscribers.
@@ -172,11 +194,13 @@ class EventStream:
             event.timestamp = datetime.now().isoformat()
             event.source = source
             try:
-                stored = self._redacted(event) if self._secret_values else event
+                stored = self._redactor.redact_event(event) if self._redactor else event
                 self._store.append(stored)
             except BaseException:
                 event.id, event.timestamp, event.source = None, old_timestamp, old_source
                 raise
+            if self._redactor:
+                self._checked.append(1)  # stored with the secrets in force hidden
             self._ids.append(event_id)
             self._next_id = event_id + 1
             if self._subscriber_list:
@@ -203,10 +227,14 @@ class EventStream:
                 raise StoreClosedError()
             if refresh is not None:
                 refresh()
-            new = list(self._store.read_events(len(self._ids)))
+            start = len(self._ids)
+            new = list(self._store.read_events(start))
             for event in new:
                 assert event.id is not None
                 self._ids.append(event.id)
+            if self._redactor:  # as stored by the other writer: the secrets in force are hidden when read
+                self._checked.extend(bytes(len(new)))
+                new = list(self._shown_range(new, start))
             if new:
                 self._next_id = self._ids[-1] + 1
                 if self._subscriber_list:
@@ -220,14 +248,32 @@ class EventStream:
         with self._lock:
             self._store.append(event)
             assert event.id is not None
+            if self._redactor:
+                self._checked.append(0)  # stored as given: checked when read
             self._ids.append(event.id)
             self._next_id = event.id + 1
 
-    def _redacted(self, event: Event) -> Event:
-        """The event to store: a parsed copy with secrets hidden, or `event` itself if it holds none."""
-        data = redact(event_to_dict(event), self._secret_values)
-        # Only re-parse when something was hidden: parsing costs more than the check.
-        return event if data is None else event_from_dict(data)
+    def _shown(self, position: int, event: Event) -> Event:
+        """The event at `position` as reads give it: its redacted copy when it holds a secret in force."""
+        checked = self._checked
+        if position >= len(checked):  # no secret set (or one appended meanwhile, already checked)
+            return event
+        state = checked[position]
+        if state == 1:
+            return event
+        if state == 2:
+            copy = self._copies.get(position)
+            if copy is not None:
+                return copy
+        shown = self._redactor.redact_event(event)
+        if shown is not event:
+            self._copies[position] = shown
+        checked[position] = 1 if shown is event else 2
+        return shown
+
+    def _shown_range(self, events: Iterable[Event], start: int) -> Iterator[Event]:
+        for position, event in enumerate(events, start):
+            yield self._shown(position, event)
 
     def _deliver(self) -> None:
         """Call the subscribers with each pending event, in id order, one event at a time."""
@@ -300,7 +346,12 @@ class EventStream:
     ) -> Iterator[Event]:
         if limit is not None and limit <= 0:
             return
-        events = self._store.read_events(start, stop) if not reverse else self._read_reversed(start, stop)
+        if reverse:
+            events = self._read_reversed(start, stop)
+        else:
+            events = self._store.read_events(start, stop)
+            if self._checked:
+                events = self._shown_range(events, start)
         count = 0
         for event in events:
             if keep is not None and not keep(event):
@@ -314,7 +365,10 @@ class EventStream:
         # In chunks from the end, so "the last few matching events" reads little of a long log.
         while stop > start:
             chunk_start = max(start, stop - _REVERSE_CHUNK)
-            yield from reversed(list(self._store.read_events(chunk_start, stop)))
+            chunk = list(self._store.read_events(chunk_start, stop))
+            if self._checked:
+                chunk = [self._shown(chunk_start + offset, event) for offset, event in enumerate(chunk)]
+            yield from reversed(chunk)
             stop = chunk_start
 
     def get_event(self, event_id: int) -> Event:
@@ -329,7 +383,8 @@ class EventStream:
         position = bisect_left(ids, event_id)
         if position == len(ids) or ids[position] != event_id:
             raise EventNotFoundError(event_id)
-        return next(self._store.read_events(position, position + 1))
+        event = next(self._store.read_events(position, position + 1))
+        return self._shown(position, event) if self._checked else event
 
     def snapshot(self) -> list[Event]:
         """Every stored event, in id order, as a new list: what `list(get_events())` gives, faster.
@@ -341,7 +396,10 @@ class EventStream:
         if self._closed:
             raise StoreClosedError()
         noted = getattr(self._store, "snapshot", None)
-        return noted() if noted is not None else list(self._store.read_events())
+        events = noted() if noted is not None else list(self._store.read_events())
+        if not self._checked:
+            return events
+        return _with_copies(events, [self._shown(position, event) for position, event in enumerate(events)])
 
     def get_latest_event_id(self) -> int:
         """The id of the last stored event; -1 when there is none (as OpenHands)."""
@@ -376,3 +434,20 @@ class EventStream:
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"{len(self._ids)} events"
         return f"EventStream({self._store!r}, {state})"
+
+
+def _with_copies(events: list[Event], shown: list[Event]) -> list[Event]:
+    """`shown` (`events` with some replaced by redacted copies), keeping what loading noted of `events`.
+
+    A redacted copy has the class, id and hidden flag of the event it replaces, so the record of
+    the loaded list still describes the new one.
+    """
+    record = events.record() if isinstance(events, LoadedEvents) else None
+    if record is None:
+        return shown
+    if all(a is b for a, b in zip(events, shown, strict=True)):
+        return events
+    if any(type(a) is not type(b) or a.hidden != b.hidden for a, b in zip(events, shown, strict=True)):
+        return shown
+    noted = LoadedRecord(shown, record.types, record.ids, record.ascending, record.writes, record.hidden)
+    return LoadedEvents.with_record(shown, noted)

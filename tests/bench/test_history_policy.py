@@ -72,7 +72,7 @@ def test_hidden_events_are_those_whose_messages_were_dropped() -> None:
 def test_the_fixed_limit_pipeline_file_runs_over_the_bundled_session() -> None:
     spec = PipelineSpec.from_file(FIXED_LIMIT)
     assert spec.history_policy == HistoryPolicy.fixed_limit()
-    assert spec.description == "noop + history_policy(max_messages=50, max_tokens=8000 (inkeep_fixed_limit))"
+    assert spec.description == "noop + history_policy(max_messages=50, max_tokens=8000, pin_first_user=False (inkeep_fixed_limit))"
     results = run_benchmark([BUNDLED], [spec, PipelineSpec.from_config("noop", {"type": "noop"})])
     fixed, whole = results.runs
     assert not results.errors and fixed["steps"] == whole["steps"]

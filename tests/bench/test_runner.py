@@ -19,6 +19,7 @@ from openhands_memory.condenser.offline_summary import OFFLINE_SUMMARIZER_NAME
 from openhands_memory.errors import CondenserConfigError
 from openhands_memory.events import CmdRunAction, ToolCallMetadata
 from openhands_memory.replay import load_pipeline
+from openhands_memory.stream import Redactor
 
 from ._helpers import Log, WordTokenizer, write_toml
 
@@ -301,3 +302,24 @@ def test_the_benchmark_and_replay_name_a_nested_pipeline_alike(tmp_path: Path) -
     path.write_text(json.dumps({"condenser": config}))
     assert PipelineSpec.from_config("p", config).description == "observation_masking, recent"
     assert load_pipeline(path).description == f"{path} (observation_masking, recent)"
+
+
+SECRET = "sk-live-7f3a9c2e51"
+
+
+def test_secrets_are_hidden_in_the_results_and_in_what_a_summarizer_is_sent(tmp_path: Path) -> None:
+    log = Log().header().run("ls").run(f"deploy --token {SECRET}", "1 failed", exit_code=1).run("cat a.py").run("echo ok").say("Done")
+    prompts: list[str] = []
+
+    def recording_summarizer(**kwargs: Any) -> dict[str, Any]:
+        prompts.append(json.dumps(kwargs["messages"]))
+        return summarizer()
+
+    plain = measure(log, LLM, completion_fn=recording_summarizer)
+    assert SECRET in json.dumps(plain) and SECRET in "".join(prompts)  # the lost command quotes it
+    prompts.clear()
+    hidden = measure(log, LLM, completion_fn=recording_summarizer, redactor=Redactor({"TOKEN": SECRET}))
+    assert prompts and SECRET not in "".join(prompts)
+    assert SECRET not in json.dumps(hidden) and "deploy --token <secret_hidden>" in json.dumps(hidden["lost_facts"])
+    results = run_benchmark([str(log.write(tmp_path / "log.json"))], [NOOP], secrets={"TOKEN": SECRET})
+    assert SECRET not in json.dumps(results.to_dict()) and "TOKEN" not in json.dumps(results.to_dict())

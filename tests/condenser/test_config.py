@@ -48,7 +48,7 @@ OPENHANDS_DEFAULTS: dict[str, dict[str, Any]] = {
     "conversation_window": {},
     "pipeline": {"condensers": []},
 }
-OUR_TYPES = {"large_output_offload", "auto_context", "window_history", "token_budget_summary", "compact_history"}
+OUR_TYPES = {"large_output_offload", "auto_context", "window_history", "token_budget_summary", "compact_history", "inkeep"}
 """Built-in types OpenHands does not have."""
 OUR_ADDITIONS = {
     "max_tokens", "max_events", "summary_prompt", "llm_config", "on_model_error", "max_event_length", "max_summary_share",
@@ -171,7 +171,7 @@ def test_fields_reach_the_condenser_and_a_pipeline_shares_one_token_counter() ->
     [
         ({"type": "recnt"}, "Unknown condenser type 'recnt'. Did you mean 'recent'?"),
         ({"type": "xyz"}, "Unknown condenser type 'xyz'. Known types: amortized, auto_context, browser_output_masking, "
-                          "compact_history, conversation_window, large_output_offload, llm, llm_attention, noop, "
+                          "compact_history, conversation_window, inkeep, large_output_offload, llm, llm_attention, noop, "
                           "observation_masking, pipeline, recent, structured, token_budget_summary, window_history."),
         ({}, "A condenser config needs a 'type': one of amortized, auto_context, browser_output_masking, "),
         ({"type": 3}, "A condenser 'type' must be a string, got 3."),
@@ -345,5 +345,5 @@ def test_every_strategy_names_its_config_type_and_is_exported_by_the_package() -
     assert types == {
         "amortized", "auto_context", "browser_output_masking", "conversation_window", "large_output_offload", "llm",
         "llm_attention", "noop", "observation_masking", "pipeline", "recent", "structured",
-        "window_history", "token_budget_summary", "compact_history",
+        "window_history", "token_budget_summary", "compact_history", "inkeep",
     }  # fmt: skip

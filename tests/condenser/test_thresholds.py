@@ -50,8 +50,8 @@ def test_the_window_comes_from_the_config_then_the_llm_config() -> None:
     limit, record = resolve_token_limit(ContextWindowShare(preset="sub_agent"), llm=llm, condenser_type="x")
     assert limit == 180_000
     assert record == {
-        "context_window": 200_000, "window_source": "llm_config", "model": "fake-model", "share": 0.9,
-        "preset": "sub_agent", "reserved_output_tokens": 0, "limit": 180_000,
+        "context_window": 200_000, "window_source": "llm_config", "window_rule": "whole", "model": "fake-model",
+        "share": 0.9, "preset": "sub_agent", "reserved_output_tokens": 0, "limit": 180_000,
     }  # fmt: skip
     limit, record = resolve_token_limit(ContextWindowShare(share=0.5, context_window=400_000), llm=llm, condenser_type="x")
     assert limit == 200_000 and record is not None and record["window_source"] == "config"
@@ -62,6 +62,55 @@ def test_the_window_comes_from_litellms_model_info_offline() -> None:
     limit, record = resolve_token_limit(spec, llm=None, condenser_type="x")
     assert limit == 180_000  # litellm's local map: max_input_tokens 200,000
     assert record is not None and (record["window_source"], record["model"]) == ("litellm", "claude-sonnet-4-5")
+
+
+@pytest.mark.parametrize(
+    ("model", "conversation", "sub_agent"),
+    [
+        # Inkeep's table (docs.inkeep.com/typescript-sdk/memory, "Model-Specific Behavior"), by model name.
+        ("openai/gpt-5.2", 200_000, 360_000),  # 400K window
+        ("anthropic/claude-sonnet-4-5", 100_000, 180_000),  # 200K
+        ("google/gemini-3-pro-preview", 524_288, 954_204),  # 1M: 1,048,576 tokens
+        ("gpt-5.2", 200_000, 360_000),
+        ("claude-sonnet-4-5", 100_000, 180_000),
+        ("gemini-3-pro-preview", 524_288, 954_204),
+    ],
+)
+def test_by_model_name_the_presets_give_inkeeps_table(model: str, conversation: int, sub_agent: int) -> None:
+    for preset, expected in (("conversation", conversation), ("sub_agent", sub_agent)):
+        limit, record = resolve_token_limit(ContextWindowShare(preset=preset, model=model), llm=None, condenser_type="x")
+        assert limit == expected
+        assert record is not None and record["window_rule"] == "whole"
+
+
+def test_the_input_rule_takes_the_share_of_what_the_api_accepts() -> None:
+    # gpt-5.2: 272K prompt tokens of a 400K window; Anthropic counts the reply inside the window, so both rules agree.
+    limits = {
+        (model, preset): resolve_token_limit(
+            ContextWindowShare(preset=preset, model=model, window="input"), llm=None, condenser_type="x"
+        )[0]
+        for model in ("openai/gpt-5.2", "anthropic/claude-sonnet-4-5")
+        for preset in ("conversation", "sub_agent")
+    }
+    assert limits == {
+        ("openai/gpt-5.2", "conversation"): 136_000, ("openai/gpt-5.2", "sub_agent"): 244_800,
+        ("anthropic/claude-sonnet-4-5", "conversation"): 100_000, ("anthropic/claude-sonnet-4-5", "sub_agent"): 180_000,
+    }  # fmt: skip
+    # A plain share keeps our rule unless told otherwise.
+    assert resolve_token_limit(ContextWindowShare(share=0.5, model="gpt-5.2"), llm=None, condenser_type="x")[0] == 136_000
+    assert resolve_token_limit(ContextWindowShare(share=0.5, model="gpt-5.2", window="whole"), llm=None, condenser_type="x")[0] == 200_000
+
+
+def test_a_whole_window_limit_past_the_input_limit_is_warned_and_recorded(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level("WARNING", logger="openhands_memory.condenser.thresholds"):
+        limit, record = resolve_token_limit(ContextWindowShare(preset="sub_agent", model="gpt-5.2"), llm=None, condenser_type="x")
+    assert limit == 360_000 and record is not None
+    assert (record["context_window"], record["window_source"], record["over_input_limit"]) == (400_000, "known_windows", 272_000)
+    assert "is over the model's input limit (272000 tokens)" in caplog.text and 'set window = "input"' in caplog.text
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="openhands_memory.condenser.thresholds"):
+        _, record = resolve_token_limit(ContextWindowShare(preset="conversation", model="gpt-5.2"), llm=None, condenser_type="x")
+    assert caplog.text == "" and record is not None and "over_input_limit" not in record
 
 
 def test_an_unknown_window_is_a_config_error_naming_the_model_and_the_fixes() -> None:
@@ -88,6 +137,7 @@ def test_an_unknown_window_is_a_config_error_naming_the_model_and_the_fixes() ->
         ({"shares": 0.5}, "max_tokens: shares: unknown field. Did you mean 'share'?"),
         ({"share": 1.5}, "max_tokens: share: Input should be less than or equal to 1"),
         ({"preset": "subagent"}, "max_tokens: preset: Input should be 'conversation' or 'sub_agent'"),
+        ({"preset": "sub_agent", "window": "total"}, "max_tokens: window: Input should be 'whole' or 'input'"),
         (0, "max_tokens: must be at least 1 token, got 0"),
     ],
 )

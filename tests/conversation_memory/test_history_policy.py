@@ -114,15 +114,58 @@ def test_a_late_first_user_message_is_pinned_where_it_is() -> None:
 
 def test_fixed_limit_is_inkeeps_50_messages_and_8000_tokens() -> None:
     policy = HistoryPolicy.fixed_limit()
-    assert (policy.preset, policy.max_messages, policy.max_tokens, policy.step_window, policy.roles) == (
-        "inkeep_fixed_limit", 50, 8000, None, None,
+    assert (policy.preset, policy.max_messages, policy.max_tokens, policy.step_window, policy.roles, policy.pin_first_user) == (
+        "inkeep_fixed_limit", 50, 8000, None, None, False,
     )  # fmt: skip
-    assert policy.describe() == "max_messages=50, max_tokens=8000 (inkeep_fixed_limit)"
+    assert policy.describe() == "max_messages=50, max_tokens=8000, pin_first_user=False (inkeep_fixed_limit)"
     # A field given beside the preset wins over it.
     assert HistoryPolicy.model_validate({"preset": "inkeep_fixed_limit", "max_tokens": 4000}).max_tokens == 4000
+
+
+def test_fixed_limit_sends_at_most_50_conversation_messages_the_task_among_them() -> None:
     chat = [text("system", "s"), text("user", "task")] + [text("user" if i % 2 else "assistant", f"m{i}") for i in range(60)]
+    trim = HistoryPolicy.fixed_limit().apply(chat)
+    # "Up to the 50 most recent messages": the system prompt and 50 of the conversation, the task not on top.
+    assert len(trim.messages) == 51 and [m.text for m in trim.messages[:2]] == ["s", "m10"]
+    assert trim.dropped_by_max_messages == 11
+    # Pinned, as our own default keeps it, the task would be a 51st.
+    pinned = HistoryPolicy.fixed_limit().model_copy(update={"pin_first_user": True}).apply(chat)
+    assert len(pinned.messages) == 52 and pinned.messages[1].text == "task"
+
+
+def test_fixed_limit_counts_8000_tokens_of_the_conversation() -> None:
+    chat = [text("system", "s" * 4000), text("user", "t" * 4000)] + [text("assistant", "x" * 3984) for _ in range(10)]
+    trim = HistoryPolicy.fixed_limit().apply(chat)  # 1,000 tokens each (3,984 characters and 4 of framing)
+    assert [len(m.text) for m in trim.messages] == [4000] + [3984] * 8
+    assert trim.tokens == 8000 and trim.dropped_by_max_tokens == 3
+
+
+def test_inkeep_compression_retrieves_up_to_10000_messages_and_no_token_limit() -> None:
+    policy = HistoryPolicy(preset="inkeep_compression")
+    assert (policy.max_messages, policy.max_tokens, policy.pin_first_user) == (10_000, None, False)
+    chat = [text("system", "s")] + [text("user" if i % 2 else "assistant", "m" * 2000) for i in range(10_005)]
     trim = policy.apply(chat)
-    assert len(trim.messages) == 52 and trim.messages[2].text == "m10" and trim.dropped_by_max_messages == 10
+    assert len(trim.messages) == 10_001 and trim.messages[1] is chat[6] and trim.dropped_by_max_messages == 5
+
+
+def test_qitos_default_is_a_24_message_window() -> None:
+    policy = HistoryPolicy(preset="qitos_default")
+    assert (policy.max_messages, policy.roles, policy.step_window, policy.max_tokens, policy.pin_first_user) == (
+        24, None, None, None, False,
+    )  # fmt: skip
+    chat = [text("system", "s"), text("user", "task")] + [text("user" if i % 2 else "assistant", f"m{i}") for i in range(30)]
+    trim = policy.apply(chat)
+    assert [m.text for m in trim.messages] == ["s"] + [f"m{i}" for i in range(6, 30)]
+
+
+def test_build_query_is_qitos_query() -> None:
+    # QitOS' HistoryPolicy(): {"roles": ["user", "assistant"], "max_items": 24}; step_min = step - window + 1.
+    assert HistoryPolicy(preset="qitos_default").build_query(step_id=7) == {"roles": ["user", "assistant"], "max_items": 24}
+    policy = HistoryPolicy(roles=("user", "tool"), max_messages=10, step_window=3, max_tokens=900)
+    assert policy.build_query(step_id=7, phase="decide") == {
+        "roles": ["user", "tool"], "max_items": 10, "step_min": 5, "max_tokens": 900, "phase": "decide",
+    }  # fmt: skip
+    assert HistoryPolicy(step_window=10, max_messages=None).build_query(step_id=2) == {"roles": ["user", "assistant"], "step_min": 0}
 
 
 def test_bad_settings_are_rejected() -> None:
@@ -169,6 +212,7 @@ policies = st.builds(
     max_messages=st.none() | st.integers(1, 12),
     step_window=st.none() | st.integers(1, 6),
     max_tokens=st.none() | st.integers(1, 200),
+    pin_first_user=st.booleans(),
 )
 
 
@@ -177,13 +221,14 @@ policies = st.builds(
 def test_a_trim_is_a_valid_chat_of_the_same_messages_that_keeps_the_head(chat: list[Message], policy: HistoryPolicy) -> None:
     trim = policy.apply(chat)
     assert_valid_chat(trim.messages)
-    assert trim.messages[0] is chat[0] and trim.messages[1] is chat[1]
+    head = 2 if policy.pin_first_user else 1
+    assert trim.messages[:head] == chat[:head] and all(a is b for a, b in zip(trim.messages[:head], chat))
     positions = [next(i for i, m in enumerate(chat) if m is k) for k in trim.messages]
     assert positions == sorted(set(positions))  # the same objects, in order
     assert len(chat) - len(trim.messages) == trim.dropped
-    rest = trim.messages[2:]
+    rest = trim.messages[head:]
     if not trim.kept_over_limit:
         assert policy.max_messages is None or len(rest) <= policy.max_messages
         assert policy.max_tokens is None or sum(map(approximate_message_tokens, rest)) <= policy.max_tokens
     if policy.roles is None and policy.step_window is None and rest:
-        assert positions[2:] == list(range(positions[2], len(chat)))  # a suffix: only the oldest go
+        assert positions[head:] == list(range(positions[head], len(chat)))  # a suffix: only the oldest go

@@ -94,22 +94,53 @@ def test_nested_delegations_each_agent_sees_its_own_events_and_its_delegations_a
     assert _ids(events_in_scope(events, Scope.of_delegation(7))) == [8, 9, 10, 11]
 
 
-def test_with_conversation_a_delegate_also_sees_the_enclosing_messages_from_before_it_began() -> None:
+def test_with_conversation_a_delegate_also_sees_the_top_level_and_the_enclosing_messages() -> None:
     events = nested_log()
 
-    # Top-level messages before event 2 (the system prompt is not a message: the delegate has its own).
-    assert _ids(events_in_scope(events, Scope.of_delegation(2, with_conversation=True))) == [1, 3, 4, 5, 6, 7, 12, 13]
-    # B sees the top level's and A's messages before 7, none of A's tool calls or results.
-    assert _ids(events_in_scope(events, Scope.of_delegation(7, with_conversation=True))) == [1, 4, 8, 9, 10, 11]
+    # The top level before A ended (not its system prompt: the delegate has its own), then A's own events.
+    assert _ids(events_in_scope(events, Scope.of_delegation(2, with_conversation=True))) == [1, 2, 3, 4, 5, 6, 7, 12, 13]
+    # B sees the top level, and A's messages before 7: none of A's tool calls or results.
+    assert _ids(events_in_scope(events, Scope.of_delegation(7, with_conversation=True))) == [1, 2, 4, 8, 9, 10, 11]
 
 
-def test_parallel_delegations_never_see_each_other() -> None:
-    events = parallel_log()
+def top_level_tools_log() -> list[Event]:
+    """The top-level agent runs a tool, then delegates to two agents at once; each runs a tool of its own."""
+    s = SessionBuilder()
+    s.add(SystemMessageAction(content="top system"))  # 0
+    s.user("Release it")  # 1
+    run = s.add(CmdRunAction(command="git tag"))  # 2: a top-level (non-delegated) tool call
+    s.add(CmdOutputObservation(content="v1.2", command="git tag", cause=run.id))  # 3: its result
+    s.add(AgentDelegateAction(agent="Builder", inputs={"task": "build"}, tool_call_metadata=_call("b", "r2")))  # 4
+    s.add(AgentDelegateAction(agent="Tester", inputs={"task": "test"}, tool_call_metadata=_call("t", "r2")))  # 5
+    s.add(MessageAction(content="TASK: build", cause=4), EventSource.USER)  # 6
+    s.add(MessageAction(content="TASK: test", cause=5), EventSource.USER)  # 7
+    s.add(CmdRunAction(command="make", delegation_id=4))  # 8
+    s.add(CmdRunAction(command="pytest", delegation_id=5))  # 9
+    s.add(CmdOutputObservation(content="built", command="make", cause=8))  # 10
+    s.add(CmdOutputObservation(content="1 failed", command="pytest", cause=9))  # 11
+    s.add(AgentDelegateObservation(content="built", cause=4))  # 12
+    s.add(AgentDelegateObservation(content="1 failed", cause=5))  # 13
+    s.agent("The build is fine, a test fails")  # 14
+    return s.events
 
-    assert _ids(events_in_scope(events, TOP_LEVEL)) == [0, 1, 2, 3, 11, 13, 14]
-    assert _ids(events_in_scope(events, Scope.of_delegation(2))) == [4, 6, 9, 12]
-    assert _ids(events_in_scope(events, Scope.of_delegation(3))) == [5, 7, 8, 10]
-    assert _ids(events_in_scope(events, Scope.of_delegation(3, with_conversation=True))) == [1, 5, 7, 8, 10]
+
+def test_inkeep_a_delegate_sees_the_top_level_tool_results_and_never_a_siblings() -> None:
+    events = top_level_tools_log()
+
+    builder = _ids(events_in_scope(events, Scope.of_delegation(4, with_conversation=True)))
+    tester = _ids(events_in_scope(events, Scope.of_delegation(5, with_conversation=True)))
+
+    assert builder == [1, 2, 3, 4, 5, 6, 8, 10]  # the top-level `git tag` and its result; not `pytest` (9, 11)
+    assert tester == [1, 2, 3, 4, 5, 7, 9, 11, 12]  # the builder's end reached the top level (12); `make` did not
+    # Without Inkeep's rule the delegate sees only its own events.
+    assert _ids(events_in_scope(events, Scope.of_delegation(4))) == [6, 8, 10]
+
+
+def test_inkeep_the_main_agent_sees_everything() -> None:
+    events = top_level_tools_log()
+
+    assert _ids(events_in_scope(events, Scope(with_conversation=True))) == list(range(15))
+    assert _ids(events_in_scope(events, TOP_LEVEL)) == [0, 1, 2, 3, 4, 5, 12, 13, 14]
 
 
 def test_find_delegations_reports_parents_depths_and_ends() -> None:

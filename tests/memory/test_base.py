@@ -108,3 +108,25 @@ def test_importing_the_adapters_loads_no_litellm() -> None:
     code = "import sys, openhands_memory.memory\nprint('litellm' in sys.modules)\n"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.split() == ["False"]
+
+
+def test_qitos_history_keys_step_max_and_max_tokens_filter_too() -> None:
+    memory = WindowMemory(window_size=0)
+    for step, text in enumerate(["a" * 40, "b" * 40, "c" * 40, "d" * 8]):
+        memory.append(MemoryRecord(role="user", content=text, step_id=step))
+
+    assert [r.step_id for r in memory.retrieve({"step_max": 1})] == [0, 1]
+    # QitOS' estimate: 10 tokens for 40 characters, 2 for 8: the newest that fit in 13.
+    assert [r.step_id for r in memory.retrieve({"max_tokens": 13})] == [2, 3]
+
+
+def test_a_history_policy_query_is_a_memory_query() -> None:
+    from openhands_memory.conversation_memory import HistoryPolicy
+
+    memory = WindowMemory(window_size=0)
+    for step in range(6):
+        memory.append(MemoryRecord(role="user" if step % 2 else "observation", content=f"s{step}", step_id=step))
+
+    query = HistoryPolicy(max_messages=24, step_window=3, max_tokens=100).build_query(step_id=5)
+
+    assert [r.content for r in memory.retrieve(query)] == ["s3", "s5"]  # user and assistant, steps 3-5

@@ -20,9 +20,20 @@ def test_evict_folds_older_records_into_one_summary() -> None:
     assert memory.evict() == 3
     assert [r.event_id for r in memory.records] == [3, 4]
     assert memory.summaries == ["0: user: Fix the parser | 1: assistant: pytest | 1: tool: 2 failed: test_parse"]
-    assert memory.summarize(max_items=1) == (
-        "0: user: Fix the parser | 1: assistant: pytest | 1: tool: 2 failed: test_parse\n[2] tool: def parse(): ..."
-    )
+    assert memory.summarize(max_items=1) == "tool:def parse(): ..."
+
+
+def test_summarize_is_qitos_role_content_pipe_string() -> None:
+    s = SessionBuilder()
+    s.user("Fix the parser")  # 0
+    s.turn("pytest", "2 failed:\n  test_parse " + "x" * 100)  # 1, 2
+    memory = SummaryMemory.from_events(s.events, keep_last=10)
+
+    # QitOS: " | ".join(f"{r.role}:{str(r.content)[:80]}" for r in the last max_items records).
+    assert memory.summarize(max_items=2) == "assistant:pytest | tool:" + ("2 failed:\n  test_parse " + "x" * 100)[:80]
+    assert memory.summarize() == "user:Fix the parser | assistant:pytest | tool:" + ("2 failed:\n  test_parse " + "x" * 100)[:80]
+    assert SummaryMemory().summarize() == ""
+    assert memory.summaries == []  # summarizing folds nothing away
 
 
 def test_retrieve_defaults_to_keep_last_records() -> None:

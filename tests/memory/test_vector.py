@@ -35,13 +35,31 @@ def test_without_text_the_most_recent_records_come_back() -> None:
     assert memory.evict() == 0 and len(memory) == 7
 
 
-def test_any_callable_embeds() -> None:
+def test_any_callable_embeds_and_cosine_stays_an_option() -> None:
     def by_length(text: str) -> list[float]:
         return [float(len(text)), 1.0]
 
-    memory = VectorMemory.from_events(_session().events, embedder=by_length, top_k=1)
+    memory = VectorMemory.from_events(_session().events, embedder=by_length, top_k=1, similarity="cosine")
 
     assert memory.retrieve({"text": "x" * 8})[0].content == "git diff"  # the shortest text points the same way
+    with pytest.raises(ValueError, match="similarity must be 'dot' or 'cosine', not 'l2'"):
+        VectorMemory(similarity="l2")  # type: ignore[arg-type]
+
+
+def test_records_rank_by_dot_product_in_qitos_order_with_an_embedder_that_does_not_normalise() -> None:
+    def counts(text: str) -> list[float]:  # QitOS-like: raw counts, longer texts make longer vectors
+        return [float(text.count("a")), float(text.count("b"))]
+
+    s = SessionBuilder()
+    for text in ("ab", "aaaa", "b", "ab", "bbbbbb"):  # events 0-4
+        s.user(text)
+    memory = VectorMemory.from_events(s.events, embedder=counts, top_k=5)
+
+    # Query (1, 1): dot products 2, 4, 1, 2, 6. QitOS sorts by score, best first, equal scores in log order;
+    # by the angle, "ab" (twice) points exactly the query's way and would come first.
+    assert [r.event_id for r in memory.retrieve({"text": "ab"})] == [4, 1, 0, 3, 2]
+    cosine = VectorMemory.from_events(s.events, embedder=counts, top_k=5, similarity="cosine")
+    assert [r.event_id for r in cosine.retrieve({"text": "ab"})] == [0, 3, 1, 2, 4]  # the other three at 45 degrees
 
 
 def test_mixing_vector_lengths_is_an_error() -> None:

@@ -15,15 +15,19 @@ import pytest
 from openhands_memory.events import (
     AgentThinkAction,
     BrowserOutputObservation,
+    ContextReloadAction,
     Event,
     FileEditAction,
     FileReadAction,
     MCPAction,
+    SearchHistoryAction,
     event_from_dict,
     load_events,
 )
-from openhands_memory.errors import StoreClosedError
+from openhands_memory.errors import SearchIndexError, StoreClosedError
 from openhands_memory.recall import SearchHit, SearchIndex, event_text, sidecar_path
+from openhands_memory.recall import index as index_module
+from openhands_memory.stream import Redactor
 from openhands_memory.testing.sessions import SessionBuilder
 from openhands_memory.view import View
 
@@ -175,6 +179,19 @@ def test_hidden_events_and_copies_of_other_events_are_not_found() -> None:
         assert index.last_indexed_id == 6
 
 
+def test_the_agents_own_queries_are_never_indexed() -> None:
+    s = SessionBuilder()
+    s.header()
+    s.add(AgentThinkAction(thought="apple pie recipe"))
+    s.add(SearchHistoryAction(query="apple banana"))
+    s.add(ContextReloadAction(event_id=4))
+    s.add(AgentThinkAction(thought="banana split recipe"))
+    with SearchIndex.in_memory() as index:
+        index.sync(s.events)
+        # No event holds both words: the query itself does not count as one, so the any-word ranking runs.
+        assert sorted(hit.event_id for hit in index.search("apple banana")) == [4, 7]
+
+
 # -- keeping up with the log ------------------------------------------------------------------------
 
 
@@ -250,7 +267,11 @@ def test_a_deleted_sidecar_is_rebuilt_from_the_log(log: Path) -> None:
 
 def test_a_corrupt_sidecar_is_rebuilt_with_a_warning(log: Path, caplog: pytest.LogCaptureFixture) -> None:
     events = session()
-    sidecar_path(log).write_bytes(os.urandom(4096))
+    with SearchIndex.for_log(log) as index:
+        index.sync(events)
+    sidecar = sidecar_path(log)
+    damaged = sidecar.read_bytes()
+    sidecar.write_bytes(damaged[:100] + os.urandom(len(damaged) - 100))  # its header (ours) kept, the rest noise
     with caplog.at_level(logging.WARNING, logger="openhands_memory.recall.index"):
         with SearchIndex.for_log(log) as index:
             assert index.path == sidecar_path(log)
@@ -261,7 +282,7 @@ def test_a_corrupt_sidecar_is_rebuilt_with_a_warning(log: Path, caplog: pytest.L
     assert rows_in(sidecar_path(log)) > 0  # the new sidecar is a database again
 
 
-def test_a_database_of_another_shape_is_rebuilt(log: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_sidecar_of_an_earlier_version_is_rebuilt(log: Path, caplog: pytest.LogCaptureFixture) -> None:
     with sqlite3.connect(sidecar_path(log)) as conn:
         conn.execute("CREATE TABLE meta (key TEXT, value TEXT)")
         conn.execute("INSERT INTO meta VALUES ('schema', '999')")
@@ -293,13 +314,38 @@ def test_a_log_replaced_by_another_is_reindexed(log: Path, caplog: pytest.LogCap
     assert any("does not match the log" in r.getMessage() for r in caplog.records)
 
 
-def test_a_truncated_log_behind_the_index_is_reindexed() -> None:
+def test_an_older_snapshot_of_the_log_never_moves_the_index_backwards(log: Path) -> None:
     events = session(extra_turns=4)
+    with SearchIndex.for_log(log) as live:
+        live.sync(events[:11])
+        live.add(events[11])
+        live.add(events[12])
+        # What `openhands-memory search` does beside a live session: it read the log a moment ago.
+        with SearchIndex.for_log(log) as other:
+            assert other.sync(events[:9]) == 0
+            assert other.rebuilds == 0
+            assert {hit.event_id for hit in other.search("step0")} == {11, 12}
+        for event in events[13:]:
+            live.add(event)
+        assert live.last_indexed_id == events[-1].id
+        assert {hit.event_id for hit in live.search("step1")} == {13, 14}
+    with SearchIndex.for_log(log) as next_session:
+        assert next_session.sync(events) == 0
+        assert {hit.event_id for hit in next_session.search("step0")} == {11, 12}
+
+
+def test_a_cut_log_that_grows_again_replaces_what_the_index_held_for_its_ids() -> None:
+    events = session(extra_turns=2)
     with SearchIndex.in_memory() as index:
         index.sync(events)
-        assert index.sync(events[:6]) == 6
-        assert index.rebuilds == 1 and index.last_indexed_id == 5
-        assert index.search("step3") == []
+        regrown = AgentThinkAction(id=events[-1].id, thought="a wombat where the output was")
+        index.sync([*events[:-1], regrown])
+        assert index.rebuilds == 1  # the last event both hold differs: re-indexed
+        assert [hit.event_id for hit in index.search("wombat")] == [regrown.id]
+        assert [hit.event_id for hit in index.search("step1")] == [events[-2].id]
+        index.add(AgentThinkAction(id=events[-2].id, thought="a numbat"))  # an id the index holds, another text
+        assert [hit.event_id for hit in index.search("numbat")] == [events[-2].id]
+        assert index.search("step1") == []
 
 
 def test_a_log_with_a_different_first_event_is_reindexed() -> None:
@@ -345,6 +391,158 @@ def test_a_sidecar_corrupted_while_open_is_recreated(log: Path, caplog: pytest.L
         assert [hit.event_id for hit in index.search("zanzibar")] == [5]
     index.close()
     assert caplog.records
+
+
+# -- a sidecar the library did not create ------------------------------------------------------------
+
+
+def test_a_text_file_at_the_sidecar_path_is_refused_and_left_untouched(log: Path, caplog: pytest.LogCaptureFixture) -> None:
+    notes = b"my notes, not an index\n" * 10
+    sidecar_path(log).write_bytes(notes)
+    os.chmod(sidecar_path(log), 0o644)
+    with caplog.at_level(logging.WARNING, logger="openhands_memory.recall.index"):
+        with SearchIndex.for_log(log) as index:
+            assert index.path is None
+            assert "is not a search index this library created" in (index.fallback_reason or "")
+            index.sync(session())
+            assert [hit.event_id for hit in index.search("zanzibar")] == [5]  # in memory
+    assert sidecar_path(log).read_bytes() == notes
+    assert stat.S_IMODE(sidecar_path(log).stat().st_mode) == 0o644
+    assert sorted(p.name for p in log.parent.iterdir()) == ["events.jsonl", "events.jsonl.search.sqlite"]
+    assert any("indexing in memory" in r.getMessage() for r in caplog.records)
+
+
+def test_another_programs_database_is_refused_with_its_tables_kept(log: Path) -> None:
+    with sqlite3.connect(sidecar_path(log)) as conn:
+        conn.execute("CREATE TABLE invoices (id INTEGER, total REAL)")
+        conn.execute("INSERT INTO invoices VALUES (1, 9.5)")
+        conn.execute("CREATE TABLE meta (key TEXT, value TEXT)")  # a table name shared with ours is no proof
+    conn.close()
+    with SearchIndex.for_log(log) as index:
+        assert index.path is None and "did not create" in (index.fallback_reason or "")
+        index.sync(session())
+    with sqlite3.connect(sidecar_path(log)) as conn:
+        assert conn.execute("SELECT * FROM invoices").fetchall() == [(1, 9.5)]
+        assert {row[0] for row in conn.execute("SELECT name FROM sqlite_master")} == {"invoices", "meta"}
+    conn.close()
+
+
+def test_a_database_with_another_application_id_is_refused(log: Path) -> None:
+    with sqlite3.connect(sidecar_path(log)) as conn:
+        conn.execute("PRAGMA application_id = 1234")
+        conn.execute("CREATE TABLE meta (key TEXT, value TEXT)")
+        conn.execute("CREATE TABLE events (x)")
+    conn.close()
+    before = sidecar_path(log).read_bytes()
+    with SearchIndex.for_log(log) as index:
+        assert index.path is None and "another program's SQLite database" in (index.fallback_reason or "")
+    assert sidecar_path(log).read_bytes() == before
+
+
+@pytest.mark.parametrize("target_kind", ["text", "index"])
+def test_a_symlink_at_the_sidecar_path_is_never_followed(log: Path, target_kind: str) -> None:
+    target = log.parent / "elsewhere.db"
+    if target_kind == "index":  # even a link to an index of ours
+        with SearchIndex.for_log(log.parent / "other.jsonl") as other:
+            other.sync(session())
+        (log.parent / "other.jsonl.search.sqlite").rename(target)
+    else:
+        target.write_bytes(b"precious\n")
+    os.chmod(target, 0o644)
+    before = target.read_bytes()
+    sidecar_path(log).symlink_to(target)
+    with SearchIndex.for_log(log) as index:
+        assert index.path is None and "symbolic link" in (index.fallback_reason or "")
+        index.sync(session(extra_turns=3))
+    assert target.read_bytes() == before and stat.S_IMODE(target.stat().st_mode) == 0o644
+    assert sidecar_path(log).is_symlink()
+
+
+def test_a_link_beside_the_sidecar_is_never_followed(log: Path) -> None:
+    SearchIndex.for_log(log).close()
+    target = log.parent / "precious.txt"
+    target.write_bytes(b"precious\n")
+    Path(f"{sidecar_path(log)}-wal").symlink_to(target)
+    with SearchIndex.for_log(log) as index:
+        assert index.path is None and "-wal is not a regular file" in (index.fallback_reason or "")
+        index.sync(session())
+    assert target.read_bytes() == b"precious\n"
+
+
+def test_an_index_failing_with_corrupt_vtab_is_recreated_logged_and_counted(
+    log: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    events = session()
+    with SearchIndex.for_log(log) as index:
+        index.sync(events)
+    with sqlite3.connect(sidecar_path(log)) as conn:
+        conn.execute("DELETE FROM events_data WHERE id = 10")  # FTS5's structure record: SQLITE_CORRUPT_VTAB
+    conn.close()
+    with caplog.at_level(logging.WARNING, logger="openhands_memory.recall.index"):
+        with SearchIndex.for_log(log) as index:
+            assert index.sync(events) == len(events)
+            assert [hit.event_id for hit in index.search("zanzibar")] == [5]
+            assert index.path == sidecar_path(log) and index.fallback_reason is None  # a file again, not memory
+            assert index.rebuilds == 1 and "SQLITE_CORRUPT_VTAB" in (index.last_rebuild_reason or "")
+    assert any("SQLITE_CORRUPT_VTAB" in r.getMessage() and "recreating" in r.getMessage() for r in caplog.records)
+    with SearchIndex.for_log(log) as index:  # and the next session finds it whole, without a rebuild
+        assert index.sync(events) == 0 and index.rebuilds == 0
+        assert [hit.event_id for hit in index.search("zanzibar")] == [5]
+
+
+def test_storage_errors_are_the_librarys_typed_errors(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_fts5(target: str) -> sqlite3.Connection:
+        raise sqlite3.OperationalError("no such module: fts5")
+
+    monkeypatch.setattr(index_module, "_connect", no_fts5)
+    with pytest.raises(SearchIndexError, match=re.escape("search index (in memory): cannot create an index in memory: no such module: fts5")):
+        SearchIndex.in_memory()
+
+
+# -- staleness and secrets --------------------------------------------------------------------------
+
+
+def test_an_event_edited_in_the_middle_of_the_log_is_not_current() -> None:
+    events = session(extra_turns=3)
+    with SearchIndex.in_memory() as index:
+        index.sync(events)
+        edited = AgentThinkAction(id=7, thought="nothing of interest")
+        assert index.is_current(events[7]) and not index.is_current(edited)
+        assert not index.is_current(AgentThinkAction(id=999, thought="never indexed"))
+        log = [*events[:7], edited, *events[8:]]
+        assert index.sync(log) == 0  # the ends agree: sync alone cannot see it
+        assert index.rebuild(log, reason="test") == len(log)
+        assert index.search("DEFAULT_TIMEOUT") == [] and index.is_current(edited)
+
+
+def test_secrets_in_force_are_hidden_in_the_sidecar_and_a_change_rebuilds_it(log: Path) -> None:
+    secret = "sk-live-7f3a9c2e51"
+    s = SessionBuilder()
+    s.header()
+    s.turn(f"deploy --token {secret}", f"authenticated with {secret} as zanzibar")
+    with SearchIndex.for_log(log) as index:  # built before the secret was known
+        index.sync(s.events)
+    assert secret.encode() in _sidecar_bytes(log)
+    redactor = Redactor({"TOKEN": secret})
+    with SearchIndex.for_log(log, redactor=redactor) as index:
+        assert index.sync(s.events) == len(s.events)
+        assert index.rebuilds == 1 and index.last_rebuild_reason == "the secrets to hide changed"
+        (hit,) = index.search("zanzibar")
+        assert secret not in hit.snippet and "<secret_hidden>" in hit.snippet
+        assert index.search(secret) == []
+    sidecar = _sidecar_bytes(log)
+    assert secret.encode() not in sidecar and b"TOKEN" not in sidecar
+    # A caller that knows no secret never rewrites it (it would undo the hiding): it searches in memory.
+    with SearchIndex.for_log(log) as index:
+        assert index.sync(s.events) == len(s.events)
+        assert index.path is None and "hides secrets" in (index.fallback_reason or "")
+    assert secret.encode() not in _sidecar_bytes(log)
+    with SearchIndex.for_log(log, redactor=Redactor({"TOKEN": secret})) as index:  # the same secrets: no rebuild
+        assert index.sync(s.events) == 0 and index.rebuilds == 0
+
+
+def _sidecar_bytes(log: Path) -> bytes:
+    return b"".join(Path(f"{sidecar_path(log)}{suffix}").read_bytes() for suffix in ("", "-wal") if Path(f"{sidecar_path(log)}{suffix}").exists())
 
 
 def test_a_closed_index_says_so() -> None:

@@ -10,7 +10,7 @@ import pytest
 from openhands_memory.errors import StoreDatabaseError
 from openhands_memory.events import CmdOutputObservation, Event, EventSource, MessageAction
 from openhands_memory.recall import PostgresSearchIndex, SearchIndex
-from openhands_memory.stream import PostgresEventStore
+from openhands_memory.stream import PostgresEventStore, Redactor
 
 
 def _event(event_id: int, text: str, *, hidden: bool = False) -> Event:
@@ -75,19 +75,21 @@ def test_every_worker_shares_one_index_kept_in_the_database(store: PostgresEvent
     other_worker.close()
 
 
-def test_dropped_tables_are_rebuilt_from_the_log(store: PostgresEventStore, postgres_url: str, caplog: pytest.LogCaptureFixture) -> None:
+def test_dropped_tables_are_made_again_and_refilled_from_the_log(store: PostgresEventStore, postgres_url: str) -> None:
     index = PostgresSearchIndex.for_store(store)
     index.sync(EVENTS)
     with psycopg.connect(postgres_url, autocommit=True) as conn:
         conn.execute("DROP TABLE openhands_events_search, openhands_events_search_state")
-    with pytest.raises(StoreDatabaseError, match="search failed"):
-        index.search("config")
-    assert index.last_indexed_id is None  # so the next sync starts again from the log
+    assert index.search("config") == []  # no error: the tables are back, empty
+    assert index.needs_sync and index.last_indexed_id is None
     assert index.sync(EVENTS) == 6
+    assert not index.needs_sync
     assert sorted(hit.event_id for hit in index.search("load_entry")) == [2, 3]
     index.close()
-    reopened = PostgresSearchIndex.for_store(store)  # a fresh worker finds the tables missing: made again
-    assert reopened.last_indexed_id == 5
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute("DROP TABLE openhands_events_search, openhands_events_search_state")
+    reopened = PostgresSearchIndex.for_store(store)  # a fresh worker finds them missing: made again
+    assert reopened.last_indexed_id is None and reopened.sync(store.snapshot()) == 6
     reopened.close()
 
 
@@ -112,4 +114,26 @@ def test_search_from_the_command_line_uses_the_database_index(
     out = capsys.readouterr().out
     assert [line.split()[:2] for line in out.splitlines()[1:]] == [["5", "run"]]
     with psycopg.connect(postgres_url) as conn:
-        assert conn.execute("SELECT count(*) FROM openhands_events_search WHERE conversation_id = 'c'").fetchone() == (5,)
+        # Every event is recorded (its digest); the hidden one has no words.
+        assert conn.execute(
+            "SELECT count(*), count(words) FROM openhands_events_search WHERE conversation_id = 'c'"
+        ).fetchone() == (6, 5)
+
+
+def test_secrets_in_force_are_hidden_and_a_caller_without_them_never_writes(postgres_url: str) -> None:
+    store = PostgresEventStore(postgres_url, conversation="s")
+    store.append_all([_event(0, "the token is hunter2-long-secret ok"), _event(1, "nothing here")])
+    redactor = Redactor({"TOKEN": "hunter2-long-secret"})
+    with PostgresSearchIndex.for_store(store, redactor=redactor) as index:
+        index.sync(store.snapshot())
+        assert index.search("hunter2") == []
+        (hit,) = index.search("token")
+        assert "hunter2" not in hit.snippet and "<secret_hidden>" in hit.snippet
+        assert index.is_current(store.snapshot()[0])
+    with PostgresSearchIndex.for_store(store) as blind:
+        blind.sync(store.snapshot())
+        assert blind.fallback_reason == "the index in the database hides secrets this caller was not given"
+        assert [hit.event_id for hit in blind.search("hunter2")] == [0]  # its own index, in memory
+    with PostgresSearchIndex.for_store(store, redactor=redactor) as index:
+        assert index.search("hunter2") == []  # the caller without the secrets wrote nothing
+    store.close()

@@ -245,3 +245,19 @@ def test_the_compressions_a_pipeline_records_are_in_the_report() -> None:
     assert all(c.tokens_before is not None and c.tokens_after is not None and c.tokens_after < c.tokens_before for c in compressions)
     assert report.summary()["compressions"] == {"LARGE_MESSAGE_OFFLOAD": len(made)}
     assert [c["compressed_message_id"] for c in report.to_dict()["compression_list"]] == [c.id for c in made]
+
+
+def test_secrets_are_hidden_in_the_report_the_snapshot_and_the_saved_log(tmp_path: Path) -> None:
+    secret = "sk-live-7f3a9c2e51"
+    log = Log()
+    log.header()
+    log.calls(f"deploy --token {secret}")
+    log.turns(3)
+    secrets = {"TOKEN": secret}
+    report = replay_events(log.events, model=None, secrets=secrets)
+    snapshot = snapshot_at(log.events, secrets=secrets)
+    shown = repr(report.history) + repr(report.final_view) + repr(snapshot.messages) + repr(snapshot.view)
+    assert secret not in shown and "deploy --token <secret_hidden>" in shown
+    write_log(report.history, tmp_path / "replayed.jsonl")
+    assert secret.encode() not in (tmp_path / "replayed.jsonl").read_bytes()
+    assert secret in repr(log.events) and secret in repr(replay_events(log.events, model=None).history)  # only read

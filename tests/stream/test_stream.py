@@ -25,6 +25,7 @@ from openhands_memory.events import (
     EventSource,
     MessageAction,
     UnknownAction,
+    ToolCallMetadata,
     event_to_dict,
 )
 from openhands_memory.stream import EventFilter, EventStream, InMemoryEventStore
@@ -361,12 +362,34 @@ def test_longer_secret_is_hidden_whole_and_empty_secrets_are_ignored() -> None:
     assert stream.get_event(0).content == "<secret_hidden> <secret_hidden>"  # type: ignore[attr-defined]
 
 
-def test_set_secrets_applies_to_later_events() -> None:
+def test_set_secrets_hides_them_in_later_events_and_in_every_read_of_earlier_ones() -> None:
     stream = EventStream()
-    stream.add_event(MessageAction(content="hunter2"), "user")
+    stream.add_event(MessageAction(content="hunter2 said hi"), "user")
     stream.set_secrets({"k": "hunter2"})
     stream.add_event(MessageAction(content="hunter2"), "user")
-    assert [e.content for e in stream] == ["hunter2", "<secret_hidden>"]  # type: ignore[attr-defined]
+    hidden = ["<secret_hidden> said hi", "<secret_hidden>"]
+    assert [e.content for e in stream] == hidden  # type: ignore[attr-defined]
+    assert [e.content for e in stream.get_events(reverse=True)] == hidden[::-1]  # type: ignore[attr-defined]
+    assert [e.content for e in stream.snapshot()] == hidden  # type: ignore[attr-defined]
+    assert stream.get_event(0).content == hidden[0]  # type: ignore[attr-defined]
+    # The log is not rewritten: the store keeps the event as it was written.
+    assert next(stream.store.read_events(0, 1)).content == "hunter2 said hi"  # type: ignore[attr-defined]
+    stream.set_secrets({})
+    assert stream.get_event(0).content == "hunter2 said hi"  # type: ignore[attr-defined]
+
+
+def test_a_log_written_without_secrets_is_read_with_the_secrets_in_force(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    metadata = ToolCallMetadata(function_name="run", tool_call_id="c1", model_response={"id": "r", "note": "hunter2/é"})
+    with EventStream.open(path) as stream:
+        stream.add_event(CmdRunAction(command="echo hunter2/é", tool_call_metadata=metadata), "agent")
+        stream.add_event(MessageAction(content="nothing to hide"), "user")
+    with EventStream.open(path, secrets={"k": "hunter2/é"}) as stream:
+        first, second = stream.snapshot()
+        assert first.command == "echo <secret_hidden>"  # type: ignore[attr-defined]
+        assert first.tool_call_metadata is not None and "hunter2" not in str(first.tool_call_metadata.model_response)
+        assert second is next(stream.store.read_events(1, 2))  # an event without a secret is not copied
+    assert b"hunter2" in path.read_bytes()  # the log is read, never rewritten
 
 
 def test_a_secret_used_as_a_key_is_hidden_in_the_key_too(tmp_path: Path) -> None:

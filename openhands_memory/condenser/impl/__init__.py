@@ -11,6 +11,7 @@ from openhands_memory.condenser.impl.auto_context_condenser import AutoContextCo
 from openhands_memory.condenser.impl.browser_output_condenser import BrowserOutputCondenser
 from openhands_memory.condenser.impl.compact_history_condenser import CompactHistoryCondenser
 from openhands_memory.condenser.impl.conversation_window_condenser import ConversationWindowCondenser
+from openhands_memory.condenser.impl.inkeep_condenser import InkeepCondenser
 from openhands_memory.condenser.impl.large_output_offload_condenser import LargeOutputOffloadCondenser
 from openhands_memory.condenser.impl.llm_attention_condenser import LLMAttentionCondenser
 from openhands_memory.condenser.impl.llm_summarizing_condenser import LLMSummarizingCondenser
@@ -38,6 +39,7 @@ BUILTIN_CONDENSERS = (
     TokenBudgetSummaryCondenser,
     CompactHistoryCondenser,
     AutoContextCondenser,
+    InkeepCondenser,
 )
 """The built-in strategies, in the order of the config union; adding one to it registers it."""
 
@@ -47,6 +49,7 @@ __all__ = [
     "BrowserOutputCondenser",
     "CompactHistoryCondenser",
     "ConversationWindowCondenser",
+    "InkeepCondenser",
     "LLMAttentionCondenser",
     "LargeOutputOffloadCondenser",
     "LLMSummarizingCondenser",

@@ -86,8 +86,8 @@ def test_a_share_of_the_context_window_is_resolved_and_recorded() -> None:
     result = condenser.condense(s.view)
     assert isinstance(result, Condensation) and result.metadata is not None
     assert result.metadata.extra["threshold"] == {
-        "context_window": 1_000, "window_source": "llm_config", "model": "fake-model", "share": 0.5, "preset": None,
-        "reserved_output_tokens": 100, "limit": 400,
+        "context_window": 1_000, "window_source": "llm_config", "window_rule": "input", "model": "fake-model",
+        "share": 0.5, "preset": None, "reserved_output_tokens": 100, "limit": 400,
     }  # fmt: skip
 
 
