@@ -1,8 +1,8 @@
 """The `openhands-memory` command: parses arguments, calls the library, prints.
 
-    openhands-memory replay LOG [--pipeline CONFIG] [--recorded] [--model M] [--out PATH [--force]] [--json]
+    openhands-memory replay LOG [--pipeline CONFIG] [--recorded] [--model M] [--tokenizer T] [--out PATH [--force]] [--json]
     openhands-memory inspect LOG [--top N] [--json]
-    openhands-memory view LOG [--at STEP] [--messages] [--pipeline CONFIG] [--recorded] [--json]
+    openhands-memory view LOG [--at STEP] [--messages] [--pipeline CONFIG] [--recorded] [--model M] [--tokenizer T] [--json]
     openhands-memory convert SRC DST [--force]
     openhands-memory search LOG QUERY... [--limit N] [--json]
     openhands-memory repair LOG [--json]
@@ -10,8 +10,14 @@
 
 Results go to stdout, notes and the progress bar (only on a terminal) to stderr. Every expected
 error is one line on stderr, `error: ...`, with exit code 1 (data, files) or 2 (usage, config).
-Inputs are only read: a command refuses to write onto one (by any path), and refuses to replace an
-existing output unless `--force`; either refusal is exit code 1 before any work, with nothing changed.
+Inputs are only read: a command refuses to write onto one (by any path, resolved as the OS resolves
+it), to replace an existing output unless `--force`, and to write where it cannot (a folder not
+writable, a file where a folder should be); each refusal is exit code 1 before any work, with
+nothing changed and no folder made.
+
+A pipeline file means the same in `replay`, `view` and `bench`: its model-backed condensers run
+offline (the offline structured summarizer) unless `--model M`, which makes them call M for real;
+a missing API key for M is an error before any work (`bench.stand_in.choose_models`, shared).
 """
 
 from __future__ import annotations
@@ -84,12 +90,7 @@ def _build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="keep and apply the log's own condensations; with --pipeline, the pipeline runs on top of them",
     )
-    replay.add_argument(
-        "--model",
-        default=None,
-        metavar="M",
-        help="count tokens with this model's tokenizer, through litellm, offline (default: gpt-4o)",
-    )
+    _add_model_arguments(replay, counts="the tokens of every step")
     replay.add_argument(
         "--out",
         type=Path,
@@ -127,6 +128,7 @@ def _build_parser() -> argparse.ArgumentParser:
     view.add_argument("--messages", action="store_true", help="print the messages sent to the model instead of the events")
     view.add_argument("--pipeline", type=Path, metavar="CONFIG", help="condense with this pipeline instead of the log's condensations")
     view.add_argument("--recorded", action="store_true", help="with --pipeline: keep the log's condensations too")
+    _add_model_arguments(view, counts="the tokens a pipeline's [history_policy] trims by")
     view.add_argument("--json", action="store_true", help="print the events as OpenHands JSON (the messages as litellm dicts)")
 
     convert = commands.add_parser(
@@ -196,6 +198,28 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_MODEL_HELP = (
+    "model-backed condensers call M for real (through litellm; costs money; their config's key and base URL "
+    "are kept); default: no model, the offline structured summarizer writes their summaries, as in bench"
+)
+
+
+_DEFAULT_TOKENIZER = "gpt-4o"
+"""`replay.replayer.DEFAULT_TOKEN_MODEL`, named here so that building the parser imports nothing heavy."""
+
+
+def _add_model_arguments(command: argparse.ArgumentParser, *, counts: str) -> None:
+    """`--model` and `--tokenizer`, the same in `replay` and `view` as in `bench`."""
+    command.add_argument("--model", default=None, metavar="M", help=_MODEL_HELP)
+    command.add_argument(
+        "--tokenizer",
+        default=None,
+        metavar="T",
+        help=f"'approximate' (4 characters a token, no model tokenizer) or a model whose tokenizer counts {counts}, "
+        f"offline (default: --model if given, else {_DEFAULT_TOKENIZER})",
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (0 ok, 1 data or runtime error, 2 usage)."""
     parser = _build_parser()
@@ -227,6 +251,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OpenHandsMemoryError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except BrokenPipeError:  # `openhands-memory view LOG | head`: the reader left, not an error
+        return _reader_left()
     except FileNotFoundError as exc:
         print(f"error: {exc.filename}: no such file or folder", file=sys.stderr)
         return 1
@@ -250,10 +276,21 @@ def run() -> None:
     try:
         code = main()
         sys.stdout.flush()
-    except BrokenPipeError:  # `openhands-memory view LOG | head`: the reader left, not an error
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        code = 0
+    except BrokenPipeError:  # the reader left while the last output was flushed
+        code = _reader_left()
     sys.exit(code)
+
+
+def _reader_left() -> int:
+    """End quietly, as Unix tools do, when the reader of stdout went away (`| head`); returns exit code 0.
+
+    What is still buffered goes to /dev/null, so flushing it at exit raises nothing either.
+    """
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is no file (a test's capture)
+        pass
+    return 0
 
 
 # -- replay -----------------------------------------------------------------------------------------
@@ -267,23 +304,22 @@ def _progress_bar(label: str, *, quiet: bool) -> ProgressBar | None:
 
 def _replay(args: argparse.Namespace) -> int:
     from openhands_memory.replay import load_pipeline, replay_events, write_log
-    from openhands_memory.replay.replayer import DEFAULT_TOKEN_MODEL
     from openhands_memory.replay.output import check_log_output
-
     from openhands_memory.stream.locations import load_log, shown_location
 
     pipeline = load_pipeline(args.pipeline) if args.pipeline is not None or not args.recorded else None
-    events = load_log(args.log)
+    summarizer = _choose_models(pipeline, args.model)  # a missing API key now, before any work
     inputs = [path for path in (args.log, args.pipeline) if path is not None]
-    if args.out is not None:  # refused now, not after the replay
+    if args.out is not None:  # refused now (an input, existing, not writable), not after the replay
         check_log_output(args.out, inputs=inputs, overwrite=args.force)
+    events = load_log(args.log)
     bar = _progress_bar("replaying", quiet=args.json)
     try:
         report = replay_events(
             events,
             condenser=pipeline,
             recorded=args.recorded,
-            model=args.model or DEFAULT_TOKEN_MODEL,
+            model=_token_model(args),
             source=shown_location(args.log),
             progress=bar,
         )
@@ -293,12 +329,15 @@ def _replay(args: argparse.Namespace) -> int:
     if args.out is not None:
         layout = write_log(report.history, args.out, inputs=inputs, overwrite=args.force)
         print(f"wrote {len(report.history)} events to {args.out} ({layout})", file=sys.stderr)
+    report.summarizer = summarizer
     if args.json:
         _print_json(report.to_dict())
         return 0
     summary = report.summary()
     peak = f"{report.peak_tokens:,}" + (f" (step {summary['peak_step']})" if summary["peak_step"] is not None else "")
-    approx = " (some estimated)" if report.tokens_estimated else ""
+    counted = f"{report.model} (some estimated)" if report.tokens_estimated else str(report.model)
+    if report.model is None:
+        counted = "approximate (4 characters a token, no model tokenizer)"
     new = summary["new_condensations"]
     recorded = len(report.condensations) - new
     made = f"{new} new" + (f", {recorded} recorded" if report.recorded else "")
@@ -306,7 +345,8 @@ def _replay(args: argparse.Namespace) -> int:
         [
             ("log", report.source),
             ("pipeline", report.pipeline),
-            ("tokens counted for", f"{report.model}{approx}"),
+            *([("summarizer", summarizer)] if summarizer is not None else []),
+            ("tokens counted for", counted),
             ("events", f"{report.events:,} (replayed log: {len(report.history):,})"),
             ("agent steps", f"{len(report.steps):,}" if report.steps else "0 (no action in the log has source 'agent')"),
             ("condensations", made),
@@ -412,8 +452,15 @@ def _view(args: argparse.Namespace) -> int:
         print("error: --recorded goes with --pipeline (the log's condensations apply by default)", file=sys.stderr)
         return _USAGE_ERROR
     pipeline = load_pipeline(args.pipeline) if args.pipeline is not None else None
+    _choose_models(pipeline, args.model)  # a missing API key now, before any work
     events = load_log(args.log)
-    snapshot = snapshot_at(events, args.at, condenser=pipeline, recorded=args.recorded or pipeline is None)
+    snapshot = snapshot_at(
+        events,
+        args.at,
+        condenser=pipeline,
+        recorded=args.recorded or pipeline is None,
+        tokenizer=_token_model(args),
+    )
     shown = snapshot.shown
     if args.messages:
         if args.json:
@@ -422,23 +469,70 @@ def _view(args: argparse.Namespace) -> int:
             for index, message in enumerate(snapshot.messages):
                 print(f"{index:>4}  {message.role:<9} {_message_line(message)[:110]}")
     elif args.json:
-        _print_json([event_to_dict(e) for e in shown])
+        _print_json([_with_log_ids(event_to_dict(e), snapshot) for e in shown])
     else:
-        for event in shown:
+        for event in shown:  # by the log's ids, as the footer names them
             text = " ".join(event.message.split())
-            ident = "-" if event.id is None else str(event.id)
+            ident = _id_or_dash(snapshot.log_id(event))
             print(f"{ident:>6}  {event.kind:<20} {text[:100]}")
     if snapshot.step is None:
         where = f"after the last event ({snapshot.steps} agent steps)"
     else:
         assert snapshot.event is not None
         where = f"at step {snapshot.step}, before event {snapshot.event.id}"
+    renumbered = (
+        "; ids are the log's (in the replayed log the pipeline's condensations take ids and later events "
+        "move up: summaries cite those, as `replay --out` writes them)"
+        if snapshot.is_renumbered
+        else ""
+    )
     print(
         f"{len(shown)} events in view, {len(snapshot.view.forgotten_event_ids)} forgotten, "
-        f"{len(snapshot.messages)} messages; {where}",
+        f"{len(snapshot.messages)} messages; {where}{renumbered}",
         file=sys.stderr,
     )
     return 0
+
+
+def _with_log_ids(data: dict[str, Any], snapshot: Any) -> dict[str, Any]:
+    """An event's JSON with the log's ids for its `id` and `cause` (see `StepSnapshot.log_ids`)."""
+    for key in ("id", "cause"):
+        value = data.get(key)
+        if isinstance(value, int):
+            data[key] = snapshot.log_ids.get(value, value)
+    return data
+
+
+def _choose_models(pipeline: Any, model: str | None) -> str | None:
+    """What the pipeline's model-backed condensers call, chosen as `bench` chooses (None: it has none).
+
+    Offline (no `--model`), a note on stderr says that the pipeline's own models are not called.
+
+    Raises:
+        LLMAuthenticationError: `model`'s API key is not set.
+    """
+    from openhands_memory.bench.stand_in import choose_models, model_backed_members
+
+    members = sorted({member.name for member in model_backed_members(pipeline.condenser)}) if pipeline else []
+    if not members:
+        return None
+    summarizer = choose_models(pipeline.condenser, model=model)
+    if model is None:
+        print(
+            f"note: model-backed condensers ({', '.join(members)}) run with no model: the {summarizer} writes "
+            "their summaries (--model M calls M for real)",
+            file=sys.stderr,
+        )
+    return summarizer
+
+
+def _token_model(args: argparse.Namespace) -> str | None:
+    """The model whose tokenizer counts (`--tokenizer`, else `--model`, else gpt-4o); None: approximate."""
+    from openhands_memory.bench.tokenizer import APPROXIMATE
+    from openhands_memory.replay.replayer import DEFAULT_TOKEN_MODEL
+
+    name = args.tokenizer or args.model or DEFAULT_TOKEN_MODEL
+    return None if name == APPROXIMATE else name
 
 
 def _message_line(message: Any) -> str:
@@ -458,6 +552,7 @@ def _message_line(message: Any) -> str:
 
 def _convert(args: argparse.Namespace) -> int:
     from openhands_memory.replay import write_log
+    from openhands_memory.replay.output import check_log_output
     from openhands_memory.stream.locations import is_database_url, load_log, write_to_database
 
     if is_database_url(args.destination):
@@ -468,6 +563,7 @@ def _convert(args: argparse.Namespace) -> int:
         write_to_database(events, args.destination, overwrite=args.force)
         print(f"wrote {len(events)} events to the conversation (PostgreSQL)", file=sys.stderr)
         return 0
+    check_log_output(args.destination, inputs=[args.source], overwrite=args.force)  # before reading SRC
     events = load_log(args.source)
     layout = write_log(events, args.destination, inputs=[args.source], overwrite=args.force)
     print(f"wrote {len(events)} events to {args.destination} ({layout})", file=sys.stderr)

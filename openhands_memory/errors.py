@@ -15,7 +15,9 @@ both print it and act on it::
     ├─ UnknownDelegationError(OpenHandsMemoryError, ValueError) delegation
     ├─ OutputRefusedError(OpenHandsMemoryError)                path, reason
     │  ├─ OutputExistsError(OutputRefusedError, FileExistsError)   (unless asked to overwrite)
-    │  └─ OutputIsInputError(OutputRefusedError, ValueError)      input_path (always)
+    │  ├─ OutputIsInputError(OutputRefusedError, ValueError)      input_path (always)
+    │  ├─ OutputNotWritableError(OutputRefusedError, PermissionError)  folder (checked before any work)
+    │  └─ OutputNameError(OutputRefusedError, ValueError)         (exit_code 2: a name no layout has)
     ├─ LLMError(OpenHandsMemoryError)                          reason, model, status_code, attempts
     │  ├─ LLMRateLimitError           (retried)
     │  ├─ LLMTimeoutError             (retried)
@@ -368,13 +370,13 @@ class InvalidSecretError(OpenHandsMemoryError, ValueError):
     The message names the secret, never its value.
     """
 
-    def __init__(self, name: str, reason: str, *, length: int | None = None) -> None:
+    def __init__(self, name: str | None, reason: str, *, length: int | None = None) -> None:
         self.name = name
-        """The secret's name (its key in the `secrets` mapping)."""
+        """The secret's name (its key in the `secrets` mapping); None when `secrets` itself is wrong."""
         self.reason = reason
         self.length = length
         """How many characters its value has, when it is a string."""
-        super().__init__(f"secret {name!r}: {reason}")
+        super().__init__(f"secret {name!r}: {reason}" if name is not None else reason)
 
 
 class MemoryAdapterError(OpenHandsMemoryError, ValueError):
@@ -421,6 +423,24 @@ class OutputIsInputError(OutputRefusedError, ValueError):
         self.input_path = input_path
         super().__init__(path, f"{relation} {input_path}, and an input is never written to; choose another output")
         self.reason = f"{relation} {input_path}"
+
+
+class OutputNotWritableError(OutputRefusedError, PermissionError):
+    """The output cannot be written: the folder it goes in (or the nearest one that exists) is not writable.
+
+    Raised before any work is done, naming the output as the user gave it.
+    """
+
+    def __init__(self, path: str | PathLike[str], folder: str | PathLike[str], why: str = "is not writable") -> None:
+        self.folder = folder
+        """The folder that cannot be written (the output's own, or the nearest one that exists)."""
+        super().__init__(path, f"cannot be written: {folder} {why}")
+
+
+class OutputNameError(OutputRefusedError, ValueError):
+    """The output's name says no layout we write (a log: `*.json`, `*.jsonl` or a folder)."""
+
+    exit_code = 2
 
 
 class LLMError(OpenHandsMemoryError):

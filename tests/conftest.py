@@ -1,15 +1,17 @@
 """Shared fixtures: where the real OpenHands logs live, and how to list them.
 
-The logs are recorded by OpenHands itself and kept outside the repository, in
-`<repo>/../shared/fixtures/openhands-logs` (see its INDEX.md). Tests read them in place; nothing is
+The logs are recorded by OpenHands itself and kept outside the repository: in the folder the
+`OPENHANDS_MEMORY_LOGS` environment variable names, else in `<repo>/../shared/fixtures/openhands-logs`
+(see its INDEX.md, and the README's "Tests and benchmarks"). Tests read them in place; nothing is
 copied into the repository. Without them a test that needs one is skipped, except under CI
-(`CI=true`), where a missing folder is a failure: CI must not pass by skipping.
+(`CI=true`), where a missing folder is a failure: CI must not pass by skipping. A folder that
+`OPENHANDS_MEMORY_LOGS` names and that is missing is a failure too: it was asked for.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -26,7 +28,20 @@ _llm.ALLOW_MODEL_REQUESTS = False
 REPO_ROOT = Path(__file__).resolve().parent.parent
 """The repository's root folder."""
 
-REAL_LOGS_DIR = REPO_ROOT.parent / "shared" / "fixtures" / "openhands-logs"
+LOGS_VARIABLE = "OPENHANDS_MEMORY_LOGS"
+"""The environment variable that names the folder of real logs."""
+
+SHARED_LOGS_DIR = REPO_ROOT.parent / "shared" / "fixtures" / "openhands-logs"
+"""Where the real logs are looked for when `LOGS_VARIABLE` is not set."""
+
+
+def real_logs_location(environ: Mapping[str, str] = os.environ) -> Path:
+    """The folder `OPENHANDS_MEMORY_LOGS` names (`~` expanded), or `SHARED_LOGS_DIR` when it is unset or empty."""
+    named = environ.get(LOGS_VARIABLE, "").strip()
+    return Path(named).expanduser() if named else SHARED_LOGS_DIR
+
+
+REAL_LOGS_DIR = real_logs_location()
 """Where the real OpenHands logs are expected."""
 
 LOG_PREFIXES = ("v0_", "v0legacy_", "v1_")
@@ -45,16 +60,16 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if _is_ci() else
 
 
 def require_real_logs_dir() -> Path:
-    """The folder of real logs; skips the calling test (fails it under CI) when it is missing."""
+    """The folder of real logs; skips the calling test when it is missing (fails it under CI, or when
+    `OPENHANDS_MEMORY_LOGS` named it)."""
     if REAL_LOGS_DIR.is_dir():
         return REAL_LOGS_DIR
+    where = f"real OpenHands logs not found at {REAL_LOGS_DIR}"
+    if os.environ.get(LOGS_VARIABLE, "").strip():
+        pytest.fail(f"{where}, the folder {LOGS_VARIABLE} names", pytrace=False)
     if _is_ci():
-        pytest.fail(
-            f"real OpenHands logs not found at {REAL_LOGS_DIR}: CI needs them "
-            "(they live in ../shared/fixtures/openhands-logs next to the repository)",
-            pytrace=False,
-        )
-    pytest.skip(f"real OpenHands logs not found at {REAL_LOGS_DIR}: they live in ../shared/fixtures/openhands-logs")
+        pytest.fail(f"{where}: CI needs them (set {LOGS_VARIABLE} to their folder)", pytrace=False)
+    pytest.skip(f"{where}: set {LOGS_VARIABLE} to a folder of them (README, 'Tests and benchmarks')")
 
 
 def real_logs(prefix: str) -> list[Path]:
@@ -92,7 +107,7 @@ def require_real_log(path: Path | None) -> Path:
 
 @pytest.fixture(scope="session")
 def real_logs_dir() -> Path:
-    """The folder of real OpenHands logs (`../shared/fixtures/openhands-logs`); skips when missing (fails under CI)."""
+    """The folder of real OpenHands logs (`REAL_LOGS_DIR`); skips when missing (fails under CI)."""
     return require_real_logs_dir()
 
 

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from _folders import unwritable  # noqa: F401  (a fixture)
+
 from openhands_memory._progress import ProgressBar
 from openhands_memory.cli import main
 from openhands_memory.events import (
@@ -70,6 +72,106 @@ def test_replay_of_the_bundled_log_prints_the_summary_table() -> None:
     for name in ("peak context tokens", "final context tokens", "total prompt tokens"):
         assert table[name].split()[0].replace(",", "").isdigit(), name
     assert "\n step     id  made by" in result.stdout  # the condensations, one a line
+
+
+def test_the_quick_start_prints_the_readme_s_numbers(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    readme = (REPO / "README.md").read_text()
+    block = readme.split("pip install . && openhands-memory replay fixtures/synthetic_session_300.jsonl\n```\n\n```\n")[1]
+    printed = block.split("\n```", 1)[0].splitlines()
+    monkeypatch.chdir(REPO)
+    assert main(["replay", "fixtures/synthetic_session_300.jsonl"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    timed = [i for i, line in enumerate(printed) if line.startswith("replay time")]
+    assert [line for i, line in enumerate(out) if i not in timed] == [line for i, line in enumerate(printed) if i not in timed]
+
+
+PIPELINES = REPO / "benchmarks" / "pipelines"
+
+
+def _model_backed_pipelines() -> list[str]:
+    from openhands_memory.bench.runner import PipelineSpec
+
+    return [path.stem for path in sorted(PIPELINES.glob("*.toml")) if PipelineSpec.from_file(path).is_model_backed]
+
+
+MODEL_BACKED = _model_backed_pipelines()
+"""The benchmark's pipeline files whose condensers call a model (5 of its 10 when written)."""
+
+
+@pytest.fixture(scope="module")
+def short_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled log's first 160 events: long enough for the model-backed pipelines to condense."""
+    path = tmp_path_factory.mktemp("log") / "short.jsonl"
+    path.write_text("".join(BUNDLED.read_text().splitlines(keepends=True)[:160]))
+    return path
+
+
+def test_the_benchmark_has_model_backed_pipeline_files() -> None:
+    assert {"llm_summarizing", "openhands_default", "auto_context"} <= set(MODEL_BACKED)
+
+
+@pytest.mark.parametrize("name", MODEL_BACKED)
+def test_a_pipeline_file_runs_offline_in_replay_view_and_bench_alike(
+    name: str, short_log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from openhands_memory.bench.runner import BenchOptions, PipelineSpec, run_events
+
+    pipeline = PIPELINES / f"{name}.toml"
+    assert main(["replay", str(short_log), "--pipeline", str(pipeline), "--tokenizer", "approximate", "--json"]) == 0
+    replayed = json.loads(capsys.readouterr().out)
+    bench = run_events(load_events(short_log), PipelineSpec.from_file(pipeline), BenchOptions())
+    assert replayed["summarizer"] == bench["summarizer"] == "offline structured summarizer"
+    assert replayed["new_condensations"] == bench["condensations"]
+    assert main(["view", str(short_log), "--pipeline", str(pipeline), "--tokenizer", "approximate"]) == 0
+    err = capsys.readouterr().err
+    assert "run with no model: the offline structured summarizer writes their summaries (--model M calls M for real)" in err
+
+
+def test_a_missing_api_key_is_one_line_before_any_work_and_without_litellm(tmp_path: Path) -> None:
+    pipeline = PIPELINES / "llm_summarizing.toml"
+    script = (
+        "import os, sys\n"
+        "for name in [n for n in os.environ if n.startswith('OPENAI_')]: del os.environ[name]\n"
+        "from openhands_memory.cli import main\n"
+        f"codes = [main([command, {str(BUNDLED)!r}, '--pipeline', {str(pipeline)!r}, '--model', 'gpt-4o-mini', *extra])\n"
+        f"         for command, extra in (('replay', []), ('view', []), ('bench', ['--out', {str(tmp_path / 'out')!r}]))]\n"
+        "print(codes, 'litellm' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert result.stdout == "[1, 1, 1] False\n", result.stderr  # litellm never loaded
+    missing = "error: gpt-4o-mini: no API key: set OPENAI_API_KEY (or api_key in the LLM config)"
+    assert [line for line in result.stderr.splitlines() if line.startswith("error:")] == [missing] * 3
+    assert not (tmp_path / "out").exists()
+
+
+def test_version_loads_neither_litellm_nor_the_library() -> None:
+    script = (
+        "import sys\n"
+        "from openhands_memory.cli import main\n"
+        "code = main(['--version'])\n"
+        "print(code, sorted(m for m in sys.modules if m.startswith(('litellm', 'tiktoken', 'openhands_memory.'))))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    loaded = result.stdout.splitlines()[-1]
+    assert loaded.startswith("0 ") and "litellm" not in loaded and "tiktoken" not in loaded
+    assert "condenser" not in loaded and "bench.runner" not in loaded and "openhands_memory.llm" not in loaded
+
+
+def test_replay_and_view_take_the_approximate_tokenizer(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["replay", str(BUNDLED), "--tokenizer", "approximate"]) == 0
+    table = rows(capsys.readouterr().out)
+    assert table["tokens counted for"] == "approximate (4 characters a token, no model tokenizer)"
+    assert table["peak context tokens"] != "16,458 (step 91)"  # not gpt-4o's count
+
+
+def test_the_parser_s_literal_defaults_are_the_library_s() -> None:
+    from openhands_memory.bench.cli import DEFAULT_CONTEXT_LIMIT
+    from openhands_memory.cli import _DEFAULT_TOKENIZER
+    from openhands_memory.llm.llm import DEFAULT_CONTEXT_WINDOW
+    from openhands_memory.replay.replayer import DEFAULT_TOKEN_MODEL
+
+    assert (DEFAULT_CONTEXT_LIMIT, _DEFAULT_TOKENIZER) == (DEFAULT_CONTEXT_WINDOW, DEFAULT_TOKEN_MODEL)
 
 
 def test_replay_shows_and_logs_the_tool_calls_the_chat_had_to_leave_out(real_logs_dir: Path) -> None:
@@ -243,6 +345,23 @@ def test_view_messages_at_a_step() -> None:
     roles = [line.split()[1] for line in result.stdout.splitlines()]
     assert roles[:3] == ["system", "user", "user"] and "tool" in roles
     assert result.stderr == "13 events in view, 0 forgotten, 11 messages; at step 5, before event 14\n"
+
+
+def test_view_under_a_pipeline_lists_the_log_s_own_ids(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pipeline = tmp_path / "amortized.toml"
+    pipeline.write_text('[condenser]\ntype = "amortized"\nmax_size = 40\nkeep_first = 2\n')
+    history = agent_history(load_events(BUNDLED))
+    assert main(["view", str(BUNDLED), "--at", "60", "--pipeline", str(pipeline)]) == 0
+    out, err = capsys.readouterr()
+    listed = [int(line.split()[0]) for line in out.splitlines() if line.split()[0] != "-"]
+    before = next(e for e in history if e.source == "agent" and e.id == int(err.split("before event ")[1].split(";")[0]))
+    by_id = {e.id: e for e in history}
+    for line, ident in zip((line for line in out.splitlines() if line.split()[0] != "-"), listed):
+        assert by_id[ident].kind == line.split()[1]  # the log's event with that id, not a renumbered one
+    assert max(listed) < before.id and history[history.index(before) - 1].id == max(listed)
+    assert "ids are the log's" in err
+    assert main(["view", str(BUNDLED), "--at", "60", "--pipeline", str(pipeline), "--json"]) == 0
+    assert [e["id"] for e in json.loads(capsys.readouterr().out) if "id" in e] == listed
 
 
 def test_view_messages_json_are_litellm_dicts(capsys: pytest.CaptureFixture[str]) -> None:
@@ -476,3 +595,102 @@ def test_the_progress_bar_redraws_in_place_and_erases_itself() -> None:
     assert drawn.count("\r") == 5  # three draws, and the erasing
     assert "replaying [.....] 0/100" not in drawn and "replaying [#####.....] 50/100 events" in drawn
     assert drawn.endswith("\r" + " " * len("replaying [##########] 100/100 events") + "\r")
+
+
+@pytest.mark.parametrize("force", [[], ["--force"]], ids=["", "force"])
+@pytest.mark.parametrize("command", ["replay", "convert"])
+def test_an_input_named_through_a_missing_folder_is_refused_and_no_folder_made(
+    log: Path, command: str, force: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The OS resolves missing/../log.jsonl to log.jsonl once missing/ exists: the check must too.
+    before = _snapshot(log.parent)
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the refusal comes before the work")
+
+    monkeypatch.setattr("openhands_memory.replay.replay_events", never)
+    argv = [command, "log.jsonl", *(["--out"] if command == "replay" else []), "missing/../log.jsonl", *force]
+    assert main(argv) == 1
+    assert capsys.readouterr().err == _refused_as_input("missing/../log.jsonl", "log.jsonl")
+    assert _snapshot(log.parent) == before
+    assert sorted(p.name for p in log.parent.iterdir()) == ["log.jsonl"]  # no missing/ left behind
+
+
+@pytest.mark.parametrize("command", ["replay", "convert"])
+def test_an_output_through_a_missing_folder_is_written_where_the_os_puts_it(log: Path, command: str) -> None:
+    argv = [command, "log.jsonl", *(["--out"] if command == "replay" else []), "missing/../new.jsonl"]
+    assert main(argv) == 0
+    assert sorted(p.name for p in log.parent.iterdir()) == ["log.jsonl", "new.jsonl"]
+    assert len(load_events(log.parent / "new.jsonl")) >= 300
+
+
+@pytest.mark.parametrize("layout", ["new.jsonl", "session"])
+@pytest.mark.parametrize("command", ["replay", "convert"])
+def test_an_output_in_a_folder_that_cannot_be_written_is_refused_before_the_work(
+    log: Path, unwritable: Path, command: str, layout: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the refusal comes before the work")
+
+    monkeypatch.setattr("openhands_memory.replay.replay_events", never)
+    monkeypatch.setattr("openhands_memory.events.load_events", never)
+    out = f"read-only/{layout}"
+    assert main([command, "log.jsonl", *(["--out"] if command == "replay" else []), out]) == 1
+    assert capsys.readouterr().err == f"error: {out}: cannot be written: {unwritable} is not writable\n"
+    assert list(unwritable.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", ["replay", "convert"])
+def test_an_output_under_a_file_is_refused_before_the_work(
+    log: Path, command: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the refusal comes before the work")
+
+    monkeypatch.setattr("openhands_memory.replay.replay_events", never)
+    assert main([command, "log.jsonl", *(["--out"] if command == "replay" else []), "log.jsonl/new.jsonl"]) == 1
+    assert capsys.readouterr().err == f"error: log.jsonl/new.jsonl: {log} is a file, not a folder\n"
+
+
+def test_convert_to_a_file_name_no_layout_has_is_a_usage_error_and_makes_no_folder(
+    log: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["convert", "log.jsonl", "out.txt"]) == 2
+    assert capsys.readouterr().err == (
+        "error: out.txt: no log layout is named '.txt': name a *.json or *.jsonl file, or a folder (an existing one, "
+        "or a new name without a suffix) for an OpenHands session folder\n"
+    )
+    assert sorted(p.name for p in log.parent.iterdir()) == ["log.jsonl"]
+    (log.parent / "out.txt").mkdir()  # an existing folder is a session folder, whatever its name
+    assert main(["convert", "log.jsonl", "out.txt"]) == 0
+    assert len(load_events(log.parent / "out.txt")) >= 300
+
+
+def test_view_into_a_reader_that_leaves_early_ends_quietly(tmp_path: Path) -> None:
+    # `openhands-memory view LOG | head`, from the README: far more output than a pipe holds.
+    from openhands_memory.testing.synthetic import synthetic_session_dicts
+
+    log = tmp_path / "long.json"
+    log.write_bytes(json.dumps(synthetic_session_dicts(2000)).encode())
+    child = subprocess.Popen(
+        [sys.executable, "-m", "openhands_memory.cli", "view", str(log)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO,
+    )  # fmt: skip
+    assert child.stdout is not None and child.stderr is not None
+    first = child.stdout.readline()
+    child.stdout.close()  # what `head -1` does once it has its line
+    err = child.stderr.read().decode()
+    assert child.wait(timeout=120) == 0
+    assert first.split()[:2] == [b"0", b"system"]
+    assert "error" not in err and "Traceback" not in err and "Exception ignored" not in err
+
+
+def test_python_dash_m_openhands_memory_is_the_command() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "openhands_memory", "validate", str(BUNDLED)], capture_output=True, text=True, cwd=REPO, timeout=120
+    )
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.stdout == f"{BUNDLED}: 300 events, 0 errors, 0 warnings: loads\n"
+    usage = subprocess.run([sys.executable, "-m", "openhands_memory"], capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert usage.returncode == 2
+    assert usage.stderr == "error: the following arguments are required: COMMAND (see 'openhands-memory --help')\n"

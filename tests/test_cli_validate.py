@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -95,3 +96,55 @@ def test_view_refuses_a_duplicate_id_rather_than_renumbering_it(
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.startswith("error: dup.jsonl:3 (id 1): duplicate id 1 (")
+
+
+def _unnumbered(record: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in record.items() if key != "id"}
+
+
+@pytest.mark.parametrize(
+    ("ids", "open_reason"),
+    [
+        ([0, 1, None], "events.jsonl:3: the event has no id"),
+        ([0, -1], "events.jsonl:2: id -1: negative id"),
+        ([0, 2, 1], "events.jsonl:3: id 1 does not follow id 2"),
+        ([0, 1, 1], "events.jsonl:3: id 1 does not follow id 1"),
+    ],
+    ids=["no id after numbered ones", "negative", "out of order", "duplicate"],
+)
+def test_validate_repair_and_open_refuse_the_same_logs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, ids: list[int | None], open_reason: str
+) -> None:
+    from openhands_memory.errors import CorruptRecordError
+    from openhands_memory.stream import EventStream
+
+    monkeypatch.chdir(tmp_path)
+    records = [_message(0) if i is None else _message(i) for i in ids]
+    log = _jsonl(tmp_path / "events.jsonl", [_unnumbered(r) if i is None else r for r, i in zip(records, ids)])
+    original = log.read_bytes()
+    with pytest.raises(CorruptRecordError, match=re.escape(open_reason)):
+        EventStream.open(log)
+    assert main(["validate", "events.jsonl"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1].endswith("1 errors, 0 warnings: refused by every reader") and out[0].startswith(open_reason[:14])
+    assert main(["repair", "events.jsonl"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {open_reason}") and err.count("\n") == 1
+    assert "repair moves unreadable lines and cannot give an event its id, so nothing was changed" in err
+    assert log.read_bytes() == original and sorted(p.name for p in tmp_path.iterdir()) == ["events.jsonl"]
+
+
+def test_a_jsonl_log_without_any_id_loads_numbered_and_validate_says_a_stream_refuses_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    _jsonl(tmp_path / "old.jsonl", [_unnumbered(_message(0)), _unnumbered(_message(1))])
+    assert main(["validate", "old.jsonl"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "old.jsonl:1: warning: no event has an id (the old flattened form): numbered 0, 1, 2, ... in file order "
+        "(EventStream.open refuses this JSONL log; `openhands-memory convert` saves it with its ids)",
+        "old.jsonl: 2 events, 0 errors, 1 warnings: loads",
+    ]
+    assert main(["convert", "old.jsonl", "new.jsonl"]) == 0
+    assert main(["validate", "new.jsonl"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["new.jsonl: 2 events, 0 errors, 0 warnings: loads"]

@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from _folders import unwritable  # noqa: F401  (a fixture)
+
 from openhands_memory import _files
 from openhands_memory._files import refuse_inputs, write_atomically
-from openhands_memory.errors import OutputExistsError, OutputIsInputError, OutputRefusedError
+from openhands_memory.errors import OutputExistsError, OutputIsInputError, OutputNotWritableError, OutputRefusedError
 from openhands_memory.events import dump_events, dump_session_folder
 from openhands_memory.recall import SearchIndex
 from openhands_memory.replay.output import write_log
@@ -181,3 +183,58 @@ def test_every_writer_creates_owner_only_files_and_folders_whatever_the_umask(tm
     assert {name: oct(mode) for name, mode in modes.items() if mode not in (0o600, 0o700)} == {}
     assert all(mode == (0o700 if (tmp_path / name).is_dir() else 0o600) for name, mode in modes.items())
     assert {"session/events", "session/events/2.json", "replayed/session/events", "stream/new"} <= set(modes)
+
+
+def test_stale_temporary_files_are_removed_and_a_live_writers_kept(tmp_path: Path) -> None:
+    import fcntl
+
+    target = tmp_path / "log.jsonl"
+    dead = tmp_path / ".log.jsonl.abcd1234.tmp"
+    live = tmp_path / ".log.jsonl.live_123.tmp"
+    others = [tmp_path / ".log.jsonl.tmp", tmp_path / ".other.jsonl.abcd1234.tmp", tmp_path / "log.jsonl.abcd1234.tmp"]
+    for path in (dead, live, *others):
+        path.write_bytes(b"partial")
+    with open(live, "rb") as writer:
+        fcntl.flock(writer.fileno(), fcntl.LOCK_EX)  # as write_atomically holds its temporary file
+        assert _files.remove_stale_temporary_files(target) == [dead]
+    assert sorted(tmp_path.iterdir()) == sorted([live, *others])
+
+
+def test_a_temporary_file_is_locked_until_it_has_its_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[list[Path]] = []
+    replace = os.replace
+
+    def cleaner_runs_meanwhile(src: str, dst: str) -> None:
+        seen.append(_files.remove_stale_temporary_files(dst))
+        replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", cleaner_runs_meanwhile)
+    path = write_atomically(tmp_path / "out.json", b"body", overwrite=True)
+    assert seen == [[]] and path.read_bytes() == b"body"
+
+
+def test_outputs_resolve_as_the_os_resolves_them_once_missing_folders_exist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "real" / "deep").mkdir(parents=True)
+    os.symlink("real/deep", tmp_path / "link")
+    assert _files.resolve_output("missing/../log.jsonl") == tmp_path / "log.jsonl"
+    assert _files.resolve_output("link/../x/y.json") == tmp_path / "real" / "x" / "y.json"  # `..` of the link's target
+    assert _files.resolve_output("link/out.json") == tmp_path / "real" / "deep" / "out.json"
+    assert _files.resolve_output("missing/..") == tmp_path
+    (tmp_path / "log.jsonl").write_bytes(b"input")
+    with pytest.raises(OutputIsInputError):
+        refuse_inputs("missing/../log.jsonl", ["log.jsonl"])
+    write_atomically("missing/../new.json", b"[]", overwrite=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "log.jsonl", "new.json", "real"]
+
+
+def test_an_output_that_cannot_be_written_is_refused_before_anything_is_made(unwritable: Path) -> None:
+    out = unwritable / "new" / "out.json"
+    with pytest.raises(OutputNotWritableError, match=re.escape(f"{out}: cannot be written: {unwritable} is not writable")) as info:
+        write_atomically(out, b"[]")
+    assert isinstance(info.value, PermissionError) and info.value.folder == unwritable
+    assert list(unwritable.iterdir()) == []
+    file = unwritable.parent / "file"
+    file.write_bytes(b"")
+    with pytest.raises(NotADirectoryError, match=re.escape(f"{file} is a file, not a folder")):
+        _files.check_writable(file / "sub" / "out.json")

@@ -110,6 +110,21 @@ def test_history_takes_secrets_for_its_own_stream_and_for_a_given_one() -> None:
         assert [_count(repr(event)) for event in history.view] == [0, 0]
 
 
+@pytest.mark.parametrize("secrets", [["abc123secret"], "abc123secret", ("abc123secret",)])
+def test_secrets_that_are_no_mapping_are_a_typed_error_before_touching_the_file(tmp_path: Path, secrets: Any) -> None:
+    path = tmp_path / "events.jsonl"
+    message = (
+        "secrets are a mapping of name to value, e.g. {'GITHUB_TOKEN': token}, "
+        f"not a {type(secrets).__name__}"
+    )
+    with pytest.raises(InvalidSecretError, match=re.escape(message)) as raised:
+        History.open(path, secrets=secrets)
+    assert raised.value.name is None and str(raised.value) == message
+    assert not path.exists()
+    with pytest.raises(InvalidSecretError, match=re.escape(message)):
+        EventStream().set_secrets(secrets)
+
+
 def test_history_open_refuses_a_short_secret_before_touching_the_file(tmp_path: Path) -> None:
     path = tmp_path / "events.jsonl"
     with pytest.raises(InvalidSecretError, match=re.escape("secret 'PIN': its value is 4 characters long; a secret must be at least 6")):

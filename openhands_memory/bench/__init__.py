@@ -15,10 +15,29 @@ Modules: `runner` (tasks and executors), `metrics` (per-step accumulation, total
 subcommand).
 """
 
-from openhands_memory.bench.metrics import RunMetrics
-from openhands_memory.bench.report import format_table, write_results
-from openhands_memory.bench.runner import BenchOptions, BenchResults, PipelineSpec, run_benchmark
-from openhands_memory.bench.stand_in import STAND_IN_NAME
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from openhands_memory.bench.metrics import RunMetrics
+    from openhands_memory.bench.report import format_table, write_results
+    from openhands_memory.bench.runner import BenchOptions, BenchResults, PipelineSpec, run_benchmark
+    from openhands_memory.bench.stand_in import STAND_IN_NAME
+
+# The names load on first use (PEP 562): `openhands-memory --version` builds the bench parser
+# (`bench.cli`) without loading the benchmark itself.
+_HOME: dict[str, str] = {
+    "STAND_IN_NAME": "openhands_memory.bench.stand_in",
+    "BenchOptions": "openhands_memory.bench.runner",
+    "BenchResults": "openhands_memory.bench.runner",
+    "PipelineSpec": "openhands_memory.bench.runner",
+    "RunMetrics": "openhands_memory.bench.metrics",
+    "format_table": "openhands_memory.bench.report",
+    "run_benchmark": "openhands_memory.bench.runner",
+    "write_results": "openhands_memory.bench.report",
+}
 
 __all__ = [
     "STAND_IN_NAME",
@@ -30,3 +49,16 @@ __all__ = [
     "run_benchmark",
     "write_results",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module 'openhands_memory.bench' has no attribute {name!r}")
+    value = getattr(import_module(home), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOME})

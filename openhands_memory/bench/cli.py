@@ -6,8 +6,9 @@
 
 The table goes to stdout; the progress bar (on a terminal only), notes and errors go to stderr.
 Exit codes: 0 when every run succeeded, 1 when a log or run failed (the others are still
-reported and written), for a missing file, or when a results file exists (without `--force`) or
-is an input (always); 2 for bad usage or a bad pipeline config. Refusals come before any run.
+reported and written; when every run failed nothing is written), for a missing file or a folder
+holding no log, or when a results file exists (without `--force`), is an input (always) or cannot
+be written; 2 for bad usage or a bad pipeline config. Refusals come before any run.
 """
 
 from __future__ import annotations
@@ -20,17 +21,21 @@ from typing import Any
 from openhands_memory._locations import log_location
 from openhands_memory._progress import ProgressBar
 
-__all__ = ["add_bench_parser", "run_bench"]
+__all__ = ["DEFAULT_CONTEXT_LIMIT", "add_bench_parser", "run_bench"]
 
 DEFAULT_OUT = Path("bench-results")
 """Where results go unless `--out` says otherwise."""
+
+DEFAULT_CONTEXT_LIMIT = 128_000
+"""`--context-limit` unless given: `llm.llm.DEFAULT_CONTEXT_WINDOW` (a test keeps them equal), written
+here so that building the parser (`openhands-memory --version` too) does not load the llm package."""
 
 _USAGE_ERROR = 2
 
 
 def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the `bench` subcommand to an argparse subparsers object; returns its parser."""
-    from openhands_memory.llm.llm import DEFAULT_CONTEXT_WINDOW
+    from openhands_memory.bench.work import WORK_PER_WORKER
 
     bench = subparsers.add_parser(
         "bench",
@@ -48,8 +53,10 @@ def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
         ),
     )
     bench.add_argument(
-        "logs", type=log_location, nargs="+", metavar="LOG", help="logs to replay (never changed); a postgresql:// URL too"
-    )
+        "logs", type=log_location, nargs="+", metavar="LOG",
+        help="logs to replay (never changed); a folder that is no session folder stands for the logs in it; "
+        "a postgresql://...?conversation=ID URL for a conversation in PostgreSQL",
+    )  # fmt: skip
     bench.add_argument(
         "--pipeline",
         dest="pipelines",
@@ -75,11 +82,19 @@ def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
     bench.add_argument(
         "--context-limit",
         type=int,
-        default=DEFAULT_CONTEXT_WINDOW,
+        default=DEFAULT_CONTEXT_LIMIT,
         metavar="N",
-        help=f"count the steps whose prompt has more tokens than N (default: {DEFAULT_CONTEXT_WINDOW:,})",
+        help=f"count the steps whose prompt has more tokens than N (default: {DEFAULT_CONTEXT_LIMIT:,})",
     )
-    bench.add_argument("--jobs", type=int, default=1, metavar="N", help="run logs in N parallel processes (default: 1)")
+    bench.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="run logs in at most N parallel processes, started only when the work is worth it (about one per "
+        f"{WORK_PER_WORKER >> 20} MB of log per pipeline; small work runs in this process); default: as many as "
+        "the work is worth, up to the CPUs",
+    )
     bench.add_argument(
         "--executor",
         choices=("process", "ray"),
@@ -105,6 +120,24 @@ def _error(message: str) -> None:
     print(f"error: {message}", file=sys.stderr)
 
 
+def _jobs(args: argparse.Namespace, logs: list[Path], pipelines: int) -> int:
+    """The workers to run on: for processes, what the work is worth (at most --jobs, said when fewer); for Ray, --jobs or the CPUs."""
+    from openhands_memory.bench.work import WORK_PER_WORKER, available_cpus, log_bytes, workers_for
+
+    if args.executor != "process":
+        return args.jobs or available_cpus()
+    jobs = workers_for(logs, pipelines, args.jobs)
+    if args.jobs is not None and jobs < args.jobs:
+        size = sum(log_bytes(log) for log in logs) * pipelines
+        where = "in this process" if jobs == 1 else f"in {jobs} worker processes"
+        print(
+            f"note: {size / 2**20:.1f} MB of log to replay: running {where}, not {args.jobs} "
+            f"(a worker is worth starting for about {WORK_PER_WORKER >> 20} MB)",
+            file=sys.stderr,
+        )
+    return jobs
+
+
 def run_bench(args: argparse.Namespace) -> int:
     """Run the `bench` subcommand for parsed `args`; returns the exit code (see the module docstring)."""
     from openhands_memory.bench.report import (
@@ -116,9 +149,10 @@ def run_bench(args: argparse.Namespace) -> int:
         write_results,
     )
     from openhands_memory.bench.runner import PipelineSpec, run_benchmark
+    from openhands_memory.bench.work import find_logs
     from openhands_memory.errors import OpenHandsMemoryError
 
-    if args.jobs < 1:
+    if args.jobs is not None and args.jobs < 1:
         _error(f"--jobs must be at least 1, got {args.jobs}")
         return _USAGE_ERROR
     if args.context_limit < 1:
@@ -129,6 +163,7 @@ def run_bench(args: argparse.Namespace) -> int:
         _error(f"{missing[0]}: no such file or folder")
         return 1
     try:
+        logs = find_logs(args.logs)  # a folder of logs stands for its logs; one with none is refused here
         pipelines = [PipelineSpec.from_file(path) for path in args.pipelines]
     except OpenHandsMemoryError as exc:
         _error(str(exc))
@@ -143,17 +178,18 @@ def run_bench(args: argparse.Namespace) -> int:
     except NotADirectoryError as exc:
         _error(f"{exc.filename}: {exc.strerror}")
         return 1
+    jobs = _jobs(args, logs, len(pipelines))
     if args.model is not None and any(spec.is_model_backed for spec in pipelines):
         print(f"note: model-backed condensers call {args.model} for real", file=sys.stderr)
     bar = ProgressBar(sys.stderr, "benchmarking", unit="runs") if sys.stderr.isatty() else None
     try:
         results = run_benchmark(
-            args.logs,
+            logs,
             pipelines,
             tokenizer=args.tokenizer,
             model=args.model,
             context_limit=args.context_limit,
-            jobs=args.jobs,
+            jobs=jobs,
             executor=args.executor,
             progress=bar,
         )
@@ -175,6 +211,9 @@ def run_bench(args: argparse.Namespace) -> int:
         print(compressions)
     for run in results.errors:
         _error(f"{run['log']} ({run['pipeline']}): {run['error']}")
+    if len(results.errors) == len(results.runs):
+        _error(f"every run failed: nothing written to {args.out}")  # all-zero results would only mislead
+        return 1
     try:
         written = write_results(results, args.out, plot=plot, inputs=inputs, overwrite=args.force)
     except OpenHandsMemoryError as exc:  # a results file appeared while the benchmark ran

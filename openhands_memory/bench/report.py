@@ -28,7 +28,7 @@ from typing import Any
 
 import orjson
 
-from openhands_memory._files import make_private_folder, refuse_inputs, write_atomically
+from openhands_memory._files import check_writable, make_private_folder, refuse_inputs, resolve_output, write_atomically
 from openhands_memory.bench.runner import BenchResults
 from openhands_memory.bench.stand_in import STAND_IN_NAME
 from openhands_memory.condenser.offline_summary import OFFLINE_SUMMARIZER_NAME
@@ -336,17 +336,21 @@ def check_results_output(
         OutputIsInputError: a results file is one of `inputs` (by any path), or inside an input folder.
         OutputExistsError: a results file exists and `overwrite` is False.
         NotADirectoryError: `folder` exists and is no folder.
+        OutputNotWritableError: `folder` (or the nearest folder that exists, where it is to be made)
+            cannot be written.
     """
     target = Path(folder)
-    if os.path.lexists(target) and not target.is_dir():
+    where = resolve_output(target)  # as the OS resolves it: `missing/..` is `.`, and `missing/` is never made
+    if os.path.lexists(where) and not where.is_dir():
         raise NotADirectoryError(20, "not a folder", str(target))
     inputs = list(inputs)
     paths = _results_paths(target, plot=plot)
     for path in paths:
         refuse_inputs(path, inputs)
     for path in paths:
-        if not overwrite and os.path.lexists(path):
+        if not overwrite and os.path.lexists(resolve_output(path)):
             raise OutputExistsError(path)
+    check_writable(where / JSON_NAME, shown=target)
     return paths
 
 
@@ -370,7 +374,7 @@ def write_results(
     """
     target = Path(folder)
     check_results_output(target, plot=plot, inputs=inputs, overwrite=overwrite)
-    make_private_folder(target)
+    make_private_folder(resolve_output(target))
     written: dict[str, Path | None] = {
         "json": write_json(results, target / JSON_NAME, overwrite=overwrite),
         "csv": write_csv(results, target / CSV_NAME, overwrite=overwrite),

@@ -44,18 +44,11 @@ from pydantic import BaseModel
 
 from openhands_memory.bench.metrics import PromptMeter, RunMetrics, summarize_runs
 from openhands_memory.bench.retention import RECALL_LIMIT, measure_retention
-from openhands_memory.bench.stand_in import (
-    STAND_IN_NAME,
-    model_backed_members,
-    stand_in_completion,
-    use_model,
-    use_offline_summarizer,
-    use_stand_in,
-)
+from openhands_memory.bench.stand_in import choose_models, model_backed_members, summarizer_name
 from openhands_memory.bench.tokenizer import APPROXIMATE, Tokenizer, tokenizer_for
+from openhands_memory.bench.work import available_cpus, find_logs, workers_for
 from openhands_memory.condenser import Condensation, Condenser, parse_condenser_config
 from openhands_memory.conversation_memory import ConversationMemory, HistoryPolicy, HistoryTrim
-from openhands_memory.condenser.offline_summary import OFFLINE_SUMMARIZER_NAME
 from openhands_memory.errors import CondenserConfigError, OpenHandsMemoryError
 from openhands_memory.events import (
     CondensationAction,
@@ -176,13 +169,7 @@ class BenchOptions:
     @property
     def summarizer(self) -> str:
         """What the reports call the model of the model-backed condensers."""
-        if self.model is not None:
-            return self.model
-        if self.completion_fn is None:
-            return OFFLINE_SUMMARIZER_NAME
-        if self.completion_fn is stand_in_completion:
-            return STAND_IN_NAME
-        return f"completion function {getattr(self.completion_fn, '__qualname__', repr(self.completion_fn))}"
+        return summarizer_name(self.model, self.completion_fn)
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,15 +242,7 @@ def run_events(
         events = [options.redactor.redact_event(event) for event in events]
     condenser = pipeline.build()
     members = list(model_backed_members(condenser))
-    summarizer = options.summarizer
-    if options.model is not None:
-        use_model(condenser, options.model)
-    elif options.completion_fn is not None:
-        use_stand_in(condenser, options.completion_fn)
-    else:
-        stood_in = use_offline_summarizer(condenser)
-        if stood_in:  # registered strategies that may not do without a model get the stand-in; say so
-            summarizer += f"; {STAND_IN_NAME} for {', '.join(sorted({m.name for m in stood_in}))}"
+    summarizer = choose_models(condenser, model=options.model, completion_fn=options.completion_fn)
     for member in members:
         llm = getattr(member, "llm", None)
         if llm is not None:
@@ -537,7 +516,7 @@ def run_benchmark(
     tokenizer: str | None = None,
     model: str | None = None,
     context_limit: int = DEFAULT_CONTEXT_WINDOW,
-    jobs: int = 1,
+    jobs: int | None = 1,
     executor: Executor = "process",
     completion_fn: CompletionFn | None = None,
     progress: ProgressCallback | None = None,
@@ -546,14 +525,17 @@ def run_benchmark(
     """Replay every log through every pipeline and measure each run (see the module docstring).
 
     Args:
-        logs: log paths (any layout `load_events` reads), or `postgresql://...?conversation=ID` URLs.
+        logs: log paths (any layout `load_events` reads); a folder that is no session folder
+            stands for the logs in it (`openhands_memory.bench.work.find_logs`); or
+            `postgresql://...?conversation=ID` URLs.
         pipelines: `PipelineSpec`s, or config file paths (`PipelineSpec.from_file`); names made
             unique by a `-2`, `-3` suffix.
         tokenizer: `approximate`, or a model whose litellm tokenizer to use; None: `model` if
             given, else `approximate`.
         model: the model model-backed condensers call, for real; None: `completion_fn` stands in, or none.
         context_limit: steps above this many prompt tokens are counted.
-        jobs: worker processes (or Ray CPUs); 1 runs everything in this process.
+        jobs: worker processes (or Ray CPUs); 1 runs everything in this process; None: as many as
+            the work is worth (`openhands_memory.bench.work.workers_for`; for Ray, the CPUs here).
         executor: `process` or `ray` (needs the `ray` extra).
         completion_fn: the stand-in for the model, when `model` is None (module-level, to pickle,
             e.g. `stand_in_completion`); None: no model, the offline structured summarizer.
@@ -563,17 +545,24 @@ def run_benchmark(
     Raises:
         InvalidSecretError: a secret value is too short or not a string.
         CondenserConfigError: a pipeline file is missing or not a valid config.
+        LLMAuthenticationError: `model` is given and its API key is not set (before any run).
+        MalformedEventError: a folder holds no log (see `find_logs`).
         ValueError: `jobs` < 1, `context_limit` < 1, or an unknown executor.
         ImportError: `executor="ray"` without ray installed (the message says how to install it).
     """
-    if jobs < 1:
+    if jobs is not None and jobs < 1:
         raise ValueError(f"jobs must be at least 1, got {jobs}")
     if context_limit < 1:
         raise ValueError(f"context_limit must be at least 1, got {context_limit}")
     if executor not in ("process", "ray"):
         raise ValueError(f"unknown executor {executor!r}: use 'process' or 'ray'")
     specs = _unique_names([p if isinstance(p, PipelineSpec) else PipelineSpec.from_file(p) for p in pipelines])
-    log_paths = [str(log) for log in logs]
+    if model is not None:
+        for spec in specs:  # a missing API key now, not in every run
+            choose_models(spec.build(), model=model)
+    log_paths = [str(log) for log in find_logs(logs)]
+    if jobs is None:
+        jobs = workers_for(log_paths, len(specs)) if executor == "process" else available_cpus()
     options = BenchOptions(
         tokenizer=tokenizer or model or APPROXIMATE,
         model=model,

@@ -10,6 +10,9 @@ model-written compressions) then write the offline structured summary, built fro
 summaries are short placeholders ("USER_CONTEXT: the task / COMPLETED: N events (events A-B)"),
 to measure a pipeline's calls and their cost without a real model. `use_model(condenser,
 "gpt-4o-mini")` makes them call a real model.
+
+`choose_models` is the one choice every command makes (`replay`, `view`, `bench`), so a pipeline
+file means the same everywhere: offline by default, the named model with `--model M`.
 """
 
 from __future__ import annotations
@@ -21,12 +24,15 @@ from typing import Any
 
 from openhands_memory.condenser import Condenser, PipelineCondenser
 from openhands_memory.condenser._model_backed import ModelCaller
+from openhands_memory.condenser.offline_summary import OFFLINE_SUMMARIZER_NAME
 from openhands_memory.llm import LLM, CompletionFn, LLMConfig
 
 __all__ = [
     "STAND_IN_NAME",
+    "choose_models",
     "model_backed_members",
     "stand_in_completion",
+    "summarizer_name",
     "use_model",
     "use_offline_summarizer",
     "use_stand_in",
@@ -132,3 +138,41 @@ def use_model(condenser: Condenser, model: str) -> Condenser:
     for member in model_backed_members(condenser):
         member.llm = LLM(_config_of(member).model_copy(update=update))  # type: ignore[attr-defined]
     return condenser
+
+
+def summarizer_name(model: str | None, completion_fn: CompletionFn | None) -> str:
+    """What reports call what the model-backed condensers call (see `choose_models`)."""
+    if model is not None:
+        return model
+    if completion_fn is None:
+        return OFFLINE_SUMMARIZER_NAME
+    if completion_fn is stand_in_completion:
+        return STAND_IN_NAME
+    return f"completion function {getattr(completion_fn, '__qualname__', repr(completion_fn))}"
+
+
+def choose_models(condenser: Condenser, *, model: str | None = None, completion_fn: CompletionFn | None = None) -> str:
+    """Decide what the model-backed members of `condenser` call, as every command does; returns what reports call it.
+
+    - `model`: they call it, for real (`use_model`). A missing API key is raised now, before any
+      work and without importing litellm for the common providers.
+    - else `completion_fn`: they call it instead of a model (`use_stand_in`).
+    - else (the default) offline: no model (`use_offline_summarizer`): the summarizers write the
+      offline structured summary; a registered strategy that needs a model gets the stand-in,
+      and the name says so.
+
+    Raises:
+        LLMAuthenticationError: `model`'s API key is not set (the message names the variable).
+    """
+    name = summarizer_name(model, completion_fn)
+    if model is not None:
+        use_model(condenser, model)
+        for member in model_backed_members(condenser):
+            member.llm.check_api_key()  # type: ignore[attr-defined]
+    elif completion_fn is not None:
+        use_stand_in(condenser, completion_fn)
+    else:
+        stood_in = use_offline_summarizer(condenser)
+        if stood_in:  # registered strategies that may not do without a model: say so
+            name += f"; {STAND_IN_NAME} for {', '.join(sorted({member.name for member in stood_in}))}"
+    return name

@@ -4,7 +4,8 @@
   deterministic, no litellm. Its counts follow the library's four-characters-a-token estimate, and
   two prompts share exactly as many leading tokens as their texts share leading four-character pieces.
 - `LiteLLMTokenizer(model)`: litellm's tokenizer for the model (`LLM.encode`), offline: litellm
-  ships its tokenizer files and nothing is downloaded.
+  ships its tokenizer files and nothing is downloaded (common OpenAI models are read with tiktoken
+  directly, the same token ids, without importing litellm).
 
 `tokenizer_for("approximate")` or `tokenizer_for("gpt-4o")` picks one by name.
 
@@ -80,7 +81,7 @@ class ApproximateTokenizer:
 class LiteLLMTokenizer:
     """litellm's tokenizer for `model`, offline (see `openhands_memory.llm.LLM.encode`).
 
-    litellm is imported on the first `encode` (it takes seconds), not when this is built.
+    The tokenizer loads on the first `encode` (importing litellm takes seconds, where it is needed), not when this is built.
     """
 
     __slots__ = ("_llm", "model")

@@ -295,7 +295,9 @@ class EventRenderer:
             content.append(ImageContent(image_urls=tuple(action.image_urls)))
         return (PLAIN, plain_message(role, tuple(content)))
 
-    def _finish(self, action: AgentFinishAction) -> Unit:
+    def _finish(self, action: AgentFinishAction) -> Unit | None:
+        if action.result_recorded and action.tool_call_metadata is not None:
+            return self._call(action)  # an SDK finish: a tool call its recorded result answers
         # OpenHands folds the response's text into the thought (and clears the metadata) by
         # editing the action; we compute the same text and leave the event alone.
         text = action.thought

@@ -22,26 +22,46 @@ CHUNK = 1 << 18
 """Bytes read at a time: 256 KiB reads as fast as 1 MiB, and the chunk and its lines are a peak of their own."""
 
 
-def iter_lines(read: Callable[[int], bytes]) -> Iterator[tuple[int, bytes, bool]]:
-    """Yield `(line number, line, ended by a newline)` for every line `read(n)` delivers, blank ones too.
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+"""A line ends with `\\n`, `\\r\\n` or a lone `\\r` (old Mac files, some editors): a JSON record holds none of
+them raw (JSON escapes them in strings), so each is a line end, never part of a record."""
 
-    `read(n)` returns up to n bytes, b"" at the end. The last line is yielded (with False) only when
-    it is not empty, as `data.split(b"\\n")` would leave it.
+
+def split_lines(data: bytes) -> list[bytes]:
+    """`data.split(b"\\n")` for every line end (`\\n`, `\\r\\n`, `\\r`): the lines without their ends, then
+    what follows the last line end (b"" when `data` ends with one)."""
+    return _LINE_END.split(data) if b"\r" in data else data.split(b"\n")
+
+
+def iter_lines(read: Callable[[int], bytes]) -> Iterator[tuple[int, bytes, bool]]:
+    """Yield `(line number, line, ended by a line end)` for every line `read(n)` delivers, blank ones too.
+
+    `read(n)` returns up to n bytes, b"" at the end. Lines end as `split_lines` says (`\\n`, `\\r\\n`
+    or `\\r`; the end is not part of the line). The last line is yielded (with False) only when it is
+    not empty, as `split_lines` would leave it.
     """
     number = 0
     pending: list[bytes] = []  # the start of a line longer than one chunk
+    after_cr = False  # the last chunk ended with \r: a \n first in this one ends the same line
     while True:
         chunk = read(CHUNK)
         if not chunk:
             break
-        if b"\n" not in chunk:
-            pending.append(chunk)
+        if after_cr:
+            after_cr = False
+            if chunk[:1] == b"\n":
+                chunk = chunk[1:]
+        has_cr = b"\r" in chunk
+        if not has_cr and b"\n" not in chunk:
+            if chunk:
+                pending.append(chunk)
             continue
+        lines = _LINE_END.split(chunk) if has_cr else chunk.split(b"\n")
+        after_cr = chunk.endswith(b"\r")
         if pending:
-            pending.append(chunk)
-            chunk = b"".join(pending)
+            pending.append(lines[0])
+            lines[0] = b"".join(pending)
             pending = []
-        lines = chunk.split(b"\n")
         rest = lines.pop()
         for line in lines:
             number += 1
@@ -72,8 +92,6 @@ class ListShapeError(Exception):
         self.index = index
 
 
-# A string's body after its opening quote, up to and including the closing quote (unrolled loop).
-_STRING_REST = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _STRUCTURE = re.compile(rb'["\[\]{}]')
 _SEPARATOR = re.compile(rb"\s*,?\s*")
 _SPACE = re.compile(rb"\s*")
@@ -93,24 +111,28 @@ def iter_list_elements(read: Callable[[int], bytes]) -> Iterator[Any]:
     the element. Only when it does not (such a `}, {` inside a string or a nested list) is the
     element scanned byte-exactly, string by string; scanning every string was twice as slow.
 
+    Time is linear in the file size, however big one element is: the buffer grows in place, and a
+    search that ran out of bytes goes on from where it stopped when the next chunk comes (starting
+    again from the element's start made a 100 MB element take minutes).
+
     Raises:
         ListShapeError: the document is not a list, an element is not an object or array, the
             separators between elements are wrong, or the list is not closed.
         ElementError: an element is not valid JSON (`index` says which).
     """
-    buf = b""
+    buf = bytearray()  # grows in place: `bytes += chunk` copied the whole buffer for every chunk
     base = 0  # file offset of buf[0]
     eof = False
 
     def more() -> bool:
-        nonlocal buf, eof
+        nonlocal eof
         if eof:
             return False
         chunk = read(CHUNK)
         if not chunk:
             eof = True
             return False
-        buf += chunk
+        buf.extend(chunk)
         return True
 
     more()
@@ -127,6 +149,7 @@ def iter_list_elements(read: Callable[[int], bytes]) -> Iterator[Any]:
     while True:
         match = _STRUCTURE.search(buf, pos)
         if match is None:
+            pos = len(buf)  # nothing here: the next search starts with the next chunk
             if not more():
                 raise ListShapeError("the list is not closed", base + len(buf), index)
             continue
@@ -135,15 +158,14 @@ def iter_list_elements(read: Callable[[int], bytes]) -> Iterator[Any]:
         if char == 0x22:  # '"'
             if depth == 0:
                 raise ListShapeError("a list element is a string, not an event object", base + at, index)
-            end = _STRING_REST.match(buf, at + 1)
-            while end is None or end.end() == len(buf) and not eof:
-                # The string (or an escape in it) may go on in the next chunk.
+            end = _string_end(buf, at + 1)
+            while end < 0:
+                # The string (or an escape in it) goes on in the next chunk; only the new bytes are searched.
+                searched = len(buf)
                 if not more():
-                    if end is None:
-                        raise ListShapeError("a string is not closed", base + at, index)
-                    break
-                end = _STRING_REST.match(buf, at + 1)
-            pos = end.end()
+                    raise ListShapeError("a string is not closed", base + at, index)
+                end = _string_end(buf, searched)
+            pos = end
             continue
         if char in b"[{":
             if depth == 0:
@@ -156,7 +178,9 @@ def iter_list_elements(read: Callable[[int], bytes]) -> Iterator[Any]:
                 for _ in range(_GUESSES):
                     guess = _GUESS_END.search(buf, guess_from)
                     while not eof and (guess is None or buf[_SPACE.match(buf, guess.end()).end()] == 0x5D):
-                        # None yet, or an end of the list that may only be the end of this chunk.
+                        # None yet, or an end of the list that may only be the end of this chunk: search
+                        # again from the last `}` that more bytes could still make an end (or from here).
+                        guess_from = guess.start() if guess is not None else _guess_resume(buf, guess_from)
                         more()
                         guess = _GUESS_END.search(buf, guess_from)
                     if guess is None:
@@ -171,7 +195,7 @@ def iter_list_elements(read: Callable[[int], bytes]) -> Iterator[Any]:
                     index += 1
                     pos = gap = guess.end()
                     if pos > CHUNK:
-                        buf = buf[pos:]
+                        del buf[:pos]
                         base += pos
                         gap = pos = 0
                     continue
@@ -188,6 +212,7 @@ def iter_list_elements(read: Callable[[int], bytes]) -> Iterator[Any]:
                 tail = _SPACE.match(buf, pos).end()
                 if tail < len(buf):
                     raise ListShapeError("more data after the list", base + tail, index)
+                pos = tail
                 if not more():
                     return
         depth -= 1
@@ -201,9 +226,45 @@ def iter_list_elements(read: Callable[[int], bytes]) -> Iterator[Any]:
             gap = pos
             if pos > CHUNK:
                 # Drop what has been handed out, so the buffer holds about one chunk.
-                buf = buf[pos:]
+                del buf[:pos]
                 base += pos
                 gap = pos = 0
+
+
+def _string_end(buf: bytearray, start: int) -> int:
+    """Where the string whose body includes `start` ends (just after its closing quote), or -1 if not in `buf`.
+
+    `start` is in the string's body, outside an escape. A quote is the closing one when an even number
+    of backslashes precede it; counting them stops at the opening quote at the latest.
+    """
+    while True:
+        quote = buf.find(b'"', start)
+        if quote < 0:
+            return -1
+        before = quote
+        while buf[before - 1] == 0x5C:  # '\\'
+            before -= 1
+        if (quote - before) % 2 == 0:
+            return quote + 1
+        start = quote + 1
+
+
+# What may follow a `}` for it to still become an element's end once more bytes come.
+_GUESS_TAIL = frozenset(b" \t\r\n,]")
+
+
+def _guess_resume(buf: bytearray, start: int) -> int:
+    """Where to search for an element's end again after `_GUESS_END` found none from `start` in `buf`.
+
+    Only a `}` followed by nothing but separators up to the end of `buf` could still match once more
+    bytes come; the search resumes there, or at the end.
+    """
+    at = len(buf)
+    while at > start and buf[at - 1] in _GUESS_TAIL:
+        at -= 1
+    if at > start and buf[at - 1] == 0x7D:  # '}'
+        return at - 1
+    return at
 
 
 @contextmanager

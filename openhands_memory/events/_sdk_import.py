@@ -21,7 +21,9 @@ Actions, by `action.kind`: `ExecuteBashAction` / `TerminalAction` -> `CmdRunActi
 becomes the event's); editor (`StrReplaceEditorAction`, `FileEditorAction`,
 `PlanningFileEditorAction`) `view` -> `FileReadAction`, other commands -> `FileEditAction`
 (`impl_source="oh_aci"`); `ThinkAction` -> `AgentThinkAction` (thought text, newline, the tool's
-thought, as V0 combines them); `FinishAction` -> `AgentFinishAction(final_thought=message)`;
+thought, as V0 combines them); `FinishAction` -> `AgentFinishAction(final_thought=message)`, with
+`result_recorded=True` when its `FinishObservation` is in the file (the chat then shows the finish
+call and that result, as the SDK does, instead of V0's call-less finish);
 `TaskTrackerAction` -> `TaskTrackingAction`; `MCPToolAction` -> `MCPAction(name=tool_name,
 arguments=data)`; `BrowserNavigateAction` -> `BrowseURLAction`, other `Browser*Action` ->
 `BrowseInteractiveAction` (`browser_actions` = `tool_name(json arguments)`); any other kind ->
@@ -127,6 +129,9 @@ _ENVELOPE = ("kind", "id", "timestamp", "source")
 
 _SUMMARY_SUFFIX = "-summary"
 
+_TOOL_RESULTS = frozenset({"ObservationEvent", "AgentErrorEvent", "UserRejectObservation"})
+"""SDK kinds that answer a tool call (by its `tool_call_id`)."""
+
 
 def is_sdk_event(record: Any) -> bool:
     """True for an OpenHands SDK (V1) event dict: it names its class in `kind`.
@@ -179,6 +184,8 @@ class _Importer:
         """`llm_response_id` -> positions of its ActionEvents, in file order."""
         self.responses: dict[str, dict[str, Any]] = {}
         """`llm_response_id` -> the model_response dict its actions share (built on first use)."""
+        self.answered_calls: set[str] = set()
+        """The `tool_call_id`s some tool result (observation, error, rejection) answers."""
         self.events: list[Event] = []
         self.view: list[tuple[str, int]] = []
         """The SDK's view so far, to place forgotten summaries: ("event", position) or ("summary", condensation position)."""
@@ -248,6 +255,8 @@ class _Importer:
         if kind == "ActionEvent":
             response_id = self._required_str(index, record, "llm_response_id")
             self.batches.setdefault(response_id, []).append(index)
+        elif kind in _TOOL_RESULTS and isinstance(record.get("tool_call_id"), str):
+            self.answered_calls.add(record["tool_call_id"])
 
     # -- pass 2 ---------------------------------------------------------------------------------
 
@@ -331,6 +340,8 @@ class _Importer:
             model_response=self._model_response(record["llm_response_id"]),
             total_calls_in_response=len(self.batches[record["llm_response_id"]]),
         )
+        if isinstance(event, AgentFinishAction) and tool_call_id in self.answered_calls:
+            event.result_recorded = True  # the SDK shows the finish call with its FinishObservation
         return event
 
     def _thought(self, index: int, record: dict[str, Any]) -> str:

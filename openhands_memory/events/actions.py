@@ -344,8 +344,14 @@ class AgentFinishAction(Action):
     """Structured results."""
     thought: str = ""
     """The model's reasoning before the call."""
+    result_recorded: bool | None = None
+    """The finish call has a result in the log (an imported OpenHands SDK log, whose
+    `FinishObservation` answers it): the chat shows the call and its result, as the SDK does. None
+    (OpenHands V0, where a finish has no result): the chat shows it as the agent's words, as
+    OpenHands does. Written at the top level of the JSON, where OpenHands ignores it."""
 
     omit_if_none: ClassVar[frozenset[str]] = frozenset({"task_completed"})
+    top_level_extras: ClassVar[tuple[str, ...]] = ("result_recorded",)
 
     def default_message(self) -> str:
         return self.thought or "All done! What's next on the agenda?"

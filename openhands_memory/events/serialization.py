@@ -33,6 +33,7 @@ from openhands_memory.events._codec import (
     event_to_compact_dict,
     event_to_dict,
 )
+from openhands_memory.events._legacy import link_legacy_observations
 from openhands_memory.events._loaded import LoadedEvents
 from openhands_memory.events._reading import (
     ElementError,
@@ -41,6 +42,7 @@ from openhands_memory.events._reading import (
     gc_paused,
     iter_lines,
     iter_list_elements,
+    split_lines,
 )
 from openhands_memory.events._sdk_import import (
     import_sdk_events,
@@ -97,7 +99,8 @@ def event_from_json(data: bytes | str, *, path: str | os.PathLike[str] | None = 
 def load_events(path: str | os.PathLike[str]) -> list[Event]:
     """Read every event from a log file or session folder (see the module docstring for layouts).
 
-    Events that carry no id (the old flattened form) are numbered 0, 1, 2, ... in file order.
+    Events of a log where none carries an id (the old flattened form) are numbered 0, 1, 2, ... in
+    file order; in a log where others have ids, an event without one is an error.
     The list remembers the ids and classes it was loaded with; `View.from_events` uses them while
     the list holds the same events and no event id was assigned since (`events._loaded`).
 
@@ -142,7 +145,20 @@ def validate_log(path: str | os.PathLike[str]) -> ValidationReport:
 
 def _load_checked(path: str | os.PathLike[str]) -> tuple[list[Event], ValidationReport]:
     events, lines = _load_unchecked(Path(path))
+    numbered = _number_unnumbered(events)
     report = validate_events(events, path=path, lines=lines)
+    if numbered and lines is not None:
+        # What `EventStream.open` refuses (it would append numbered events after unnumbered ones).
+        report.findings.insert(
+            0,
+            ValidationFinding(
+                "warning",
+                "no event has an id (the old flattened form): numbered 0, 1, 2, ... in file order",
+                "EventStream.open refuses this JSONL log; `openhands-memory convert` saves it with its ids",
+                line=lines[0] if lines else None,
+                path=os.fspath(path),
+            ),
+        )
     if not events and Path(path).is_file() and Path(path).suffix != ".jsonl":
         # A stream's new log is an empty .jsonl; an empty .json (or other) file is a failed write, not a log.
         report.findings.append(
@@ -178,7 +194,6 @@ def _load_unchecked(path: Path) -> tuple[list[Event], list[int] | None]:
             events.append(event_from_dict(record, index=None if lines else index))
         except MalformedEventError as exc:
             raise exc.at(path=path, line=lines[index] if lines else None) from exc.__cause__
-    _number_unnumbered(events)
     return events, lines
 
 
@@ -205,7 +220,6 @@ def _load_streaming(path: Path) -> tuple[list[Event], list[int] | None] | None:
                 return None
     except (_Unusual, MalformedEventError, ListShapeError, ElementError, orjson.JSONDecodeError):
         return None
-    _number_unnumbered(events)
     return events, lines
 
 
@@ -440,7 +454,7 @@ def _parse_jsonl(data: bytes, path: Path) -> tuple[list[Any], list[int]]:
     """Parse JSONL; raises `_TornTail` when only the last line, which has no newline, does not parse."""
     records: list[Any] = []
     lines: list[int] = []
-    split = data.split(b"\n")
+    split = split_lines(data)
     for number, line in enumerate(split, start=1):
         if not line.strip():
             continue
@@ -461,15 +475,19 @@ def _parse_jsonl(data: bytes, path: Path) -> tuple[list[Any], list[int]]:
     return records, lines
 
 
-def _number_unnumbered(events: list[Event]) -> None:
-    """Give ids to events that have none (the old flattened form), in order, after the largest id."""
-    if all(e.id is not None for e in events):
-        return
-    next_id = max((e.id for e in events if e.id is not None), default=-1) + 1
-    for event in events:
-        if event.id is None:
-            event.id = next_id
-            next_id += 1
+def _number_unnumbered(events: list[Event]) -> bool:
+    """Number 0, 1, 2, ... the events of a log where none has an id (the old flattened form), and
+    link their observations to the actions they answered (`link_legacy_observations`); True if it did.
+
+    In a log where some events have ids, one without is left without: `validate_events` makes it an
+    error, as `EventStream.open` does (no id can be guessed for it among the others).
+    """
+    if not events or any(e.id is not None for e in events):
+        return False
+    for number, event in enumerate(events):
+        event.id = number
+    link_legacy_observations(events)
+    return True
 
 
 def dump_events(

@@ -2,7 +2,8 @@
 
 Two levels:
 - an *error* means the events are not a log: an id that is negative, repeated, or not greater than
-  the one before it. Ids name events (a condensation forgets by id, a `cause` points by id), so a
+  the one before it, or missing (readers number the events only of a log where none has an id).
+  `EventStream.open` and `repair_log` decide by the same rule (`id_order_problem`). Ids name events (a condensation forgets by id, a `cause` points by id), so a
   log with such ids cannot be read without guessing which event an id means; every reader refuses it.
 - a *warning* is something OpenHands itself writes (a slice of a log whose references point
   outside it, a `cause` that is not an earlier event): the log loads, every id as written, and

@@ -5,17 +5,21 @@ reads only from those variables (or from an argument, its module settings or a s
 Other providers (Azure, Bedrock, Vertex, Ollama, a proxy, ...) have other ways to authenticate, so
 a missing key there is recognised from the provider's error (`openhands_memory.llm._errors`) and
 explained here with the variables litellm's `validate_environment` names. Everything here is
-offline: no request, no network.
+offline: no request, no network. A missing key is found without importing litellm (seconds of
+CPU) when the provider can be told from the model's name (`_model_map.provider_of`: a
+`provider/` prefix, or the name of an OpenAI or Anthropic model), so it is reported at once.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from typing import Any, Final
 
 from openhands_memory.errors import LLMAuthenticationError
 from openhands_memory.llm._litellm import import_litellm
+from openhands_memory.llm._model_map import provider_of
 
 __all__ = ["KEY_VARIABLES", "explain_authentication_error", "missing_key_error"]
 
@@ -45,7 +49,13 @@ _CREDENTIAL_ARGUMENT_WORDS = frozenset({"key", "token", "credential", "credentia
 _CREDENTIAL_VARIABLE_WORDS = ("KEY", "TOKEN", "IDENTITY", "CREDENTIAL", "FEDERATION", "SECRET")
 
 
+_KEY_PROVIDERS = frozenset(KEY_VARIABLES)
+
+
 def _provider(model: str, custom_llm_provider: str | None) -> str | None:
+    known = provider_of(model, custom_llm_provider, _KEY_PROVIDERS)
+    if known is not None:  # told without litellm (`OTHER_PROVIDER` is none of KEY_VARIABLES)
+        return known
     try:
         return str(import_litellm().get_llm_provider(model=model, custom_llm_provider=custom_llm_provider)[1])
     except Exception:  # a model litellm cannot route: it says so itself when called
@@ -72,8 +82,13 @@ def missing_key_error(call_kwargs: Mapping[str, Any]) -> LLMAuthenticationError 
     variables = KEY_VARIABLES.get(provider or "")
     if not variables or any(_is_set(variable) for variable in variables):
         return None
-    litellm = import_litellm()
-    if litellm.api_key or getattr(litellm, f"{provider}_key", None) or getattr(litellm, "secret_manager_client", None):
+    # Keys set in litellm's module settings: only once someone has imported litellm to set them.
+    litellm = sys.modules.get("litellm")
+    if litellm is not None and (
+        getattr(litellm, "api_key", None)
+        or getattr(litellm, f"{provider}_key", None)
+        or getattr(litellm, "secret_manager_client", None)
+    ):
         return None
     prefixes = tuple({variable.split("_", 1)[0] + "_" for variable in variables})
     for name, value in os.environ.items():

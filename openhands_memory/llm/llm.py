@@ -1,7 +1,9 @@
 """`LLM`: one model behind litellm, with retries, usage and cost accounting, token counting and context size.
 
 litellm is imported inside the functions that need it (it takes seconds to import), the first time
-a model is called or asked about, offline and quiet (see `openhands_memory.llm._litellm`).
+a model is called or asked about, offline and quiet (see `openhands_memory.llm._litellm`). Common
+OpenAI models are counted, and a missing API key found, without it: `_openai_tokens` counts with
+tiktoken as litellm does (same counts), and `_credentials` tells the provider from the model's name.
 
 Under test, set `ALLOW_MODEL_REQUESTS = False` (see `openhands_memory.testing.fake_llm`): a call
 that would reach a provider then fails at once; calls with a `completion_fn` or a `mock_response`
@@ -25,6 +27,7 @@ from openhands_memory.errors import LLMAuthenticationError, LLMError, LLMRespons
 from openhands_memory.llm._credentials import explain_authentication_error, missing_key_error
 from openhands_memory.llm._errors import map_exception
 from openhands_memory.llm._litellm import import_litellm as _litellm
+from openhands_memory.llm._openai_tokens import TOKENS_PER_MESSAGE, OpenAITokens
 from openhands_memory.llm.config import LLMConfig
 from openhands_memory.llm.message import Message, TextContent, ToolCall, ToolCallFunction
 from openhands_memory.llm.metrics import LLMMetrics, TokenUsage
@@ -156,6 +159,8 @@ class LLM:
         self._extra_cache: dict[tuple[bytes, bool], tuple[int, bool]] = {}
         self._tokenizer_ok: bool | None = None
         self._message_base = _TOKENS_PER_MESSAGE
+        self._openai_tokens: OpenAITokens | None = None
+        self._openai_tokens_checked = False
 
     def __repr__(self) -> str:
         return f"LLM(model={self.config.model!r}, usage_id={self.config.usage_id!r})"
@@ -230,6 +235,26 @@ class LLM:
                         raise
                     raise error from (exc if not isinstance(exc, LLMError) else exc.__cause__)
             self._sleep(self.config.retry_wait(attempt))
+
+    def check_api_key(self) -> None:
+        """Raise now, offline, the `LLMAuthenticationError` `completion` would raise for a missing API key.
+
+        For a run that will call the model: say so before any work rather than at the first call.
+        Nothing is checked for a `completion_fn` or a `mock_response`, nor for providers outside
+        `_credentials.KEY_VARIABLES` (their own error says it). litellm is not imported when the
+        provider can be told from the model's name.
+
+        Raises:
+            LLMAuthenticationError: the key is not set; the message names the model and the variable.
+        """
+        if self.completion_fn is not None:
+            return
+        call_kwargs = self._call_kwargs((), None, None, {})
+        if call_kwargs.get("mock_response") is not None:
+            return
+        missing = missing_key_error(call_kwargs)
+        if missing is not None:
+            raise missing
 
     def _call_kwargs(
         self,
@@ -396,6 +421,9 @@ class LLM:
         """
         if self.config.max_input_tokens is not None:
             return self.config.max_input_tokens
+        counted = self._tokens_without_litellm()
+        if counted is not None and counted.context_window is not None:
+            return counted.context_window
         info = self.model_info() or {}
         for key in ("max_input_tokens", "max_tokens"):
             value = info.get(key)
@@ -406,6 +434,9 @@ class LLM:
     def is_context_window_known(self) -> bool:
         """The context window comes from the config or litellm's map, not `DEFAULT_CONTEXT_WINDOW`."""
         if self.config.max_input_tokens is not None:
+            return True
+        counted = self._tokens_without_litellm()
+        if counted is not None and counted.context_window is not None:
             return True
         info = self.model_info() or {}
         return any(isinstance(info.get(key), int) and info[key] > 0 for key in ("max_input_tokens", "max_tokens"))
@@ -426,6 +457,8 @@ class LLM:
 
     def _supports(self, name: str) -> bool:
         known = self._capabilities.get(name)
+        if known is None and (counted := self._tokens_without_litellm()) is not None:
+            known = self._capabilities[name] = counted.supports(name.removeprefix("supports_"))
         if known is None:
             litellm = _litellm()
             check = getattr(litellm, name, None) or getattr(litellm.utils, name, None)
@@ -483,9 +516,21 @@ class LLM:
         its default (tiktoken's `cl100k_base`). Hugging Face tokenizers are never downloaded (see
         `openhands_memory.llm._litellm`).
         """
+        counted = self._tokens_without_litellm()
+        if counted is not None:
+            return counted.encode(text)
         return list(_litellm().encode(model=self.config.model, text=text))
 
+    def _tokens_without_litellm(self) -> OpenAITokens | None:
+        """tiktoken's counts for this model, as litellm gives them, when they can be had without litellm."""
+        if not self._openai_tokens_checked:
+            self._openai_tokens = OpenAITokens.for_model(self.config.model, self.config.custom_llm_provider)
+            self._openai_tokens_checked = True
+        return self._openai_tokens
+
     def _tokenizer_available(self) -> bool:
+        if self._tokenizer_ok is None and self._tokens_without_litellm() is not None:
+            self._message_base, self._tokenizer_ok = TOKENS_PER_MESSAGE, True  # litellm's priming, for these models
         if self._tokenizer_ok is None:
             litellm = _litellm()
             try:
@@ -498,6 +543,10 @@ class LLM:
         return self._tokenizer_ok
 
     def _count_message(self, message: dict[str, Any]) -> tuple[int, bool]:
+        counted = self._tokens_without_litellm()
+        tokens = counted.count_message(message) if counted is not None else None
+        if tokens is not None:
+            return tokens, False
         if self._tokenizer_available():
             try:
                 tokens = _litellm().token_counter(
@@ -524,7 +573,11 @@ class LLM:
         if cached is not None:
             return cached
         result = (math.ceil(len(json.dumps(tool_list, default=str)) / _CHARS_PER_TOKEN), True)
-        if self._tokenizer_available():
+        counted = self._tokens_without_litellm()
+        tool_tokens = counted.count_tools(tool_list, has_system=has_system) if counted is not None else None
+        if tool_tokens is not None:
+            result = (tool_tokens + TOKENS_PER_MESSAGE, False)
+        elif self._tokenizer_available():
             litellm = _litellm()
             try:
                 # litellm counts tools differently when a system message is present; count them

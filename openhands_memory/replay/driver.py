@@ -179,6 +179,11 @@ class Replayer:
         """The view of the replayed history so far."""
         return self._builder.view
 
+    def log_ids(self) -> dict[int, int]:
+        """The log's id of each replayed event read from the log, by its replayed id (the
+        condensations the replay made are not the log's: they have none)."""
+        return {new: old for old, new in self._ids.items()}
+
     @property
     def initial_user_action(self) -> MessageAction | None:
         """The user's first message in the replayed history (renumbered), once it has come."""

@@ -228,7 +228,9 @@ def _orphans(history: list[Event]) -> list[OrphanEvent]:
             continue
         if isinstance(event, Observation):
             results.setdefault(metadata.tool_call_id, event)
-        elif isinstance(event, Action) and not isinstance(event, _NO_RESULT):
+        elif isinstance(event, Action) and (
+            not isinstance(event, _NO_RESULT) or (isinstance(event, AgentFinishAction) and event.result_recorded)
+        ):
             calls.setdefault(metadata.tool_call_id, event)
     found: list[tuple[int, OrphanEvent]] = []
     positions = {id(e): i for i, e in enumerate(history)}

@@ -18,8 +18,8 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from openhands_memory._files import make_private_folder, refuse_inputs
-from openhands_memory.errors import OutputExistsError
+from openhands_memory._files import check_writable, make_private_folder, refuse_inputs, resolve_output
+from openhands_memory.errors import OutputExistsError, OutputNameError
 from openhands_memory.events import Event
 
 __all__ = ["check_log_output", "write_log"]
@@ -36,24 +36,39 @@ def check_log_output(
 ) -> str:
     """Check that `write_log` may write `path`, before any work is done; returns the layout it would write.
 
+    Paths are taken as the OS resolves them (`missing/../log.jsonl` is `log.jsonl`): see
+    `openhands_memory._files.resolve_output`.
+
     Raises:
         OutputIsInputError: `path` (or the folder's `events/`) is one of `inputs`, inside one, or holds one.
         OutputExistsError: `path` exists (a folder: its `events/` is not empty) and `overwrite` is False.
+        OutputNameError: `path` does not exist and has a suffix other than `.json` / `.jsonl` (a
+            file name we write no layout for; a session folder is an existing folder or a name without one).
+        OutputNotWritableError: the folder it would be written in cannot be written (or created).
         NotADirectoryError: `path` is an existing file without a `.json` / `.jsonl` name.
     """
     target = Path(path)
-    layout = _layout(target)
+    where = resolve_output(target)
+    layout = _layout(where)
     if layout != "session folder":
         refuse_inputs(target, inputs)
-        if not overwrite and os.path.lexists(target):
+        if not overwrite and os.path.lexists(where):
             raise OutputExistsError(target)
+        check_writable(where, shown=target)
         return layout
-    if os.path.lexists(target) and not target.is_dir():
+    if os.path.lexists(where) and not where.is_dir():
         raise NotADirectoryError(20, "not a folder (name a file *.json or *.jsonl, or a folder)", str(target))
+    if not os.path.lexists(where) and where.suffix:
+        raise OutputNameError(
+            target,
+            f"no log layout is named '{where.suffix}': name a *.json or *.jsonl file, or a folder (an existing one, "
+            "or a new name without a suffix) for an OpenHands session folder",
+        )
     # The session folder's events/ is what gets replaced; the rest of the folder is left alone.
     refuse_inputs(target / "events", inputs)  # which also refuses the session folder itself as input
-    if not overwrite and _has_entries(target / "events"):
+    if not overwrite and _has_entries(where / "events"):
         raise OutputExistsError(target, _SESSION_EXISTS)
+    check_writable(where / "events", shown=target)
     return layout
 
 
@@ -75,6 +90,8 @@ def write_log(
         OutputIsInputError: `path` is one of `inputs` (by any path), inside one, or holds one.
         OutputExistsError: `path` exists (a folder: it already holds a session's events) and
             `overwrite` is False. It is a `FileExistsError` too.
+        OutputNameError: `path` does not exist and has a suffix other than `.json` / `.jsonl`.
+        OutputNotWritableError: the folder it would be written in cannot be written (or created).
         NotADirectoryError: `path` is an existing file without a `.json` / `.jsonl` name.
     """
     from openhands_memory.events import dump_events, dump_session_folder
@@ -85,10 +102,11 @@ def write_log(
     if layout != "session folder":
         dump_events(events, target, overwrite=overwrite)
         return layout
-    make_private_folder(target)
-    staging = Path(tempfile.mkdtemp(dir=target, prefix=".events.", suffix=".tmp"))
+    where = resolve_output(target)
+    make_private_folder(where)
+    staging = Path(tempfile.mkdtemp(dir=where, prefix=".events.", suffix=".tmp"))
     try:
-        _swap_in(dump_session_folder(events, staging), target / "events", staging / "replaced", overwrite=overwrite)
+        _swap_in(dump_session_folder(events, staging), where / "events", staging / "replaced", overwrite=overwrite)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return layout

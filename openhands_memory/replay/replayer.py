@@ -209,7 +209,10 @@ class ReplayReport:
     seconds: float = 0.0
     """Wall time of the replay (loading the log and the tokenizer excluded)."""
     tokenizer_seconds: float = 0.0
-    """Wall time of loading the tokenizer (importing litellm), once per process."""
+    """Wall time of loading the tokenizer, once per process."""
+    summarizer: str | None = None
+    """What the pipeline's model-backed condensers called (a model, or the offline structured
+    summarizer), when the caller chose it (`bench.stand_in.choose_models`); None: not said."""
 
     @property
     def peak_step(self) -> ReplayStep | None:
@@ -285,6 +288,7 @@ class ReplayReport:
             "final_view_events": self.final_view_events,
             "seconds": round(self.seconds, 6),
             "tokenizer_seconds": round(self.tokenizer_seconds, 6),
+            "summarizer": self.summarizer,
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -313,6 +317,18 @@ class StepSnapshot:
     """What the condenser made of it: the view the model is shown."""
     messages: list[Message]
     """The messages the model is sent."""
+    log_ids: dict[int, int] = field(default_factory=dict)
+    """The log's id of each event read from the log, by its id in the replayed history (`view` and
+    `shown` hold replayed ids: a condensation the replay made takes an id, and later events move up)."""
+
+    def log_id(self, event: Event) -> int | None:
+        """The log's id of `event` (an event of `view` or `shown`); None for one the replay made."""
+        return None if event.id is None else self.log_ids.get(event.id)
+
+    @property
+    def is_renumbered(self) -> bool:
+        """Some event of the log has another id in the replayed history."""
+        return any(new != old for new, old in self.log_ids.items())
 
 
 class _Measure:
@@ -341,7 +357,7 @@ class _Measure:
         if self.llm is None:
             return 0.0
         started = time.perf_counter()
-        self.llm.count_tokens([])
+        self.llm.count_tokens([{"role": "user", "content": "x"}])  # a message: the tokenizer itself loads
         return time.perf_counter() - started
 
     @property
@@ -533,13 +549,16 @@ def snapshot_at(
     condenser: Condenser | Pipeline | None = None,
     recorded: bool = True,
     secrets: Mapping[str, str] | None = None,
+    tokenizer: str | None = None,
 ) -> StepSnapshot:
     """What the model was shown at agent step `step` (1 = first), or after the last event (None).
 
     By default the log's own condensations are applied and nothing else condenses (`recorded`,
     no condenser); pass a condenser to see what it would have shown instead. After the last event
     the condenser is asked once more, as it would be for a next step. `secrets` (name: value) are
-    hidden in every event as it is read, so in what the snapshot shows.
+    hidden in every event as it is read, so in what the snapshot shows. A pipeline's history policy
+    trims by the tokens of `tokenizer`'s model (as `replay_events(model=...)` counts them); None:
+    its own estimate.
 
     Raises:
         InvalidSecretError: a secret value is too short or not a string.
@@ -549,13 +568,13 @@ def snapshot_at(
     events = _redacted(events, secrets)
     pipeline = _condenser_for(condenser, recorded)
     replayer = Replayer(pipeline.condenser, keep_recorded=recorded)
-    measure = _Measure(None, pipeline.history_policy)  # renders, and trims by the pipeline's policy
+    measure = _Measure(tokenizer, pipeline.history_policy)  # renders, and trims by the pipeline's policy
     for item in replayer.replay(events):
         if isinstance(item, AgentStep) and item.number == step:
             messages = measure.messages(item.shown, replayer.initial_user_action)
-            return StepSnapshot(step, item.number, item.event, item.view, item.shown, messages)
+            return StepSnapshot(step, item.number, item.event, item.view, item.shown, messages, replayer.log_ids())
     if step is not None:
         raise StepNotFoundError(step, replayer.steps)
     shown, _ = replayer.settle()
     messages = measure.messages(shown, replayer.initial_user_action)
-    return StepSnapshot(None, replayer.steps, None, replayer.view, shown, messages)
+    return StepSnapshot(None, replayer.steps, None, replayer.view, shown, messages, replayer.log_ids())

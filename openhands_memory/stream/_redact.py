@@ -35,8 +35,16 @@ def secret_values(secrets: Mapping[str, str]) -> tuple[str, ...]:
     An empty value is an unset secret: there is nothing to hide.
 
     Raises:
-        InvalidSecretError: a value is not a string, or is shorter than `MIN_SECRET_LENGTH`.
+        InvalidSecretError: `secrets` is not a mapping, or a value is not a string, or is shorter
+            than `MIN_SECRET_LENGTH`.
     """
+    if not isinstance(secrets, Mapping):
+        # A list of values would do, but its items have no names for the messages (and a string
+        # would be taken letter by letter): ask for what OpenHands takes.
+        raise InvalidSecretError(
+            None,
+            f"secrets are a mapping of name to value, e.g. {{'GITHUB_TOKEN': token}}, not a {type(secrets).__name__}",
+        )
     for name, value in secrets.items():
         if not isinstance(value, str):
             raise InvalidSecretError(name, f"its value is not a string but {type(value).__name__}")

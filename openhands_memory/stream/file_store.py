@@ -42,6 +42,7 @@ from openhands_memory.events import Event, event_to_json
 from openhands_memory.events._codec import event_from_parsed
 from openhands_memory.events._loaded import LoadedEvents
 from openhands_memory.events._reading import ResponseSharer, gc_paused, iter_lines
+from openhands_memory.events.validation import id_order_problem
 from openhands_memory.stream.store import check_next_id
 
 try:
@@ -322,7 +323,7 @@ def _load(fd: int, path: Path) -> tuple[LoadedEvents, int, RecoveryReport | None
     number = 0
     with gc_paused():
         # The per-line steps are written out here (this loop runs once per event of the log); the
-        # torn-tail path below uses the same checks through `_parse_line` and `_check_order`.
+        # torn-tail path below uses the same checks through `_parse_line` and `check_record_id`.
         for number, line, ended in iter_lines(read):
             if not ended:
                 tail = line
@@ -340,9 +341,7 @@ def _load(fd: int, path: Path) -> tuple[LoadedEvents, int, RecoveryReport | None
             fields = event.__dict__
             event_id = fields["id"]
             if event_id is None or event_id <= last_id:
-                if event_id is None:
-                    raise CorruptRecordError(path, number, "the event has no id")
-                _check_order(event, last_id if events else None, path, number, len(events))
+                check_record_id(event_id, last_id if events else None, path, number, len(events))
             last_id = event_id
             events.append(event)
             types.append(type(event))
@@ -357,7 +356,7 @@ def _load(fd: int, path: Path) -> tuple[LoadedEvents, int, RecoveryReport | None
             return LoadedEvents.as_read(events, types, ids, hidden), size[0] - len(tail), report
         # A complete record that only lacks its newline: keep it, and end it properly.
         event = _parse_line(value, path, number)
-        _check_order(event, last_id if events else None, path, number, len(events))
+        check_record_id(event.id, last_id if events else None, path, number, len(events))
         events.append(event)
         types.append(type(event))
         ids.append(event.id)  # type: ignore[arg-type]
@@ -370,28 +369,42 @@ def _load(fd: int, path: Path) -> tuple[LoadedEvents, int, RecoveryReport | None
 
 def _parse_line(value: object, path: Path, number: int) -> Event:
     try:
-        event = event_from_parsed(value)  # type: ignore[arg-type]
+        return event_from_parsed(value)  # type: ignore[arg-type]
     except MalformedEventError as exc:
         raise CorruptRecordError(path, number, exc.reason) from exc
-    if event.id is None:
+
+
+def check_record_id(event_id: int | None, last_id: int | None, path: Path, number: int, index: int) -> int:
+    """Raise unless a JSONL log's event on line `number` (the `index`-th) may have `event_id` after `last_id`.
+
+    The rule a stream opens a log by, which `repair_log` applies to the lines it keeps and
+    `validate_events` to every log: every event has an id (a stream numbers each one it writes),
+    ids start at 0 and strictly increase. Returns `event_id`.
+
+    Raises:
+        CorruptRecordError: the event has no id, or a negative one.
+        OutOfOrderRecordError: the id is not greater than `last_id`.
+    """
+    if event_id is None:
         raise CorruptRecordError(path, number, "the event has no id")
-    return event
+    # The rule `validate_events` applies for `load_events`: every reader refuses the same logs.
+    if id_order_problem(event_id, last_id) is None:
+        return event_id
+    if event_id < 0:
+        raise CorruptRecordError(path, number, f"id {event_id}: negative id (ids name events and start at 0)")
+    raise OutOfOrderRecordError(path, number, event_id, last_id, index)
 
 
-def _check_order(event: Event, last_id: int | None, path: Path, number: int, index: int) -> int:
-    assert event.id is not None
-    if event.id < 0:
-        # The rule `validate_events` applies for `load_events`: every reader refuses the same logs.
-        raise CorruptRecordError(path, number, f"id {event.id}: negative id (ids name events and start at 0)")
-    if last_id is not None and event.id <= last_id:
-        raise OutOfOrderRecordError(path, number, event.id, last_id, index)
-    return event.id
+def sidecar_name(path: Path, kind: str, attempt: int = 1, *, stamp: str | None = None) -> Path:
+    """`<log name>.<kind>-<UTC time>` beside the log; `...-<attempt>` from the second attempt on."""
+    stamp = stamp or datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
+    return path.with_name(f"{path.name}.{kind}-{stamp}" + (f"-{attempt}" if attempt > 1 else ""))
 
 
 def _new_sidecar(path: Path, kind: str) -> tuple[int, Path]:
     """Create `<log name>.<kind>-<UTC time>` (or `...-2`, ...) beside the log, owner-only; its fd and path."""
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
-    sidecar = path.with_name(f"{path.name}.{kind}-{stamp}")
+    sidecar = sidecar_name(path, kind, stamp=stamp)
     suffix = 1
     while True:
         try:
@@ -399,7 +412,7 @@ def _new_sidecar(path: Path, kind: str) -> tuple[int, Path]:
             break
         except FileExistsError:
             suffix += 1
-            sidecar = path.with_name(f"{path.name}.{kind}-{stamp}-{suffix}")
+            sidecar = sidecar_name(path, kind, suffix, stamp=stamp)
     try:
         os.fchmod(out, FILE_MODE)
     except BaseException:

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from _folders import unwritable  # noqa: F401  (a fixture)
+
 from openhands_memory._progress import ProgressBar
 from openhands_memory.bench.cli import add_bench_parser, run_bench
 
@@ -192,6 +194,77 @@ def test_results_never_overwrite_an_input_even_with_force(files: dict[str, Path]
     assert log.read_bytes() == before and sorted(p.name for p in files["out"].iterdir()) == ["results.json"]
 
 
+@pytest.mark.parametrize("where", ["read-only", "read-only/new"])
+def test_results_in_a_folder_that_cannot_be_written_are_refused_before_the_run(
+    files: dict[str, Path], unwritable: Path, where: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the refusal comes before the benchmark")
+
+    monkeypatch.setattr("openhands_memory.bench.runner.run_benchmark", never)
+    out = unwritable.parent / where
+    assert bench(files["chat"], "--pipeline", files["noop"], "--out", out) == 1
+    assert capsys.readouterr().err == f"error: {out}: cannot be written: {unwritable} is not writable\n"
+    assert list(unwritable.iterdir()) == []
+
+
+def test_results_through_a_missing_folder_go_where_the_os_puts_them_and_make_no_folder(
+    files: dict[str, Path], tmp_path: Path
+) -> None:
+    assert bench(files["chat"], "--pipeline", files["noop"], "--out", tmp_path / "missing" / ".." / "out", "--no-plot") == 0
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["results.csv", "results.json"]
+    assert not (tmp_path / "missing").exists()
+
+
+def test_a_folder_of_logs_benches_each_log_in_it(files: dict[str, Path], tmp_path: Path) -> None:
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    for name in ("chat", "condensing"):
+        files[name].rename(folder / files[name].name)
+    (folder / "notes.txt").write_text("not a log")
+    assert bench(folder, "--pipeline", files["noop"], "--out", files["out"], "--no-plot") == 0
+    results = json.loads((files["out"] / "results.json").read_text())
+    assert results["logs"] == [str(folder / "chat.jsonl"), str(folder / "condensing.jsonl")]
+    assert [run.get("error") for run in results["runs"]] == [None, None]
+
+
+def test_a_folder_without_logs_is_refused_and_nothing_written(
+    files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "empty"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("not a log")
+    assert bench(folder, "--pipeline", files["noop"], "--out", files["out"]) == 1
+    assert capsys.readouterr().err == (
+        f"error: {folder}: a folder with no log in it: no *.json or *.jsonl file, no session folder (events/<id>.json)\n"
+    )
+    assert not files["out"].exists()
+
+
+def test_when_every_run_fails_nothing_is_written(files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": 0, "action": "message"\n')
+    assert bench(bad, "--pipeline", files["noop"], "--out", files["out"]) == 1
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1] == f"error: every run failed: nothing written to {files['out']}"
+    assert not files["out"].exists()
+
+
+def test_small_work_runs_in_this_process_whatever_jobs_says(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_workers(*args: object, **kwargs: object) -> None:
+        raise AssertionError("two small logs are not worth starting worker processes")
+
+    monkeypatch.setattr("openhands_memory.bench.runner._run_in_processes", no_workers)
+    for jobs in ([], ["--jobs", "4"]):
+        code = bench(files["chat"], files["condensing"], "--pipeline", files["noop"], *jobs, "--out", files["out"], "--no-plot", "--force")
+        assert code == 0
+        err = capsys.readouterr().err
+        assert ("note: 0.0 MB of log to replay: running in this process, not 4 (a worker is worth starting for about 16 MB)" in err) == bool(jobs)
+        assert json.loads((files["out"] / "results.json").read_text())["jobs"] == 1
+
+
 def _ray_is_installed() -> bool:
     return importlib.util.find_spec("ray") is not None
 
@@ -218,7 +291,9 @@ def test_openhands_memory_bench_runs_from_the_command_line(files: dict[str, Path
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "amortized" in result.stdout.split("\n\n", 1)[1]
-    assert json.loads((files["out"] / "results.json").read_text())["jobs"] == 2
+    # Two tiny logs are not worth two worker processes (starting them took 18 times the work).
+    assert "note: 0.0 MB of log to replay: running in this process, not 2 " in result.stderr
+    assert json.loads((files["out"] / "results.json").read_text())["jobs"] == 1
 
 
 def test_bench_prints_the_compressions_under_the_table_and_writes_them_to_results_json(

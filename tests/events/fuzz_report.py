@@ -1,6 +1,6 @@
 """Damaged OpenHands logs for every public loader, and a standalone run that counts how each answered.
 
-An input is a short slice of a real log (`../shared/fixtures/openhands-logs`) or of a synthetic
+An input is a short slice of a real log (`$OPENHANDS_MEMORY_LOGS` or `../shared/fixtures/openhands-logs`) or of a synthetic
 session, laid out one way `load_events` reads (a JSON list, a `trajectory` or `history` wrapper,
 JSONL, a session folder, the old flattened form; SDK logs as a list or JSONL), then damaged: keys
 deleted, values of the wrong type, kinds swapped, huge numbers, NaN, deep nesting, records dropped
@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import random
 import shutil
 import sys
@@ -39,8 +40,11 @@ from openhands_memory.events import event_from_dict, event_from_json, event_to_j
 from openhands_memory.stream import EventStream, import_session_folder
 from openhands_memory.testing.synthetic import synthetic_session_dicts
 
-REAL_LOGS_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "openhands-logs"
-"""The real OpenHands logs (see INDEX.md there)."""
+REAL_LOGS_DIR = Path(
+    os.environ.get("OPENHANDS_MEMORY_LOGS", "").strip()
+    or Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "openhands-logs"
+).expanduser()
+"""The real OpenHands logs (see INDEX.md there): `OPENHANDS_MEMORY_LOGS`, else ../shared, as the tests find them."""
 
 MAX_SLICE = 24
 """The most records an input keeps from its log: enough for tool calls, condensations and batches."""

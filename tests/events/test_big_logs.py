@@ -67,6 +67,43 @@ def test_list_elements_are_found_across_chunk_ends_whatever_the_strings_hold(
     assert elements(b"[ ]") == []
 
 
+class _CountingSearch:
+    """A compiled pattern whose searches add up the bytes each may scan (from where it starts to the end)."""
+
+    def __init__(self, pattern: Any) -> None:
+        self.pattern = pattern
+        self.spans = 0
+
+    def search(self, buf: Any, pos: int = 0) -> Any:
+        self.spans += len(buf) - pos
+        return self.pattern.search(buf, pos)
+
+
+@pytest.mark.parametrize("inside", ["plain text", '"}, {" and \\" every line'])
+def test_one_huge_element_is_searched_once_not_once_per_chunk(inside: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # 2,000 chunks in one string: searching the element again from its start after every chunk
+    # (as before) scans about a thousand times its size; the reader must stay linear.
+    monkeypatch.setattr(_reading, "CHUNK", 64)
+    text = "\n".join(f"{n:06d} {inside}" for n in range(128_000 // (8 + len(inside))))
+    records = [{"id": 0, "action": "message", "args": {"content": text}}, {"id": 1, "action": "message", "args": {}}]
+    data = orjson.dumps(records, option=orjson.OPT_INDENT_2)
+    guesses = _CountingSearch(_reading._GUESS_END)
+    structure = _CountingSearch(_reading._STRUCTURE)
+    monkeypatch.setattr(_reading, "_GUESS_END", guesses)
+    monkeypatch.setattr(_reading, "_STRUCTURE", structure)
+    ends: list[int] = []
+    string_end = _reading._string_end
+
+    def counted_string_end(buf: Any, start: int) -> int:
+        ends.append(len(buf) - start)
+        return string_end(buf, start)
+
+    monkeypatch.setattr(_reading, "_string_end", counted_string_end)
+    assert elements(data) == records
+    # Each search may rescan the few separators at a chunk's end, never the element again.
+    assert guesses.spans + structure.spans + sum(ends) < 12 * len(data)
+
+
 @pytest.mark.parametrize(
     ("data", "error", "reason", "index"),
     [
@@ -99,6 +136,35 @@ def test_lines_are_numbered_like_split_and_a_last_line_without_newline_is_marked
         (4, b"h", False),
     ]
     assert list(iter_lines(io.BytesIO(b"ab\n").read)) == [(1, b"ab", True)]
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 1 << 20])
+def test_cr_and_crlf_end_lines_even_when_a_chunk_ends_between_cr_and_lf(chunk: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_reading, "CHUNK", chunk)
+    data = b"ab\r\ncd\ref\n\r\ngh\r\n\r\rij"
+    assert list(iter_lines(io.BytesIO(data).read)) == [
+        (1, b"ab", True),
+        (2, b"cd", True),
+        (3, b"ef", True),
+        (4, b"", True),
+        (5, b"gh", True),
+        (6, b"", True),
+        (7, b"", True),
+        (8, b"ij", False),
+    ]
+    assert _reading.split_lines(data) == [b"ab", b"cd", b"ef", b"", b"gh", b"", b"", b"ij"]
+
+
+@pytest.mark.parametrize("end", [b"\r", b"\r\n"], ids=["cr", "crlf"])
+def test_a_jsonl_log_with_cr_or_crlf_line_ends_loads_as_with_lf(
+    end: bytes, session: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    lf = tmp_path / "lf.jsonl"
+    lf.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in session[:40]))
+    other = tmp_path / "other.jsonl"
+    other.write_bytes(b"".join(orjson.dumps(r) + end for r in session[:40]))
+    assert load_events(other) == load_events(lf)
+    assert list(iter_events(other)) == load_events(lf)
 
 
 @pytest.fixture(scope="module")

@@ -3,24 +3,30 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from conftest import real_log_params, require_real_log
 
 from openhands_memory.events import (
+    Action,
     AgentFinishAction,
     CmdOutputObservation,
     CmdRunAction,
     IPythonRunCellAction,
     IPythonRunCellObservation,
     MessageAction,
+    Observation,
     dump_events,
     event_from_dict,
     event_to_dict,
     load_events,
+    validate_log,
 )
+from openhands_memory.errors import MalformedEventError
 from openhands_memory.events._legacy import is_legacy_flat, upcast_legacy_flat
 
 LEGACY_LOGS = real_log_params("v0legacy_")
@@ -38,7 +44,53 @@ def test_every_legacy_event_loads_with_ids_in_file_order(log: Path | None) -> No
     events = load_events(path)
     assert [e.id for e in events] == list(range(len(records)))
     assert [e.kind for e in events] == [r.get("action") or r.get("observation") for r in records]
-    assert all(e.timestamp is None and e.source is None for e in events)
+    assert all(e.timestamp is None for e in events)
+
+
+@pytest.mark.parametrize("log", LEGACY_LOGS)
+def test_legacy_events_get_the_source_and_cause_openhands_gave_them(log: Path | None) -> None:
+    events = load_events(require_real_log(log))
+    task, *rest = events
+    assert isinstance(task, MessageAction) and task.source == "user"
+    assert all(e.source == "agent" for e in rest)  # the agent's actions, and the runtime's answers to them
+    for before, after in zip(events, events[1:]):
+        if isinstance(after, Observation):
+            assert isinstance(before, Action) and before.runnable and after.cause == before.id
+
+
+@pytest.mark.parametrize("log", LEGACY_LOGS)
+def test_a_legacy_log_replays_one_step_per_agent_action_and_renders_its_roles(log: Path | None) -> None:
+    from openhands_memory.conversation_memory import ConversationMemory
+    from openhands_memory.replay import replay_events
+
+    events = load_events(require_real_log(log))
+    report = replay_events(events, model=None)
+    agent_actions = [e for e in events if isinstance(e, Action) and e.source == "agent"]
+    assert len(report.steps) == len(agent_actions) > 0
+    messages = ConversationMemory(system_prompt="s").process_events(events)
+    assert [m.role for m in messages[:3]] == ["system", "user", "assistant"]
+    assert not any("User executed the command" in c.text for m in messages for c in m.content)
+
+
+def test_a_legacy_message_is_the_agents_when_it_waits_for_a_reply() -> None:
+    asked = event_from_dict({"action": "message", "content": "Which file?", "wait_for_response": True})
+    told = event_from_dict({"action": "message", "content": "Go on.", "wait_for_response": False})
+    written = event_from_dict({"action": "message", "source": "user", "content": "x", "wait_for_response": True})
+    assert (asked.source, told.source, written.source) == ("agent", "user", "user")  # a recorded source wins
+
+
+def test_a_legacy_observation_answers_the_runnable_action_before_it(tmp_path: Path) -> None:
+    path = tmp_path / "legacy.json"
+    records = [
+        {"action": "message", "content": "task"},
+        {"action": "run", "command": "ls"},
+        {"observation": "run", "content": "a", "command": "ls", "exit_code": 0},
+        {"observation": "run", "content": "late", "command": "ls", "exit_code": 0},
+        {"action": "finish", "outputs": {}},
+    ]
+    path.write_text(json.dumps(records))
+    events = load_events(path)
+    assert [e.cause for e in events] == [None, None, 1, None, None]  # an action is answered once
 
 
 @pytest.mark.parametrize("log", LEGACY_LOGS)
@@ -98,6 +150,7 @@ def test_upcast_event_dumps_as_v0_and_loads_back_equal(log: Path | None, tmp_pat
 def test_upcast_renames_and_keeps_unknown_fields() -> None:
     data = {"action": "run", "command": "ls", "thought": "t", "keep_prompt": True, "is_confirmed": "rejected", "action_risk": 2}
     assert upcast_legacy_flat(data) == {
+        "source": "agent",
         "action": "run",
         "args": {"command": "ls", "thought": "t", "keep_prompt": True, "confirmation_state": "rejected", "security_risk": 2},
     }
@@ -109,7 +162,12 @@ def test_upcast_renames_and_keeps_unknown_fields() -> None:
 
 def test_upcast_observation_moves_fields_into_extras() -> None:
     data = {"observation": "run", "content": "out", "command": "ls", "exit_code": 3, "command_id": -1}
-    assert upcast_legacy_flat(data) == {"observation": "run", "content": "out", "extras": {"command": "ls", "exit_code": 3, "command_id": -1}}
+    assert upcast_legacy_flat(data) == {
+        "source": "agent",
+        "observation": "run",
+        "content": "out",
+        "extras": {"command": "ls", "exit_code": 3, "command_id": -1},
+    }
     event = event_from_dict(data)
     assert isinstance(event, CmdOutputObservation) and event.exit_code == 3 and event.success is False
 
@@ -133,7 +191,13 @@ def test_v0_events_are_not_legacy() -> None:
     assert is_legacy_flat({"action": "finish", "outputs": {}})
 
 
-def test_mixed_numbered_and_unnumbered_events_get_ids_after_the_largest(tmp_path: Path) -> None:
-    path = tmp_path / "mixed.json"
-    path.write_text(json.dumps([{"id": 5, "action": "message", "args": {"content": "a"}}, {"action": "message", "content": "b"}]))
-    assert [e.id for e in load_events(path)] == [5, 6]
+@pytest.mark.parametrize("suffix", [".json", ".jsonl"])
+def test_an_unnumbered_event_among_numbered_ones_is_an_error_for_every_reader(tmp_path: Path, suffix: str) -> None:
+    # Numbering it after the largest id (as before) gave a log EventStream.open refuses: no id can be guessed.
+    path = tmp_path / f"mixed{suffix}"
+    records = [{"id": 5, "action": "message", "args": {"content": "a"}}, {"action": "message", "content": "b"}]
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records) if suffix == ".jsonl" else orjson.dumps(records))
+    place = f"{path}:2" if suffix == ".jsonl" else f"{path}: event #1"
+    with pytest.raises(MalformedEventError, match=re.escape(f"{place}: event without an id (ids name events")):
+        load_events(path)
+    assert [f.what for f in validate_log(path).errors] == ["event without an id"]

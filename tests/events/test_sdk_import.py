@@ -518,6 +518,42 @@ def test_observation_kinds_map_to_v0_observations(action: dict[str, Any], observ
     assert event_from_dict(event_to_dict(result)) == result
 
 
+def test_finish_and_its_result_are_one_tool_call_and_its_answer_as_the_sdk_shows_them() -> None:
+    from openhands_memory.conversation_memory import ConversationMemory
+
+    finish = action_event({"kind": "FinishAction", "message": "all fixed"}, tool="finish", thought="Done.")
+    records = [message_event("fix it"), finish, observation_event(finish, {"kind": "FinishObservation", "message": "all fixed"})]
+    events = import_sdk_events(records)
+    action = events[1]
+    assert isinstance(action, AgentFinishAction) and action.result_recorded is True
+    assert event_from_dict(event_to_dict(action)) == action  # the flag survives a V0 round-trip
+    memory = ConversationMemory(system_prompt="s")
+    messages = memory.process_events(events)
+    assert memory.last_repairs.count == 0
+    call, result = messages[-2], messages[-1]
+    assert call.role == "assistant" and [c.function.name for c in call.tool_calls or ()] == ["finish"]
+    assert call.content[0].text == "Done."
+    assert result.role == "tool" and result.tool_call_id == finish["tool_call_id"] and result.content[0].text == "all fixed"
+
+
+def test_finish_whose_result_is_not_in_the_file_stays_the_agents_words() -> None:
+    from openhands_memory.conversation_memory import ConversationMemory
+
+    finish = action_event({"kind": "FinishAction", "message": "all fixed"}, tool="finish", thought="Done.")
+    events = import_sdk_events([message_event("fix it"), finish])
+    assert events[1].result_recorded is None
+    messages = ConversationMemory(system_prompt="s").process_events(events)
+    assert (messages[-1].role, messages[-1].tool_calls, messages[-1].content[0].text) == ("assistant", None, "Done.")
+
+
+@pytest.mark.parametrize("log", V1_LOGS)
+def test_no_finish_result_of_a_real_sdk_log_is_an_orphan(log: Path | None) -> None:
+    from openhands_memory.replay import inspect_log
+
+    report = inspect_log(require_real_log(log))
+    assert [o for o in report.orphans if o.function_name == "finish"] == []
+
+
 def test_parallel_tool_calls_share_one_model_response() -> None:
     first = action_event({"kind": "TerminalAction", "command": "a"}, tool="terminal", response="resp-1", thought="two at once")
     second = action_event({"kind": "TerminalAction", "command": "b"}, tool="terminal", response="resp-1")

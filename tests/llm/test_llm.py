@@ -419,19 +419,23 @@ def test_encode_gives_litellms_token_ids_for_the_model_offline() -> None:
     assert llm.encode("") == []
 
 
-def test_count_tokens_counts_each_message_once(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("model", ["openai/my-local-model", "gpt-4o-mini"])  # counted by litellm; by tiktoken directly
+def test_count_tokens_counts_each_message_once(model: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from openhands_memory.llm._openai_tokens import OpenAITokens
+
     lib = litellm()
-    llm = LLM(LLMConfig(model="gpt-4o-mini"))
+    llm = LLM(LLMConfig(model=model))
     chat = _chat()
     first = llm.count_tokens(chat)
     calls: list[int] = []
-    real = lib.token_counter
+    owner, name = (OpenAITokens, "count_message") if llm._tokens_without_litellm() is not None else (lib, "token_counter")
+    real = getattr(owner, name)
 
     def counting(*args: object, **kwargs: object) -> int:
         calls.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(lib, "token_counter", counting)
+    monkeypatch.setattr(owner, name, counting)
 
     assert llm.count_tokens(chat) == first
     assert calls == []
@@ -459,7 +463,7 @@ def test_count_tokens_falls_back_to_an_estimate_when_litellm_cannot_count(monkey
 
 def test_count_tokens_estimates_only_the_message_litellm_rejects(monkeypatch: pytest.MonkeyPatch) -> None:
     lib = litellm()
-    llm = LLM(LLMConfig(model="gpt-4o-mini"))
+    llm = LLM(LLMConfig(model="openai/my-local-model"))  # counted by litellm (not by tiktoken directly)
     real = lib.token_counter
 
     def picky(*args: object, **kwargs: object) -> int:
@@ -563,7 +567,8 @@ def test_first_use_imports_litellm_offline_and_quiet() -> None:
         import os, sys
         from openhands_memory.llm.config import LLMConfig
         from openhands_memory.llm.llm import LLM
-        assert LLM(LLMConfig(model="gpt-4o-mini")).context_window() == 128000
+        # A model counted by litellm (gpt-4o-mini would not import it: see test_openai_tokens).
+        assert LLM(LLMConfig(model="claude-sonnet-4-20250514")).context_window() == 200000
         import litellm
         print(os.environ["LITELLM_LOCAL_MODEL_COST_MAP"], litellm.suppress_debug_info, litellm.disable_hf_tokenizer_download)
         """

@@ -190,3 +190,30 @@ def test_ids_that_do_not_increase_name_the_line(tmp_path: Path) -> None:
     assert isinstance(caught.value, DuplicateEventError)
     assert (caught.value.event_id, caught.value.previous_id, caught.value.index) == (1, 2, 2)
     assert path.read_bytes() == original
+
+
+@pytest.mark.parametrize("end", [b"\r", b"\r\n"], ids=["cr", "crlf"])
+def test_cr_and_crlf_line_ends_are_line_ends_not_one_torn_record(tmp_path: Path, end: bytes) -> None:
+    path = tmp_path / "events.jsonl"
+    original = b"".join(event_to_json(stored_event(i)) + end for i in range(3))
+    path.write_bytes(original)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no RecoveryWarning: nothing is set aside
+        stream = EventStream.open(path)
+    assert [e.id for e in stream.get_events()] == [0, 1, 2]
+    assert stream.add_event(MessageAction(content="next"), "user") == 3
+    stream.close()
+    assert list(tmp_path.iterdir()) == [path]  # no sidecar
+    assert path.read_bytes().startswith(original)
+    reopened = EventStream.open(path)
+    assert [e.id for e in reopened.get_events()] == [0, 1, 2, 3]
+    reopened.close()
+
+
+def test_a_bad_line_in_a_cr_log_is_named_by_its_cr_line_number(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    original = event_to_json(stored_event(0)) + b"\r" + b"not json\r" + event_to_json(stored_event(1)) + b"\r"
+    path.write_bytes(original)
+    with pytest.raises(CorruptRecordError, match=re.escape("events.jsonl:2: invalid JSON")):
+        EventStream.open(path)
+    assert path.read_bytes() == original

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import re
+import signal
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import orjson
 import pytest
+
+from _folders import unwritable  # noqa: F401  (a fixture)
 
 from openhands_memory.cli import main
 from openhands_memory.errors import (
@@ -179,3 +184,104 @@ def test_a_real_log_with_a_nul_block_and_garbage_keeps_every_event_as_written(re
     assert [m.line for m in report.moved] == [101, 202]
     assert path.read_bytes() == b"".join(lines)
     assert [event_to_dict(e) for e in load_events(path)] == [event_to_dict(e) for e in load_events(source)]
+
+
+@pytest.mark.parametrize("end", [b"\r", b"\r\n"], ids=["cr", "crlf"])
+def test_a_cr_log_loses_only_its_bad_line_and_keeps_its_line_ends(tmp_path: Path, end: bytes) -> None:
+    path = tmp_path / "events.jsonl"
+    lines = [_line(i).rstrip(b"\n") + end for i in range(3)]
+    path.write_bytes(lines[0] + GARBAGE + end + lines[1] + lines[2])
+    report = repair_log(path)
+    assert [(m.line, m.byte_count) for m in report.moved] == [(2, len(GARBAGE))]
+    assert report.kept_events == 3
+    assert path.read_bytes() == b"".join(lines)  # byte for byte, line ends included
+    assert report.sidecar is not None and _sidecar_lines(report.sidecar) == {2: GARBAGE}
+    stream = EventStream.open(path)
+    assert [e.id for e in stream.get_events()] == [0, 1, 2]
+    stream.close()
+
+
+# Repairs the log, but stops for good just before the N-th fsync (printing "paused"), to be killed there.
+_PAUSED_REPAIR = """
+import os, sys, time
+from openhands_memory.stream import repair_log
+
+stop_at, calls, fsync = int(sys.argv[2]), [0], os.fsync
+
+def paused_fsync(fd):
+    calls[0] += 1
+    if calls[0] == stop_at:
+        print("paused", flush=True)
+        time.sleep(120)
+    fsync(fd)
+
+os.fsync = paused_fsync
+repair_log(sys.argv[1])
+print("done", flush=True)
+"""
+
+
+@pytest.mark.parametrize(
+    ("fsync", "left"),
+    [
+        (1, r"\.events\.jsonl\.unreadable-[0-9T.Z]+\.[a-z0-9_]{8}\.tmp"),  # the sidecar half written
+        (2, r"events\.jsonl\.unreadable-[0-9T.Z]+"),  # the sidecar whole, the log not replaced yet
+        (3, r"\.events\.jsonl\.[a-z0-9_]{8}\.tmp events\.jsonl\.unreadable-[0-9T.Z]+"),  # the new log half written
+    ],
+    ids=["sidecar written", "sidecar published", "new log written"],
+)
+def test_a_repair_killed_midway_is_cleaned_up_by_the_next_one(damaged: Path, fsync: int, left: str) -> None:
+    original = damaged.read_bytes()
+    child = subprocess.Popen(
+        [sys.executable, "-c", _PAUSED_REPAIR, str(damaged), str(fsync)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert child.stdout is not None and child.stdout.readline() == "paused\n"
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=60)
+    leftovers = sorted(p.name for p in damaged.parent.iterdir() if p != damaged)
+    assert re.fullmatch(left, " ".join(leftovers)), leftovers
+    assert damaged.read_bytes() == original  # killed before the log was replaced: nothing lost
+
+    report = repair_log(damaged)
+    assert [p.name for p in report.cleaned] == leftovers
+    assert report.describe()[0] == f"{damaged}: removed what an interrupted repair left: {', '.join(leftovers)}"
+    assert report.sidecar is not None
+    assert sorted(damaged.parent.iterdir()) == sorted([damaged, report.sidecar])
+    assert damaged.read_bytes() == b"".join(_line(i) for i in range(5))
+    assert sorted(_sidecar_lines(report.sidecar)) == [3, 5, 7, 9]
+
+
+def test_a_repair_killed_after_replacing_the_log_left_nothing_to_clean(damaged: Path) -> None:
+    child = subprocess.run(
+        [sys.executable, "-c", _PAUSED_REPAIR.replace("time.sleep(120)", "os.kill(os.getpid(), 9)"), str(damaged), "4"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert child.returncode == -signal.SIGKILL and child.stdout == "paused\n"
+    (sidecar,) = [p for p in damaged.parent.iterdir() if p != damaged]
+    report = repair_log(damaged)
+    assert (report.moved, report.cleaned) == ((), ())  # the finished sidecar is not a copy of anything the log holds
+    assert sorted(damaged.parent.iterdir()) == sorted([damaged, sidecar])
+
+
+def test_a_sidecar_the_log_no_longer_holds_line_for_line_is_kept(damaged: Path) -> None:
+    first = repair_log(damaged)
+    assert first.sidecar is not None
+    damaged.write_bytes(damaged.read_bytes() + GARBAGE + b"\n")
+    second = repair_log(damaged)
+    assert second.cleaned == () and first.sidecar.exists() and second.sidecar is not None
+    assert _sidecar_lines(second.sidecar) == {6: GARBAGE}
+
+
+def test_a_log_in_a_folder_that_cannot_be_written_is_refused_before_anything_moves(
+    unwritable: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = unwritable / "events.jsonl"
+    unwritable.chmod(0o700)
+    log.write_bytes(_line(0) + GARBAGE + b"\n" + _line(1))
+    unwritable.chmod(0o500)
+    original = log.read_bytes()
+    assert main(["repair", str(log)]) == 1
+    assert capsys.readouterr().err == f"error: {log}: cannot be written: {unwritable} is not writable\n"
+    assert log.read_bytes() == original and list(unwritable.iterdir()) == [log]

@@ -85,7 +85,7 @@ def test_the_view_command_with_a_fallback_summarizer_and_no_key_exits_1_at_once(
     started = time.monotonic()
     result = subprocess.run(  # a real process: real model requests are allowed there, and none is made
         [sys.executable, "-m", "openhands_memory.cli", "view", "fixtures/synthetic_session_300.jsonl", "--at", "10",
-         "--pipeline", str(config)],
+         "--pipeline", str(config), "--model", "gpt-4o-mini"],  # without --model: offline, no key needed
         capture_output=True, text=True, cwd=REPO_ROOT, env=_without_api_keys(), timeout=90,
     )  # fmt: skip
     elapsed = time.monotonic() - started

@@ -1,0 +1,107 @@
+"""litellm's model map, read without importing litellm: a model's entry and its provider, for the common cases.
+
+Importing litellm takes seconds of CPU. With `LITELLM_LOCAL_MODEL_COST_MAP=True` (which
+`import_litellm` sets unless the environment says otherwise) litellm loads its map from the file it
+ships, `model_prices_and_context_window_backup.json`; reading that file here gives what litellm
+would say, in milliseconds. Once litellm is imported, its own `model_cost` is read instead.
+
+Everything here answers only when it is sure and says None otherwise (an unknown model, an alias
+litellm resolves, a map fetched from the network): the caller then asks litellm. The tests compare
+every answer with litellm's.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Final
+
+import orjson
+
+__all__ = ["OTHER_PROVIDER", "bundled_file", "litellm_package_dir", "model_entry", "provider_of"]
+
+OTHER_PROVIDER: Final = "<other>"
+"""What `provider_of` says of a model routed to a provider outside the ones it was asked about."""
+
+_MAP_FILE = "model_prices_and_context_window_backup.json"
+
+
+@functools.cache
+def litellm_package_dir() -> Path | None:
+    """The folder of the installed litellm package, found without importing it; None if it is not installed."""
+    try:
+        spec = importlib.util.find_spec("litellm")
+    except (ImportError, ValueError):
+        return None
+    locations = list(spec.submodule_search_locations or ()) if spec is not None else []
+    return Path(locations[0]) if locations else None
+
+
+def bundled_file(*parts: str) -> Path | None:
+    """A file litellm ships (under its package folder), if it is there."""
+    folder = litellm_package_dir()
+    if folder is None:
+        return None
+    path = folder.joinpath(*parts)
+    return path if path.is_file() else None
+
+
+@functools.cache
+def _bundled_map() -> Mapping[str, Any] | None:
+    path = bundled_file(_MAP_FILE)
+    if path is None:
+        return None
+    try:
+        data = orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _map() -> Mapping[str, Any] | None:
+    litellm = sys.modules.get("litellm")
+    loaded = getattr(litellm, "model_cost", None) if litellm is not None else None
+    if isinstance(loaded, dict) and loaded:
+        return loaded  # litellm is here already: its map, models registered at run time included
+    # litellm reads the file it ships only when told to; otherwise it fetches the map (maybe another one).
+    if os.environ.get("LITELLM_LOCAL_MODEL_COST_MAP", "True").lower() != "true":
+        return None
+    return _bundled_map()
+
+
+def model_entry(model: str) -> Mapping[str, Any] | None:
+    """The map's entry for `model` as written (no provider prefix stripped); None when the map does not
+    hold it, holds it as an alias of another (litellm resolves those), or cannot be read without litellm."""
+    table = _map()
+    entry = table.get(model) if table is not None else None
+    if not isinstance(entry, dict) or "alias_of" in entry:
+        return None
+    return entry
+
+
+def provider_of(model: str, custom_llm_provider: str | None, providers: frozenset[str]) -> str | None:
+    """Which of `providers` litellm routes `model` to, `OTHER_PROVIDER` for a provider not among them,
+    or None when that cannot be told without litellm.
+
+    A named `custom_llm_provider` is the provider, as in litellm. A `provider/model` name whose
+    prefix is one of `providers` goes there. A bare name is routed by litellm's lists of OpenAI
+    and Anthropic models, built from the map: a bare name the map gives to one of those two goes
+    there (litellm cannot route bare names of other providers' entries, nor fine-tuned `ft:` ones).
+    """
+    if custom_llm_provider:
+        return custom_llm_provider if custom_llm_provider in providers else OTHER_PROVIDER
+    prefix, slash, _ = model.partition("/")
+    if slash:
+        return prefix if prefix in providers else None
+    entry = model_entry(model)
+    provider = entry.get("litellm_provider") if entry is not None else None
+    if provider not in _ROUTED_BARE or ":" in model:
+        return None
+    return provider if provider in providers else OTHER_PROVIDER
+
+
+_ROUTED_BARE = frozenset({"openai", "anthropic"})
