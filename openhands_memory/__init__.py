@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from openhands_memory.condenser import Condensation, Condenser
     from openhands_memory.conversation_memory import ConversationMemory
     from openhands_memory.errors import (
+        ConcurrentAppendError,
         CondensationStalledError,
         CondenserConfigError,
         CorruptRecordError,
@@ -59,6 +60,7 @@ if TYPE_CHECKING:
         SearchIndexError,
         StepNotFoundError,
         StoreClosedError,
+        StoreDatabaseError,
         StoreError,
         StoreLockedError,
         StoreReplacedError,
@@ -168,6 +170,8 @@ _HOME: dict[str, str] = {
     "StoreClosedError": _ERRORS,
     "StoreLockedError": _ERRORS,
     "StoreReplacedError": _ERRORS,
+    "ConcurrentAppendError": _ERRORS,
+    "StoreDatabaseError": _ERRORS,
     "SearchIndexError": _ERRORS,
     "CondenserConfigError": _ERRORS,
     "NoCondensationAvailable": _ERRORS,

@@ -78,7 +78,7 @@ from openhands_memory.recall.memory_tools import (
     tool_call_metadata,
 )
 from openhands_memory.recall.search import search_answer, search_log
-from openhands_memory.stream import EventStream, JsonlEventStore
+from openhands_memory.stream import EventStream, JsonlEventStore, PostgresEventStore
 from openhands_memory.view import View, ViewBuilder
 
 if TYPE_CHECKING:
@@ -231,7 +231,9 @@ class History:
     def open(
         cls, path: str | os.PathLike[str], *, fsync: bool = False, secrets: Mapping[str, str] | None = None, **options: Any
     ) -> History:
-        """A history over the JSONL stream at `path` (created if missing, resumed if not).
+        """A history over the JSONL stream at `path`, or the conversation a `postgresql://...?conversation=ID` URL names.
+
+        The log is created if missing, resumed if not.
 
         `secrets` are hidden in every event stored (see `History`); `options` are `History`'s
         other keyword arguments. `close()` closes the file.
@@ -240,6 +242,7 @@ class History:
             InvalidSecretError: a secret value is too short (the file is not opened).
             StoreLockedError: another stream has the file open.
             CorruptRecordError: a line is not an event.
+            StoreDatabaseError: the database cannot be reached, or the URL names no conversation.
         """
         return cls(EventStream.open(path, fsync=fsync, secrets=secrets), **options)
 
@@ -260,7 +263,11 @@ class History:
         store = self.stream.store
         redactor = self.stream.redactor
         try:
-            if isinstance(store, JsonlEventStore):
+            if isinstance(store, PostgresEventStore):  # in the same database, for every worker (see recall.postgres_index)
+                from openhands_memory.recall.postgres_index import PostgresSearchIndex
+
+                index = PostgresSearchIndex.for_store(store, redactor=redactor)
+            elif isinstance(store, JsonlEventStore):
                 index = SearchIndex.for_log(store.path, redactor=redactor)
             else:
                 index = SearchIndex.in_memory(redactor=redactor)

@@ -11,7 +11,7 @@ copied into the repository. Without them a test that needs one is skipped, excep
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -109,3 +109,59 @@ def require_real_log(path: Path | None) -> Path:
 def real_logs_dir() -> Path:
     """The folder of real OpenHands logs (`REAL_LOGS_DIR`); skips when missing (fails under CI)."""
     return require_real_logs_dir()
+
+
+# -- PostgreSQL: one throwaway server per session, a fresh schema per test --------------------------
+
+TEST_POSTGRES_URL_VARIABLE = "OPENHANDS_MEMORY_TEST_POSTGRES_URL"
+"""Set it to a server's URL (a database the tests may create schemas in) to test against that server."""
+
+
+def _postgres_unavailable(reason: str) -> None:
+    """Skip the test that needs PostgreSQL; under CI, fail it: CI must not pass by skipping."""
+    if _is_ci():
+        pytest.fail(f"PostgreSQL is needed under CI and {reason} (.ci/run installs it)", pytrace=False)
+    pytest.skip(f"PostgreSQL tests need a server: {reason}")
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """The URL of a PostgreSQL database for tests: `$OPENHANDS_MEMORY_TEST_POSTGRES_URL`, or a throwaway local server.
+
+    The local server (`LocalPostgres`: initdb into a temporary folder, a Unix socket only, fsync off:
+    the tests kill clients, never the server) lives for the session. Skips when none can be started
+    (fails under CI).
+    """
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        _postgres_unavailable("psycopg is not installed (pip install 'openhands-memory[postgres]')")
+    configured = os.environ.get(TEST_POSTGRES_URL_VARIABLE)
+    if configured:
+        yield configured
+        return
+    from openhands_memory.testing.postgres_server import LocalPostgres, PostgresUnavailable
+
+    try:
+        server = LocalPostgres.start(settings={"fsync": "off", "full_page_writes": "off"})
+    except PostgresUnavailable as exc:
+        _postgres_unavailable(str(exc))
+    try:
+        yield server.url("postgres")
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_server: str) -> str:
+    """A database URL whose tables land in a new, empty schema of their own (its search path): one per test."""
+    import uuid
+    from urllib.parse import quote
+
+    import psycopg
+
+    schema = f"t_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(postgres_server, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+    separator = "&" if "?" in postgres_server else "?"
+    return f"{postgres_server}{separator}options={quote(f'-csearch_path={schema}', safe='')}"

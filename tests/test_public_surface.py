@@ -66,7 +66,7 @@ SURFACE: dict[str, list[str]] = {
     "openhands_memory.stream": [
         "EventStream", "EventStore", "InMemoryEventStore", "JsonlEventStore", "EventFilter", "EventPredicate",
         "Subscriber", "RecoveryReport", "RecoveryWarning", "export_session_folder", "import_session_folder",
-        "repair_log", "RepairReport", "UnreadableLine", "Redactor", "SECRET_PLACEHOLDER",
+        "repair_log", "RepairReport", "UnreadableLine", "Redactor", "SECRET_PLACEHOLDER", "PostgresEventStore",
     ],
     "openhands_memory.view": ["View", "ViewBuilder"],
     "openhands_memory.history": [
