@@ -10,6 +10,8 @@ once, before anything reads it. Every change is counted and reported (`Repairs`)
 
 from __future__ import annotations
 
+import json
+import math
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any, Final
@@ -22,6 +24,7 @@ __all__ = [
     "Repairs",
     "argument_problem",
     "clean_text",
+    "load_json",
     "storable",
 ]
 
@@ -42,11 +45,12 @@ _NOTES: Final[Mapping[str, str]] = {
     "depth": f"value(s) nested deeper than {MAX_RESPONSE_DEPTH} levels replaced with a note",
     "key": "non-string key(s) written as text",
     "type": "value(s) JSON cannot hold written as text",
+    "number": "non-finite number(s) written as null",
 }
 
 
 class Repairs(Counter[str]):
-    """What cleaning changed, by kind (`surrogate`, `integer`, `depth`, `key`, `type`)."""
+    """What cleaning changed, by kind (`surrogate`, `integer`, `depth`, `key`, `type`, `number`)."""
 
     def notes(self) -> tuple[str, ...]:
         """One line per kind of change, with its count: `2 lone surrogate(s) replaced with U+FFFD`."""
@@ -74,6 +78,12 @@ def clean_text(text: str, repairs: Repairs | None = None) -> str:
 
 def _depth_over(value: Any, limit: int) -> bool:
     """Whether lists and dicts nest deeper than `limit` in `value` (iterative: any depth is safe)."""
+    return _first_over(value, limit, floats=False)
+
+
+def _first_over(value: Any, limit: int, *, floats: bool) -> bool:
+    """Whether `value` nests deeper than `limit`, or (with `floats`) holds NaN or an infinity,
+    which orjson writes as null: what it reads back would differ."""
     stack = [(value, 0)]
     while stack:
         item, depth = stack.pop()
@@ -82,6 +92,8 @@ def _depth_over(value: Any, limit: int) -> bool:
         elif isinstance(item, list | tuple):
             children = item
         else:
+            if floats and isinstance(item, float) and not math.isfinite(item):
+                return True
             continue
         if depth + 1 > limit:
             return True
@@ -99,8 +111,13 @@ def _int_text(value: int) -> str:
 def _clean(value: Any, depth: int, repairs: Repairs) -> Any:
     if isinstance(value, str):
         return clean_text(value, repairs)
-    if value is None or isinstance(value, bool | float):
+    if value is None or isinstance(value, bool):
         return value
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return value
+        repairs["number"] += 1
+        return None
     if isinstance(value, int):
         if _INT_MIN <= value <= _INT_MAX:
             return int(value)
@@ -136,8 +153,9 @@ def _clean(value: Any, depth: int, repairs: Repairs) -> Any:
 def storable(value: Any) -> tuple[Any, Repairs]:
     """`value` as JSON any event can hold, and what had to change (nothing: `value` itself is returned).
 
-    Lone surrogates become U+FFFD, integers beyond 64 bits their decimal text, keys text, values
-    JSON has no form for their text, and containers past `MAX_RESPONSE_DEPTH` levels a note.
+    Lone surrogates become U+FFFD, integers beyond 64 bits their decimal text, NaN and infinities
+    null (as orjson would write them, but said), keys text, values JSON has no form for their
+    text, and containers past `MAX_RESPONSE_DEPTH` levels a note.
     """
     repairs = Repairs()
     try:
@@ -145,7 +163,7 @@ def storable(value: Any) -> tuple[Any, Repairs]:
     except (orjson.JSONEncodeError, TypeError):
         pass
     else:
-        if not _depth_over(value, MAX_RESPONSE_DEPTH):
+        if not _first_over(value, MAX_RESPONSE_DEPTH, floats=True):
             return value, repairs
     return _clean(value, 0, repairs), repairs
 
@@ -160,9 +178,32 @@ def argument_problem(value: Any) -> str | None:
         if isinstance(item, bool):
             continue
         if isinstance(item, int) and not _INT_MIN <= item <= _INT_MAX:
-            return f"the arguments hold an integer beyond 64 bits ({_int_text(item)[:40]}...), which no event can store"
+            digits = _int_text(item)
+            shown = digits if len(digits) <= 40 else digits[:40] + "..."
+            return f"the arguments hold an integer beyond 64 bits ({shown}), which no event can store"
         if isinstance(item, Mapping):
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)
     return None
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")  # Python's reader takes NaN and Infinity; JSON has neither
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):  # read as inf, it would be written as null
+        raise ValueError(f"{text[:40]} is beyond the range of a float")
+    return number
+
+
+def load_json(text: str) -> Any:
+    """JSON text as a value, strictly: NaN, Infinity and numbers beyond a float's range are errors.
+
+    Raises:
+        ValueError: not JSON (`json.JSONDecodeError`, or one of the above).
+        RecursionError: nested too deeply for Python's reader.
+    """
+    return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)

@@ -29,7 +29,7 @@ from openhands_memory.llm._credentials import explain_authentication_error, miss
 from openhands_memory.llm._errors import map_exception, unclassified_error
 from openhands_memory.llm._litellm import import_litellm as _litellm
 from openhands_memory.llm._openai_tokens import TOKENS_PER_MESSAGE, OpenAITokens
-from openhands_memory.llm._storable import Repairs, argument_problem, storable
+from openhands_memory.llm._storable import Repairs, argument_problem, load_json, storable
 from openhands_memory.llm.config import LLMConfig
 from openhands_memory.llm.message import Message, TextContent, ToolCall, ToolCallFunction
 from openhands_memory.llm.metrics import LLMMetrics, TokenUsage
@@ -344,13 +344,13 @@ class LLM:
         notes = repairs.notes()
         if notes:
             logger.warning("%s: the answer was changed so that events can store it: %s", model, "; ".join(notes))
-        response_id = str(data.get("id") or "")
+        response_id = _text_field(data.get("id"))
         usage = self._usage(data, response_id)
         cost = self._cost(raw, data, usage)
         self.metrics.add_call(usage, cost=cost, latency=latency)
         return LLMResponse(
             id=response_id,
-            model=str(data.get("model") or self.config.model),
+            model=_text_field(data.get("model")) or model,
             text=text,
             tool_calls=tool_calls,
             finish_reason=finish_reason,
@@ -395,7 +395,7 @@ class LLM:
                 config.output_cost_per_token or 0.0
             )
         litellm = _litellm()
-        for model in dict.fromkeys((config.model, data.get("model"))):
+        for model in dict.fromkeys((config.model, _text_field(data.get("model")))):
             if not model:
                 continue
             try:
@@ -707,6 +707,13 @@ def _response_dict(raw: Any, *, model: str) -> dict[str, Any]:
     raise LLMResponseError(f"the completion returned {type(raw).__name__}, not a chat completion response", model=model)
 
 
+def _text_field(value: Any) -> str:
+    """A response's id or model name: a string or number as text, anything else (a list, an object) as ""."""
+    if isinstance(value, str):
+        return value
+    return str(value) if isinstance(value, int | float) and not isinstance(value, bool) else ""
+
+
 def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
@@ -809,7 +816,7 @@ def _read_tool_call(call: Any, index: int, repairs: Repairs) -> ToolCall | Inval
         arguments = json.dumps(arguments)
     elif isinstance(arguments, str):
         try:
-            parsed = json.loads(arguments)
+            parsed = load_json(arguments)
         except ValueError as exc:
             return invalid(f"{label}: arguments are not valid JSON: {exc}: {arguments[:_EXCERPT_CHARS]!r}")
         except RecursionError:
