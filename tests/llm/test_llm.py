@@ -12,6 +12,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import HANG_GUARD_SECONDS
 from pydantic import ValidationError
 
 from openhands_memory.errors import (
@@ -395,7 +396,7 @@ def test_openhands_loads_our_metrics() -> None:
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     out = subprocess.run(
         [str(OPENHANDS_PYTHON), "-c", _OPENHANDS_LOAD],
-        input=json.dumps(event_to_dict(action)), capture_output=True, text=True, env=env, timeout=180,
+        input=json.dumps(event_to_dict(action)), capture_output=True, text=True, env=env, timeout=HANG_GUARD_SECONDS,
     )  # fmt: skip
 
     assert out.returncode == 0, out.stderr[-2000:]
@@ -578,7 +579,7 @@ def test_building_configs_and_fakes_does_not_import_litellm() -> None:
         print("litellm" in sys.modules)
         """
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG_GUARD_SECONDS)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"
 
@@ -597,7 +598,7 @@ def test_first_use_imports_litellm_offline_and_quiet() -> None:
         """
     )
     env = {k: v for k, v in os.environ.items() if k != "LITELLM_LOCAL_MODEL_COST_MAP"}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=HANG_GUARD_SECONDS)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True", "True", "True"]
     assert "cost map" not in out.stderr  # no remote fetch was attempted
