@@ -14,7 +14,14 @@ import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from openhands_memory.condenser import LLMSummarizingCondenser, NoOpCondenser
+from openhands_memory.condenser import (
+    LLMAttentionCondenser,
+    LLMSummarizingCondenser,
+    NoOpCondenser,
+    StructuredSummaryCondenser,
+)
+from openhands_memory.condenser.impl.llm_attention_condenser import SELECT_EVENTS_TOOL_NAME
+from openhands_memory.condenser.impl.structured_summary_condenser import STATE_SUMMARY_TOOL_NAME
 from openhands_memory.errors import LLMError, LLMResponseError
 from openhands_memory.events import (
     CondensationAction,
@@ -143,11 +150,20 @@ def _turns(history: History, count: int) -> None:
         history.add_event(ErrorObservation(content=f"output {number}", tool_call_metadata=metadata, cause=action.id), EventSource.ENVIRONMENT)
 
 
-@given(model_responses(), st.sampled_from(["fallback", "skip", "raise"]))
-def test_any_answer_of_a_summarizer_is_a_summary_a_fallback_or_a_model_error_and_the_log_loads(answer: Any, policy: str) -> None:
+MODEL_BACKED = {"llm": LLMSummarizingCondenser, "structured": StructuredSummaryCondenser, "llm_attention": LLMAttentionCondenser}
+
+
+@given(
+    model_responses([STATE_SUMMARY_TOOL_NAME, SELECT_EVENTS_TOOL_NAME]),
+    st.sampled_from(sorted(MODEL_BACKED)),
+    st.sampled_from(["fallback", "skip", "raise"]),
+)
+def test_any_answer_to_a_condenser_is_a_condensation_a_fallback_or_a_model_error_and_the_log_loads(
+    answer: Any, kind: str, policy: str
+) -> None:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "events.jsonl"
-        summarizer = LLMSummarizingCondenser(
+        summarizer = MODEL_BACKED[kind](
             _llm(FirstThen(answer, FakeLLM())), max_size=12, keep_first=2, on_model_error=policy  # type: ignore[arg-type]
         )
         with _started(path, condenser=summarizer) as history:
@@ -157,18 +173,18 @@ def test_any_answer_of_a_summarizer_is_a_summary_a_fallback_or_a_model_error_and
                 reply = history.completion(_llm(FakeLLM(default="Done.")), tools=TOOLS)
             except LLMError as exc:
                 assert policy == "raise", exc  # fallback and skip apply to every failure an answer can cause
-                event(f"outcome: raised {type(exc).__name__}")
+                event(f"outcome: {kind} raised {type(exc).__name__}")
                 assert len(history.stream) == before
             else:
                 assert reply.text == "Done."
                 appended = list(history.stream.get_events(before))
                 if not appended:
                     assert policy == "skip"
-                    event("outcome: skipped")
+                    event(f"outcome: {kind} skipped")
                 else:
                     assert len(appended) == 1 and isinstance(appended[0], CondensationAction)
                     outcome = (appended[0].condenser_metadata or {}).get("extra", {}).get("outcome")
-                    event(f"outcome: condensed ({outcome})")
+                    event(f"outcome: {kind} condensed ({outcome})")
             written = [event_to_json(e) for e in history.stream.get_events()]
         _assert_the_log_loads_back(path, written)
 
