@@ -22,7 +22,7 @@ from openhands_memory.conversation_memory import ConversationMemory
 from openhands_memory.errors import CondenserConfigError, StepNotFoundError
 from openhands_memory.events import CmdRunAction, CondensationAction, ToolCallMetadata, agent_history, load_events
 from openhands_memory.history import DEFAULT_CONDENSER_CONFIG
-from openhands_memory.llm import LLM, LLMConfig, PromptPricing, import_litellm
+from openhands_memory.llm import LLM, LLMConfig, PromptPricing
 from openhands_memory.replay import (
     Pipeline,
     load_pipeline,
@@ -76,21 +76,20 @@ def test_counting_tokens_needs_no_network(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def _tokenizer_calls(monkeypatch: pytest.MonkeyPatch) -> list[None]:
-    """Each call of litellm's token counter from now on (the costly part of a replay), recorded."""
-    litellm = import_litellm()
-    count = litellm.token_counter
+    """Each message the model's tokenizer counts from now on (the costly part of a replay), recorded."""
+    count = LLM._count_message
     calls: list[None] = []
 
-    def counting(*args: Any, **kwargs: Any) -> Any:
+    def counting(self: LLM, message: dict[str, Any]) -> tuple[int, bool]:
         calls.append(None)
-        return count(*args, **kwargs)
+        return count(self, message)
 
-    monkeypatch.setattr(litellm, "token_counter", counting)
+    monkeypatch.setattr(LLM, "_count_message", counting)
     return calls
 
 
-# A replay counts each message once, however many steps show it (measured: 382 counts for the
-# bundled log's 8,252 messages over 120 steps, 227 for the real log's 3,808 over 96): the work
+# A replay counts each message once, however many steps show it (measured: 378 counts for the
+# bundled log's 8,252 messages over 120 steps, 223 for the real log's 3,808 over 96): the work
 # grows with the log, not with steps x messages. Counted, not timed: the same on a loaded machine.
 
 
