@@ -138,7 +138,7 @@ def test_a_missing_api_key_is_one_line_before_any_work_and_without_litellm(tmp_p
         f"         for command, extra in (('replay', []), ('view', []), ('bench', ['--out', {str(tmp_path / 'out')!r}]))]\n"
         "print(codes, 'litellm' in sys.modules)\n"
     )
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=HANG_GUARD_SECONDS, cwd=tmp_path)
     assert result.stdout == "[1, 1, 1] False\n", result.stderr  # litellm never loaded
     missing = "error: gpt-4o-mini: no API key: set OPENAI_API_KEY (or api_key in the LLM config)"
     assert [line for line in result.stderr.splitlines() if line.startswith("error:")] == [missing] * 3
@@ -152,7 +152,7 @@ def test_version_loads_neither_litellm_nor_the_library() -> None:
         "code = main(['--version'])\n"
         "print(code, sorted(m for m in sys.modules if m.startswith(('litellm', 'tiktoken', 'openhands_memory.'))))\n"
     )
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=HANG_GUARD_SECONDS)
     assert result.returncode == 0, result.stderr
     loaded = result.stdout.splitlines()[-1]
     assert loaded.startswith("0 ") and "litellm" not in loaded and "tiktoken" not in loaded
