@@ -730,17 +730,17 @@ def test_view_into_a_reader_that_leaves_early_ends_quietly(tmp_path: Path) -> No
     first = child.stdout.readline()
     child.stdout.close()  # what `head -1` does once it has its line
     err = child.stderr.read().decode()
-    assert child.wait(timeout=120) == 0
+    assert child.wait(timeout=HANG_GUARD_SECONDS) == 0
     assert first.split()[:2] == [b"0", b"system"]
     assert "error" not in err and "Traceback" not in err and "Exception ignored" not in err
 
 
 def test_python_dash_m_openhands_memory_is_the_command() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "openhands_memory", "validate", str(BUNDLED)], capture_output=True, text=True, cwd=REPO, timeout=120
+        [sys.executable, "-m", "openhands_memory", "validate", str(BUNDLED)], capture_output=True, text=True, cwd=REPO, timeout=HANG_GUARD_SECONDS
     )
     assert (result.returncode, result.stderr) == (0, "")
     assert result.stdout == f"{BUNDLED}: 300 events, 0 errors, 0 warnings: loads\n"
-    usage = subprocess.run([sys.executable, "-m", "openhands_memory"], capture_output=True, text=True, cwd=REPO, timeout=120)
+    usage = subprocess.run([sys.executable, "-m", "openhands_memory"], capture_output=True, text=True, cwd=REPO, timeout=HANG_GUARD_SECONDS)
     assert usage.returncode == 2
     assert usage.stderr == "error: the following arguments are required: COMMAND (see 'openhands-memory --help')\n"
