@@ -47,6 +47,7 @@ if TYPE_CHECKING:
         LLMResponseError,
         LLMServiceUnavailableError,
         LLMTimeoutError,
+        LLMUnclassifiedError,
         MalformedEventError,
         MemoryAdapterError,
         NoCondensationAvailable,
@@ -195,6 +196,7 @@ _HOME: dict[str, str] = {
     "LLMAuthenticationError": _ERRORS,
     "LLMBadRequestError": _ERRORS,
     "LLMContextWindowExceededError": _ERRORS,
+    "LLMUnclassifiedError": _ERRORS,
 }
 """Where each public name lives; `__getattr__` imports it from there on first use."""
 

@@ -26,6 +26,7 @@ both print it and act on it::
     │  ├─ LLMServiceUnavailableError  (retried: 5xx, overloaded)
     │  ├─ LLMResponseError            (retried: no choices, empty or malformed reply)
     │  ├─ LLMAuthenticationError      variables (never retried, never a fallback)
+    │  ├─ LLMUnclassifiedError        (not retried: a failure no provider class names)
     │  └─ LLMBadRequestError
     │     └─ LLMContextWindowExceededError
     └─ StoreError
@@ -527,6 +528,16 @@ class LLMAuthenticationError(LLMError):
         self.variables = tuple(variables)
         """The environment variables the key is read from (`OPENAI_API_KEY`, ...), when known."""
         super().__init__(reason, model=model, status_code=status_code, attempts=attempts)
+
+
+class LLMUnclassifiedError(LLMError):
+    """The model call failed with an exception no provider class names, kept as `__cause__`.
+
+    A completion function or client raised something of its own: a `KeyError` on a malformed
+    answer, a `RuntimeError` from a transport. Not retried (nothing says an identical call would
+    fare better, and a bug would cost every retry's wait), but a condenser's `on_model_error`
+    `fallback` or `skip` applies to it: it is no missing key and no rejected request.
+    """
 
 
 class LLMBadRequestError(LLMError):

@@ -73,7 +73,7 @@ SURFACE: dict[str, list[str]] = {
         "History", "DEFAULT_CONDENSER_CONFIG", "default_condenser", "MAX_CONDENSATIONS_PER_STEP", "CondensationGuard",
     ],
     "openhands_memory.llm": [
-        "LLM", "LLMConfig", "LLMResponse", "CompletionFn", "LLMMetrics", "TokenUsage", "Cost", "ResponseLatency",
+        "LLM", "LLMConfig", "LLMResponse", "InvalidToolCall", "CompletionFn", "LLMMetrics", "TokenUsage", "Cost", "ResponseLatency",
         "ModelRequestsDisallowedError", "import_litellm",
         "LiteLLMEmbedder", "EmbeddingFn",
         "Message", "Content", "TextContent", "ImageContent", "Role", "ToolCall", "ToolCallFunction", "to_litellm_dicts",
