@@ -366,7 +366,8 @@ class CacheAwareCondenser(Condenser):
         action = plan.action()
         blocks, static = self.blocks(view)
         kept, _ = self.blocks(condensed_events(view, action))
-        must: DecisionReason = "hard_limit_fallback" if tokens > self.hard_limit else "request"
+        # A pending request is answered as one (recorded so), whatever the size.
+        must: DecisionReason = "request" if view.unhandled_condensation_request else "hard_limit_fallback"
         _, record = self.decide(blocks, kept, static=static, now=now, must=must)
 
         def make() -> CondensationAction:
@@ -449,7 +450,8 @@ class _RollingGate(_Gate):
             if must == "hard_limit" and after is not None and sum(b.tokens for b in after) > scheduler.hard_limit:
                 return view  # its plan would not bring the prompt under the limit: the fallback forgets
         elif not _has_model(member):
-            outcome = member.condense_now(view, reason="custom")
+            # Made first to weigh it; recorded as what it answers ("custom" unless it must).
+            outcome = member.condense_now(view, reason=_CORE_REASON.get(must or "", "custom"))
             if not isinstance(outcome, Condensation):
                 return view if must is None else outcome
             made = outcome
