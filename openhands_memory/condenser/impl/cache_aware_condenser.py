@@ -382,7 +382,10 @@ class CacheAwareCondenser(Condenser):
         first = pending[0]
         metadata = CondensationMetadata(
             condenser=self.name,
-            reason="custom" if first["reason"] in ("cold_cache", "pays") else _CORE_REASON[first["reason"]],
+            # Appended while a request is pending, it answers that request, and says so.
+            reason="request"
+            if view.unhandled_condensation_request
+            else "custom" if first["reason"] in ("cold_cache", "pays") else _CORE_REASON[first["reason"]],
             events_before=len(view),
             events_after=len(view),
             tokens_before=first["tokens_before"],
