@@ -36,7 +36,7 @@ import logging
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Final, Self, TypeGuard
+from typing import TYPE_CHECKING, Any, Self, TypeGuard
 
 from openhands_memory.condenser import Condensation, Condenser, LLMTokenCounter, TokenCounter
 from openhands_memory.condenser.guard import MAX_CONDENSATIONS_PER_STEP, CondensationGuard
@@ -64,6 +64,7 @@ from openhands_memory.events import (
     agent_history,
     is_agent_history,
 )
+from openhands_memory.pipeline import DEFAULT_CONDENSER_CONFIG, Pipeline, default_condenser
 from openhands_memory.recall import SearchIndex
 from openhands_memory.recall.index import MAX_QUERY_CHARS
 from openhands_memory.recall.memory_tools import (
@@ -93,25 +94,6 @@ __all__ = [
     "History",
     "default_condenser",
 ]
-
-DEFAULT_CONDENSER_CONFIG: Final[Mapping[str, Any]] = {
-    "type": "pipeline",
-    "condensers": [
-        {"type": "browser_output_masking", "attention_window": 1},
-        {"type": "observation_masking", "attention_window": 50},
-        {"type": "amortized", "max_size": 120, "keep_first": 4, "max_tokens": 64_000},
-    ],
-}
-"""The offline pipeline used when none is given (no model, no API key): show only the newest
-browser page, mask tool output older than 50 events, and forget the older half of the history
-(after the first 4 events: system prompt, task, workspace recall) past 120 events or 64k tokens.
-The sizes are OpenHands' defaults for its own condensers."""
-
-
-def default_condenser() -> Condenser:
-    """A fresh condenser built from `DEFAULT_CONDENSER_CONFIG`."""
-    return Condenser.from_config(dict(DEFAULT_CONDENSER_CONFIG))
-
 
 class History:
     """A conversation's stream, the view of the agent's history, a condenser and the messages: one object per controller.
@@ -175,31 +157,32 @@ class History:
             stream.set_secrets(secrets)
         self.stream: EventStream = stream
         """Every event of the conversation."""
-        self.condenser: Condenser = condenser if condenser is not None else default_condenser()
-        """Decides what the model sees of the history."""
-        self.memory: ConversationMemory = memory if memory is not None else ConversationMemory(system_prompt)
-        """Renders the view the model is shown as chat messages."""
-        self.max_message_chars = max_message_chars
-        """Observation text longer than this is cut in the middle (None: never)."""
-        self.vision_is_active = vision_is_active
-        """The model sees images."""
+        condenser = condenser if condenser is not None else default_condenser()
         if max_overflow_retries < 0:
             raise ValueError(f"max_overflow_retries must be at least 0, got {max_overflow_retries}")
         self.max_overflow_retries = max_overflow_retries
         """How many times `completion` condenses and asks again after a context-window overflow."""
         if token_counter is None:
-            token_counter = getattr(self.condenser, "token_counter", None)
-        self._guard = CondensationGuard(self.condenser.name, limit=max_condensations_per_step, token_counter=token_counter)
-        if history_policy is None and (preset := getattr(self.condenser, "history_policy_preset", None)) is not None:
+            token_counter = getattr(condenser, "token_counter", None)
+        self._guard = CondensationGuard(condenser.name, limit=max_condensations_per_step, token_counter=token_counter)
+        if history_policy is None and (preset := getattr(condenser, "history_policy_preset", None)) is not None:
             history_policy = HistoryPolicy(preset=preset)  # the trim a strategy comes with (Inkeep's limits)
-        self.history_policy = history_policy
-        """Trims the messages of every step (None: they are sent as rendered)."""
-        self.last_trim: HistoryTrim = NO_TRIM
-        """What `history_policy` dropped from the messages of the last step (`dropped` 0: nothing)."""
-        self._policy_tokens: MessageTokenCounter | None = None
+        policy_tokens: MessageTokenCounter | None = None
         if isinstance(token_counter, LLMTokenCounter):
             llm = token_counter.llm
-            self._policy_tokens = lambda message: int(llm.count_tokens([message]))
+            policy_tokens = lambda message: int(llm.count_tokens([message]))  # noqa: E731
+        self.pipeline: Pipeline = Pipeline(
+            condenser,
+            None,
+            history_policy,
+            memory=memory if memory is not None else ConversationMemory(system_prompt),
+            max_message_chars=max_message_chars,
+            vision_is_active=vision_is_active,
+            message_tokens=policy_tokens,
+        )
+        """THE step: condenses the view and shows it as messages (the same object replay and bench run)."""
+        self.last_trim: HistoryTrim = NO_TRIM
+        """What `history_policy` dropped from the messages of the last step (`dropped` 0: nothing)."""
         self._initial_user_action: MessageAction | None = None
         self._last_view: View | None = None
         # Where the view broke (the event and what it raised), if it did: raised again at every read.
@@ -383,6 +366,31 @@ class History:
     # -- views and messages -----------------------------------------------------------------------
 
     @property
+    def condenser(self) -> Condenser:
+        """Decides what the model sees of the history (the pipeline's)."""
+        return self.pipeline.condenser
+
+    @property
+    def memory(self) -> ConversationMemory:
+        """Renders the view the model is shown as chat messages (the pipeline's)."""
+        return self.pipeline.memory
+
+    @property
+    def history_policy(self) -> HistoryPolicy | None:
+        """Trims the messages of every step (None: they are sent as rendered)."""
+        return self.pipeline.history_policy
+
+    @property
+    def max_message_chars(self) -> int | None:
+        """Observation text longer than this is cut in the middle (None: never)."""
+        return self.pipeline.max_message_chars
+
+    @property
+    def vision_is_active(self) -> bool:
+        """The model sees images."""
+        return self.pipeline.vision_is_active
+
+    @property
     def view(self) -> View:
         """The view of the agent's history, the log's condensations applied (before the condenser looks at it).
 
@@ -415,24 +423,15 @@ class History:
                 that left the prompt no smaller, or past `max_condensations_per_step` in one step.
             MalformedEventError: an event in the stream cannot be applied to the view.
         """
-        view = self.view
-        outcome = self.condenser.condense(view)
+        outcome = self.pipeline.condense(self.view, self._guard)
         if isinstance(outcome, Condensation):
-            self._guard.condensed(view)
             return outcome
         self._guard.reset()
         self._last_view = outcome
-        messages = self.memory.process_events(
-            outcome,
-            self._initial_user_action,
-            max_message_chars=self.max_message_chars,
-            vision_is_active=self.vision_is_active,
-        )
-        if self.history_policy is None:
-            return messages
-        # The policy trims whole tool exchanges only, so the chat stays valid (DESIGN invariant 4).
-        self.last_trim = self.history_policy.apply(messages, count_tokens=self._policy_tokens)
-        return self.last_trim.messages
+        shown = self.pipeline.show(outcome, self._initial_user_action)
+        if self.history_policy is not None:
+            self.last_trim = shown.trim
+        return shown.messages
 
     def next_messages(self) -> list[Message]:
         """`step` until it returns messages, appending each condensation to the stream (source agent).
