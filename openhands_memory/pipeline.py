@@ -184,6 +184,8 @@ class ShownMessages:
     """What the policy dropped (`NO_TRIM` without a policy)."""
     repairs: int
     """Tool calls or results the renderer left out because their other half was missing."""
+    rendered: list[Message]
+    """The chat before the trim (`messages` itself without a policy)."""
 
 
 class Pipeline:
@@ -283,10 +285,10 @@ class Pipeline:
         )
         repairs = memory.last_repairs.count
         if self.history_policy is None:
-            return ShownMessages(messages, NO_TRIM, repairs)
+            return ShownMessages(messages, NO_TRIM, repairs, messages)
         # The policy trims whole tool exchanges only, so the chat stays valid (DESIGN invariant 4).
         trim = self.history_policy.apply(messages, count_tokens=self.message_tokens)
-        return ShownMessages(trim.messages, trim, repairs)
+        return ShownMessages(trim.messages, trim, repairs, messages)
 
     def __repr__(self) -> str:
         return f"Pipeline({self.description!r})"

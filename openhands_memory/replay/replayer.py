@@ -48,7 +48,8 @@ from openhands_memory.condenser import (
     compression_events,
     compressions_by_type,
 )
-from openhands_memory.condenser.tokens import CHARS_PER_TOKEN, tools_of
+from openhands_memory.condenser.tokens import tools_of
+from openhands_memory.llm.estimate import estimate_tokens
 from openhands_memory.conversation_memory import approximate_message_tokens
 from openhands_memory.errors import StepNotFoundError
 from openhands_memory.events import CondensationAction, Event, MessageAction, load_events
@@ -374,7 +375,7 @@ class _Measure:
         priming = int(llm.count_tokens([])) if llm is not None else 0
         if tools:
             text = orjson.dumps(list(tools), option=orjson.OPT_SORT_KEYS, default=str).decode()
-            tokens = int(llm.count_tokens([], tools=tools)) - priming if llm is not None else -(-len(text) // CHARS_PER_TOKEN)
+            tokens = int(llm.count_tokens([], tools=tools)) - priming if llm is not None else estimate_tokens(len(text))
             blocks.append(PromptBlock(("tools", text), tokens))
         for message in self._messages:
             tokens = int(llm.count_tokens([message])) - priming if llm is not None else approximate_message_tokens(message)
