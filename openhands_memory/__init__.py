@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from openhands_memory.condenser import Condensation, Condenser
     from openhands_memory.conversation_memory import ConversationMemory
     from openhands_memory.errors import (
+        ConcurrentAppendError,
         CondensationStalledError,
         CondenserConfigError,
         CorruptRecordError,
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
         LLMResponseError,
         LLMServiceUnavailableError,
         LLMTimeoutError,
+        LLMUnclassifiedError,
         MalformedEventError,
         MemoryAdapterError,
         NoCondensationAvailable,
@@ -59,6 +61,7 @@ if TYPE_CHECKING:
         SearchIndexError,
         StepNotFoundError,
         StoreClosedError,
+        StoreDatabaseError,
         StoreError,
         StoreLockedError,
         StoreReplacedError,
@@ -168,6 +171,8 @@ _HOME: dict[str, str] = {
     "StoreClosedError": _ERRORS,
     "StoreLockedError": _ERRORS,
     "StoreReplacedError": _ERRORS,
+    "ConcurrentAppendError": _ERRORS,
+    "StoreDatabaseError": _ERRORS,
     "SearchIndexError": _ERRORS,
     "CondenserConfigError": _ERRORS,
     "NoCondensationAvailable": _ERRORS,
@@ -191,6 +196,7 @@ _HOME: dict[str, str] = {
     "LLMAuthenticationError": _ERRORS,
     "LLMBadRequestError": _ERRORS,
     "LLMContextWindowExceededError": _ERRORS,
+    "LLMUnclassifiedError": _ERRORS,
 }
 """Where each public name lives; `__getattr__` imports it from there on first use."""
 

@@ -31,6 +31,7 @@ from typing import Any, NoReturn
 
 import orjson
 
+from openhands_memory._locations import log_location
 from openhands_memory._progress import ProgressBar
 from openhands_memory.errors import MalformedEventError, OpenHandsMemoryError
 
@@ -59,7 +60,10 @@ def _build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="openhands-memory",
         description="Replay, inspect, view and convert OpenHands event logs.",
-        epilog="A LOG is a JSON list of events, JSONL, an OpenHands session folder, or an OpenHands SDK (V1) log.",
+        epilog=(
+            "A LOG is a JSON list of events, JSONL, an OpenHands session folder, an OpenHands SDK (V1) log, or a "
+            "conversation in PostgreSQL: postgresql://user@host/db?conversation=ID (the postgres extra)."
+        ),
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -74,7 +78,7 @@ def _build_parser() -> argparse.ArgumentParser:
             "with --json every step and condensation."
         ),
     )
-    replay.add_argument("log", type=Path, metavar="LOG", help="the log to replay (only read: --out can never name it)")
+    replay.add_argument("log", type=log_location, metavar="LOG", help="the log to replay (only read: --out can never name it)")
     replay.add_argument(
         "--pipeline",
         type=Path,
@@ -121,7 +125,7 @@ def _build_parser() -> argparse.ArgumentParser:
             "tool calls without a result and results without a call, and what each condensation forgot."
         ),
     )
-    inspect.add_argument("log", type=Path, metavar="LOG", help="the log to inspect")
+    inspect.add_argument("log", type=log_location, metavar="LOG", help="the log to inspect")
     inspect.add_argument("--top", type=int, default=10, metavar="N", help="how many of the largest events to list (default: 10)")
     inspect.add_argument("--json", action="store_true", help="print machine-readable results")
 
@@ -135,7 +139,7 @@ def _build_parser() -> argparse.ArgumentParser:
             "have shown instead."
         ),
     )
-    view.add_argument("log", type=Path, metavar="LOG", help="the log to view")
+    view.add_argument("log", type=log_location, metavar="LOG", help="the log to view")
     view.add_argument("--at", type=int, default=None, metavar="STEP", help="the agent step (default: after the last event)")
     view.add_argument("--messages", action="store_true", help="print the messages sent to the model instead of the events")
     view.add_argument("--pipeline", type=Path, metavar="CONFIG", help="condense with this pipeline instead of the log's condensations")
@@ -153,9 +157,12 @@ def _build_parser() -> argparse.ArgumentParser:
             "SRC is only read, and never written, whatever the path that names it."
         ),
     )
-    convert.add_argument("source", type=Path, metavar="SRC", help="the log to read (only read)")
+    convert.add_argument("source", type=log_location, metavar="SRC", help="the log to read (only read)")
     convert.add_argument(
-        "destination", type=Path, metavar="DST", help="*.json, *.jsonl, or a folder; refused if it exists (unless --force)"
+        "destination",
+        type=log_location,
+        metavar="DST",
+        help="*.json, *.jsonl, a folder, or a postgresql://...?conversation=ID URL; refused if it exists (unless --force)",
     )
     convert.add_argument(
         "--force", action="store_true", help="replace an existing DST (a folder's events/ as a whole); never SRC"
@@ -170,7 +177,7 @@ def _build_parser() -> argparse.ArgumentParser:
             "date, or rebuilt, from the log on every run; LOG itself is only read."
         ),
     )
-    search.add_argument("log", type=Path, metavar="LOG", help="the log to search (only read)")
+    search.add_argument("log", type=log_location, metavar="LOG", help="the log to search (only read)")
     search.add_argument("query", nargs="+", metavar="QUERY", help="plain words (no search syntax: every word is text)")
     search.add_argument("--limit", type=int, default=10, metavar="N", help="how many events to list (default: 10)")
     search.add_argument("--json", action="store_true", help="print a JSON list of {id, kind, score, snippet}")
@@ -198,7 +205,7 @@ def _build_parser() -> argparse.ArgumentParser:
             "'file:line: level: id N: what (why it matters)'. Exit 1 when a LOG has an error, else 0."
         ),
     )
-    validate.add_argument("logs", nargs="+", type=Path, metavar="LOG", help="the logs to check (only read)")
+    validate.add_argument("logs", nargs="+", type=log_location, metavar="LOG", help="the logs to check (only read)")
     validate.add_argument("--json", action="store_true", help="print a JSON list of reports with their findings")
 
     from openhands_memory.bench.cli import add_bench_parser
@@ -272,6 +279,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f"{exc.filename}: " if exc.filename is not None else ""
         print(f"error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 1
+    except ImportError as exc:  # an optional extra that is not installed: the message names it
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
@@ -309,12 +319,12 @@ def _progress_bar(label: str, *, quiet: bool) -> ProgressBar | None:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from openhands_memory.events import load_events
     from openhands_memory.replay import load_pipeline, replay_events, write_log
     from openhands_memory.replay.output import check_log_output
     from openhands_memory.replay.formatting import format_replay_report
     from openhands_memory.llm.prompt_cache import resolve_pricing
     from openhands_memory.replay.costs import DEFAULT_STEP_SECONDS
+    from openhands_memory.stream.locations import load_log, shown_location
 
     step_seconds = DEFAULT_STEP_SECONDS if args.step_seconds is None else args.step_seconds
     if not step_seconds >= 0:
@@ -326,7 +336,7 @@ def _replay(args: argparse.Namespace) -> int:
     inputs = [path for path in (args.log, args.pipeline) if path is not None]
     if args.out is not None:  # refused now (an input, existing, not writable), not after the replay
         check_log_output(args.out, inputs=inputs, overwrite=args.force)
-    events = load_events(args.log)
+    events = load_log(args.log)
     bar = _progress_bar("replaying", quiet=args.json)
     try:
         report = replay_events(
@@ -334,7 +344,7 @@ def _replay(args: argparse.Namespace) -> int:
             condenser=pipeline,
             recorded=args.recorded,
             model=_token_model(args),
-            source=str(args.log),
+            source=shown_location(args.log),
             progress=bar,
             pricing=pricings,
             step_seconds=step_seconds,
@@ -375,8 +385,9 @@ def _inspect(args: argparse.Namespace) -> int:
 
 
 def _view(args: argparse.Namespace) -> int:
-    from openhands_memory.events import event_to_dict, load_events
+    from openhands_memory.events import event_to_dict
     from openhands_memory.llm import to_litellm_dicts
+    from openhands_memory.stream.locations import load_log
     from openhands_memory.replay import load_pipeline, snapshot_at
     from openhands_memory.replay.formatting import id_or_dash, message_line
 
@@ -385,7 +396,7 @@ def _view(args: argparse.Namespace) -> int:
         return _USAGE_ERROR
     pipeline = load_pipeline(args.pipeline) if args.pipeline is not None else None
     _choose_models(pipeline, args.model)  # a missing API key now, before any work
-    events = load_events(args.log)
+    events = load_log(args.log)
     snapshot = snapshot_at(
         events,
         args.at,
@@ -471,12 +482,20 @@ def _token_model(args: argparse.Namespace) -> str | None:
 
 
 def _convert(args: argparse.Namespace) -> int:
-    from openhands_memory.events import load_events
     from openhands_memory.replay import write_log
     from openhands_memory.replay.output import check_log_output
+    from openhands_memory.stream.locations import is_database_url, load_log, write_to_database
 
+    if is_database_url(args.destination):
+        if args.destination == args.source:
+            print("error: DST is SRC, and an input is never written to; choose another conversation", file=sys.stderr)
+            return 1
+        events = load_log(args.source)
+        write_to_database(events, args.destination, overwrite=args.force)
+        print(f"wrote {len(events)} events to the conversation (PostgreSQL)", file=sys.stderr)
+        return 0
     check_log_output(args.destination, inputs=[args.source], overwrite=args.force)  # before reading SRC
-    events = load_events(args.source)
+    events = load_log(args.source)
     layout = write_log(events, args.destination, inputs=[args.source], overwrite=args.force)
     print(f"wrote {len(events)} events to {args.destination} ({layout})", file=sys.stderr)
     return 0
@@ -486,16 +505,23 @@ def _convert(args: argparse.Namespace) -> int:
 
 
 def _search(args: argparse.Namespace) -> int:
-    from openhands_memory.events import load_events
     from openhands_memory.recall import SearchIndex, search_log
+    from openhands_memory.stream.locations import is_database_url, load_log
 
     if args.limit < 1:
         print("error: --limit must be >= 1", file=sys.stderr)
         return _USAGE_ERROR
-    events = load_events(args.log)
+    events = load_log(args.log)
     by_id = {event.id: event for event in events}
-    # A file log keeps its index beside it; a session folder's is rebuilt in memory each time.
-    with SearchIndex.for_log(args.log) if args.log.is_file() else SearchIndex.in_memory() as index:
+    if is_database_url(args.log):
+        from openhands_memory.recall.postgres_index import PostgresSearchIndex
+
+        # A conversation in PostgreSQL keeps its index in the same database, for every machine.
+        opened = PostgresSearchIndex.for_url(args.log)
+    else:
+        # A file log keeps its index beside it; a session folder's is rebuilt in memory each time.
+        opened = SearchIndex.for_log(args.log) if args.log.is_file() else SearchIndex.in_memory()
+    with opened as index:
         if index.fallback_reason is not None:
             print(f"note: no search index beside {args.log} ({index.fallback_reason}); using one in memory", file=sys.stderr)
         index.sync(events)
@@ -532,12 +558,13 @@ def _repair(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from openhands_memory.events import ValidationFinding, ValidationReport, validate_log
+    from openhands_memory.events import ValidationFinding, ValidationReport
+    from openhands_memory.stream.locations import validate_location
 
     reports: list[ValidationReport] = []
     for log in args.logs:
         try:
-            report = validate_log(log)
+            report = validate_location(log)
         except MalformedEventError as exc:
             # Unreadable is the first error of this log; the other logs are still checked.
             finding = ValidationFinding(

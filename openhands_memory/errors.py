@@ -26,6 +26,7 @@ both print it and act on it::
     │  ├─ LLMServiceUnavailableError  (retried: 5xx, overloaded)
     │  ├─ LLMResponseError            (retried: no choices, empty or malformed reply)
     │  ├─ LLMAuthenticationError      variables (never retried, never a fallback)
+    │  ├─ LLMUnclassifiedError        (not retried: a failure no provider class names)
     │  └─ LLMBadRequestError
     │     └─ LLMContextWindowExceededError
     └─ StoreError
@@ -33,13 +34,15 @@ both print it and act on it::
        │  └─ OutOfOrderRecordError(CorruptRecordError, DuplicateEventError)
        │                                                       path, line, event_id, previous_id, index
        ├─ DuplicateEventError(StoreError, ValueError)          event_id, index
+       │  └─ ConcurrentAppendError(DuplicateEventError)        event_id, index, conversation
        ├─ EventAlreadyAddedError(StoreError, ValueError)       event_id
        ├─ EventNotFoundError(StoreError, KeyError)             event_id
        ├─ StoreClosedError(StoreError, ValueError)             path
        ├─ StoreLockedError(StoreError)                         path
        ├─ StoreReplacedError(StoreError)                       path, reason, saved_to,
        │                                                       linked_elsewhere
-       └─ SearchIndexError(StoreError)                         path, reason
+       ├─ SearchIndexError(StoreError)                         path, reason
+       └─ StoreDatabaseError(StoreError)                       location, reason
 
 The matching builtin is mixed in where one fits, so ``except ValueError`` still works.
 """
@@ -219,6 +222,39 @@ class StoreClosedError(StoreError, ValueError):
     def __init__(self, path: str | PathLike[str] | None = None) -> None:
         self.path = path
         super().__init__(f"{path}: the store is closed" if path is not None else "the store is closed")
+
+
+class ConcurrentAppendError(DuplicateEventError):
+    """Another writer stored an event of the conversation at this position first; this one was not stored.
+
+    Raised by a store that several processes write (PostgreSQL): the event keeps no id, nothing is
+    overwritten and no id is skipped. Catch up with what the other writer stored
+    (`EventStream.catch_up()`), then add the event again: it gets the next free id.
+    """
+
+    def __init__(self, event_id: object, index: int, conversation: str) -> None:
+        self.event_id = event_id
+        self.index = index
+        self.conversation = conversation
+        self.reason = "another writer stored an event there first"
+        StoreError.__init__(
+            self,
+            f"conversation {conversation!r}: event {event_id!r} was not stored at index {index}: another writer "
+            "stored an event there first (catch up with EventStream.catch_up(), then add it again)",
+        )
+
+
+class StoreDatabaseError(StoreError):
+    """The database behind a store cannot be reached, or refused an operation; the message says which.
+
+    `location` names the store without its password. An append that fails this way while the
+    connection is lost may or may not be stored: `EventStream.catch_up()` tells.
+    """
+
+    def __init__(self, location: str, reason: str) -> None:
+        self.location = location
+        self.reason = reason
+        super().__init__(f"{location}: {reason}")
 
 
 class SearchIndexError(StoreError):
@@ -492,6 +528,16 @@ class LLMAuthenticationError(LLMError):
         self.variables = tuple(variables)
         """The environment variables the key is read from (`OPENAI_API_KEY`, ...), when known."""
         super().__init__(reason, model=model, status_code=status_code, attempts=attempts)
+
+
+class LLMUnclassifiedError(LLMError):
+    """The model call failed with an exception no provider class names, kept as `__cause__`.
+
+    A completion function or client raised something of its own: a `KeyError` on a malformed
+    answer, a `RuntimeError` from a transport. Not retried (nothing says an identical call would
+    fare better, and a bug would cost every retry's wait), but a condenser's `on_model_error`
+    `fallback` or `skip` applies to it: it is no missing key and no rejected request.
+    """
 
 
 class LLMBadRequestError(LLMError):

@@ -43,6 +43,7 @@ from openhands_memory.conversation_memory import ConversationMemory, HistoryPoli
 from openhands_memory.conversation_memory.history_policy import NO_TRIM, MessageTokenCounter
 from openhands_memory.errors import (
     LLMContextWindowExceededError,
+    LLMResponseError,
     MalformedEventError,
     StoreClosedError,
 )
@@ -110,6 +111,7 @@ class History:
         system_prompt: str = "",
         max_condensations_per_step: int = MAX_CONDENSATIONS_PER_STEP,
         max_overflow_retries: int = 3,
+        max_invalid_replies: int = 3,
         token_counter: TokenCounter | None = None,
         max_message_chars: int | None = None,
         vision_is_active: bool = False,
@@ -126,6 +128,8 @@ class History:
             max_condensations_per_step: condensations one step may append before it is stuck.
             max_overflow_retries: how many times `completion` condenses and asks the model again
                 after its context window was exceeded, before it gives up.
+            max_invalid_replies: how many replies with tool calls that cannot be run `completion`
+                answers with an `ErrorObservation` and asks again about, before it gives up.
             token_counter: measures the prompt to check that condensing makes progress; by default
                 the condenser's (`Condenser.token_counter`), or events are counted when it has none.
             max_message_chars: cut longer observation text in the middle (None: never).
@@ -152,6 +156,10 @@ class History:
             raise ValueError(f"max_overflow_retries must be at least 0, got {max_overflow_retries}")
         self.max_overflow_retries = max_overflow_retries
         """How many times `completion` condenses and asks again after a context-window overflow."""
+        if max_invalid_replies < 0:
+            raise ValueError(f"max_invalid_replies must be at least 0, got {max_invalid_replies}")
+        self.max_invalid_replies = max_invalid_replies
+        """How many replies with tool calls that cannot be run `completion` answers and asks again about."""
         if token_counter is None:
             token_counter = getattr(condenser, "token_counter", None)
         self._guard = CondensationGuard(condenser.name, limit=max_condensations_per_step, token_counter=token_counter)
@@ -199,7 +207,9 @@ class History:
     def open(
         cls, path: str | os.PathLike[str], *, fsync: bool = False, secrets: Mapping[str, str] | None = None, **options: Any
     ) -> History:
-        """A history over the JSONL stream at `path` (created if missing, resumed if not).
+        """A history over the JSONL stream at `path`, or the conversation a `postgresql://...?conversation=ID` URL names.
+
+        The log is created if missing, resumed if not.
 
         `secrets` are hidden in every event stored (see `History`); `options` are `History`'s
         other keyword arguments. `close()` closes the file.
@@ -208,6 +218,7 @@ class History:
             InvalidSecretError: a secret value is too short (the file is not opened).
             StoreLockedError: another stream has the file open.
             CorruptRecordError: a line is not an event.
+            StoreDatabaseError: the database cannot be reached, or the URL names no conversation.
         """
         return cls(EventStream.open(path, fsync=fsync, secrets=secrets), **options)
 
@@ -370,6 +381,15 @@ class History:
         request and its condensation) are appended per retry. Prompt-caching marks are added when
         the model uses them.
 
+        The reply is untrusted input, and what it says comes back ready to store (see
+        `LLM.completion`: text and arguments an event can hold). A reply with a tool call that
+        cannot be run (no id or name, arguments that are not one JSON object an event can store,
+        an id used twice, a tool not in `tools` when tools are offered) is not returned, as
+        OpenHands' controller does with a bad tool call: an `ErrorObservation` (source agent)
+        saying what is wrong with each such call is appended, and the model asked again, which
+        reads it. At most `max_invalid_replies` times: a model whose every reply is like that is
+        called at most `1 + max_invalid_replies` times, one error appended per call.
+
         Args:
             llm: the model.
             tools: the tool definitions to offer.
@@ -380,15 +400,19 @@ class History:
                 prompt smaller, the prompt still overflowed after `max_overflow_retries`
                 condensations, the condenser's own model overflowed too, or condensing made no
                 progress (see `step`). It names the largest events in view.
+            LLMResponseError: the reply still had tool calls that cannot be run after
+                `max_invalid_replies` errors appended (or the reply was unusable, see `LLM.completion`).
             LLMError: the model failed otherwise.
         """
+        offered = _tool_names(tools)
         messages = self.next_messages()
         retries = 0
+        invalid_replies = 0
         while True:
             if llm.is_caching_prompt_active():
                 apply_prompt_caching(messages)
             try:
-                return llm.completion(messages, tools=tools, **kwargs)
+                response = llm.completion(messages, tools=tools, **{"keep_invalid_tool_calls": True, **kwargs})
             except LLMContextWindowExceededError as exc:
                 shown = self._shown()
                 if retries >= self.max_overflow_retries:
@@ -399,6 +423,21 @@ class History:
                     ) from exc
                 retries += 1
                 messages = self._condense_after_overflow(llm, shown, exc)
+                continue
+            problems = _tool_call_problems(response, offered)
+            if not problems:
+                return response
+            self.add_event(ErrorObservation(content=_invalid_reply_text(problems)), EventSource.AGENT)
+            invalid_replies += 1
+            if invalid_replies > self.max_invalid_replies:
+                raise LLMResponseError(
+                    f"{len(problems)} tool call{'s' if len(problems) != 1 else ''} that cannot be run, after "
+                    f"{self.max_invalid_replies} error{'s' if self.max_invalid_replies != 1 else ''} told the "
+                    f"model so; the first: {problems[0]}",
+                    model=llm.config.model,
+                    attempts=invalid_replies,
+                )
+            messages = self.next_messages()
 
     def _shown(self) -> list[Event]:
         """The events of the view the model was last shown (the current view if none yet)."""
@@ -605,6 +644,50 @@ class History:
 
 def _is_user_message(event: Event) -> TypeGuard[MessageAction]:
     return isinstance(event, MessageAction) and event.source == EventSource.USER
+
+
+_MAX_PROBLEMS_LISTED = 10
+"""An error for a reply lists at most this many of its bad tool calls (a reply may hold thousands)."""
+
+
+def _tool_names(tools: Sequence[Mapping[str, Any]] | None) -> frozenset[str] | None:
+    """The names of the tools offered, or None when none are (then any name is taken as is)."""
+    if not tools:
+        return None
+    names = set()
+    for tool in tools:
+        function = tool.get("function") if isinstance(tool, Mapping) else None
+        if isinstance(function, Mapping) and isinstance(function.get("name"), str):
+            names.add(function["name"])
+    return frozenset(names)
+
+
+def _tool_call_problems(response: LLMResponse, offered: frozenset[str] | None) -> list[str]:
+    """What is wrong with each tool call of `response` that cannot be run: the unreadable ones, then those of unknown tools."""
+    problems = [call.problem for call in response.invalid_tool_calls]
+    if offered is not None:
+        known = ", ".join(sorted(offered)) or "none"
+        for call in response.tool_calls:
+            name = call.function.name
+            if name not in offered:
+                shown = _excerpt(name)
+                problems.append(f"tool call {_excerpt(call.id)!r} ({shown}): there is no tool {shown!r} (the tools: {known})")
+    return problems
+
+
+def _excerpt(text: str, limit: int = 100) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _invalid_reply_text(problems: list[str]) -> str:
+    """The error the model reads about a reply whose tool calls could not all be run (none of them was)."""
+    listed = problems[:_MAX_PROBLEMS_LISTED]
+    count = f"{len(problems)} tool call{'s' if len(problems) != 1 else ''}"
+    lines = [f"Your last reply was not carried out, none of its tool calls ran: {count} cannot be run.", *(f"- {p}" for p in listed)]
+    if len(problems) > len(listed):
+        lines.append(f"- and {len(problems) - len(listed)} more")
+    lines.append("Call only the tools offered, by name, each with its arguments as one JSON object.")
+    return "\n".join(lines)
 
 
 def _view_failure(event: Event, exc: Exception) -> MalformedEventError:

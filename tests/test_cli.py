@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import HANG_GUARD_SECONDS
 
 from _folders import unwritable  # noqa: F401  (a fixture)
 
@@ -42,7 +43,7 @@ def v1_log(real_logs_dir: Path) -> Path:
 
 def run(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "openhands_memory.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=120
+        [sys.executable, "-m", "openhands_memory.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=HANG_GUARD_SECONDS
     )
 
 
@@ -137,7 +138,7 @@ def test_a_missing_api_key_is_one_line_before_any_work_and_without_litellm(tmp_p
         f"         for command, extra in (('replay', []), ('view', []), ('bench', ['--out', {str(tmp_path / 'out')!r}]))]\n"
         "print(codes, 'litellm' in sys.modules)\n"
     )
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=HANG_GUARD_SECONDS, cwd=tmp_path)
     assert result.stdout == "[1, 1, 1] False\n", result.stderr  # litellm never loaded
     missing = "error: gpt-4o-mini: no API key: set OPENAI_API_KEY (or api_key in the LLM config)"
     assert [line for line in result.stderr.splitlines() if line.startswith("error:")] == [missing] * 3
@@ -151,7 +152,7 @@ def test_version_loads_neither_litellm_nor_the_library() -> None:
         "code = main(['--version'])\n"
         "print(code, sorted(m for m in sys.modules if m.startswith(('litellm', 'tiktoken', 'openhands_memory.'))))\n"
     )
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=HANG_GUARD_SECONDS)
     assert result.returncode == 0, result.stderr
     loaded = result.stdout.splitlines()[-1]
     assert loaded.startswith("0 ") and "litellm" not in loaded and "tiktoken" not in loaded
@@ -190,7 +191,7 @@ def test_replay_shows_a_progress_bar_on_a_terminal_only(tmp_path: Path) -> None:
             stdout=subprocess.PIPE,
             stderr=secondary,
             cwd=REPO,
-            timeout=120,
+            timeout=HANG_GUARD_SECONDS,
         )
         os.close(secondary)
         chunks = []
@@ -210,12 +211,16 @@ def test_replay_shows_a_progress_bar_on_a_terminal_only(tmp_path: Path) -> None:
     assert b"replaying" not in result.stdout and b"agent steps" in result.stdout
 
 
-def test_replay_json_of_a_real_log_with_its_recorded_condensations_and_the_replayed_log(tmp_path: Path, enyst: Path) -> None:
+def test_replay_json_of_a_real_log_with_its_recorded_condensations_and_the_replayed_log(
+    tmp_path: Path, enyst: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "condensed.jsonl"
-    result = run("replay", str(enyst), "--recorded", "--json", "--out", str(out))
-    assert result.returncode == 0, result.stderr
-    assert result.stderr == f"wrote 297 events to {out} (jsonl)\n"
-    report = json.loads(result.stdout)
+    # In this process (`main` is all the console script runs): a subprocess would import litellm again.
+    code = main(["replay", str(enyst), "--recorded", "--json", "--out", str(out)])
+    result = capsys.readouterr()
+    assert code == 0, result.err
+    assert result.err == f"wrote 297 events to {out} (jsonl)\n"
+    report = json.loads(result.out)
     assert report["pipeline"] == "recorded condensations" and report["recorded"] is True
     assert report["events"] == 297 and report["condensations"] == 2 and report["new_condensations"] == 0
     assert [(c["id"], c["recorded"], len(c["forgotten_ids"])) for c in report["condensation_list"]] == [(150, True, 66), (234, True, 86)]
@@ -562,15 +567,17 @@ def test_convert_never_writes_into_the_session_folder_it_reads(log: Path, capsys
 
 @pytest.mark.parametrize("command", ["replay", "convert"])
 @pytest.mark.parametrize("name", ["out.jsonl", "out.json"])
-def test_an_existing_output_is_refused_and_kept_unless_force(log: Path, command: str, name: str) -> None:
+def test_an_existing_output_is_refused_and_kept_unless_force(
+    log: Path, command: str, name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = log.parent / name
     out.write_text("precious\n")
     argv = [command, str(log), *(["--out"] if command == "replay" else []), str(out)]
-    result = run(*argv, cwd=log.parent)
-    assert (result.returncode, result.stderr) == (1, f"error: {out}: already exists; use --force to replace it\n")
+    assert main(argv) == 1  # (`log` made its folder the working one)
+    assert capsys.readouterr().err == f"error: {out}: already exists; use --force to replace it\n"
     assert out.read_text() == "precious\n"
-    result = run(*argv, "--force", cwd=log.parent)
-    assert result.returncode == 0, result.stderr
+    code = main([*argv, "--force"])
+    assert code == 0, capsys.readouterr().err
     assert len(load_events(out)) >= 300
     assert out.stat().st_mode & 0o777 == 0o600  # owner-only, like every file the library writes
     assert sorted(p.name for p in log.parent.iterdir()) == sorted(["log.jsonl", name])  # no temporary file left
@@ -723,17 +730,17 @@ def test_view_into_a_reader_that_leaves_early_ends_quietly(tmp_path: Path) -> No
     first = child.stdout.readline()
     child.stdout.close()  # what `head -1` does once it has its line
     err = child.stderr.read().decode()
-    assert child.wait(timeout=120) == 0
+    assert child.wait(timeout=HANG_GUARD_SECONDS) == 0
     assert first.split()[:2] == [b"0", b"system"]
     assert "error" not in err and "Traceback" not in err and "Exception ignored" not in err
 
 
 def test_python_dash_m_openhands_memory_is_the_command() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "openhands_memory", "validate", str(BUNDLED)], capture_output=True, text=True, cwd=REPO, timeout=120
+        [sys.executable, "-m", "openhands_memory", "validate", str(BUNDLED)], capture_output=True, text=True, cwd=REPO, timeout=HANG_GUARD_SECONDS
     )
     assert (result.returncode, result.stderr) == (0, "")
     assert result.stdout == f"{BUNDLED}: 300 events, 0 errors, 0 warnings: loads\n"
-    usage = subprocess.run([sys.executable, "-m", "openhands_memory"], capture_output=True, text=True, cwd=REPO, timeout=120)
+    usage = subprocess.run([sys.executable, "-m", "openhands_memory"], capture_output=True, text=True, cwd=REPO, timeout=HANG_GUARD_SECONDS)
     assert usage.returncode == 2
     assert usage.stderr == "error: the following arguments are required: COMMAND (see 'openhands-memory --help')\n"

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO_ROOT
+from conftest import HANG_GUARD_SECONDS, REPO_ROOT
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -228,7 +228,7 @@ def test_stepping_a_history_loads_no_litellm() -> None:
         "assert h.next_messages()\n"
         "assert 'litellm' not in sys.modules, 'litellm was imported'\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG_GUARD_SECONDS)
     assert result.returncode == 0, result.stderr
 
 

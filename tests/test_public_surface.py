@@ -66,14 +66,14 @@ SURFACE: dict[str, list[str]] = {
     "openhands_memory.stream": [
         "EventStream", "EventStore", "InMemoryEventStore", "JsonlEventStore", "EventFilter", "EventPredicate",
         "Subscriber", "RecoveryReport", "RecoveryWarning", "export_session_folder", "import_session_folder",
-        "repair_log", "RepairReport", "UnreadableLine", "Redactor", "SECRET_PLACEHOLDER",
+        "repair_log", "RepairReport", "UnreadableLine", "Redactor", "SECRET_PLACEHOLDER", "PostgresEventStore",
     ],
     "openhands_memory.view": ["View", "ViewBuilder"],
     "openhands_memory.history": [
         "History", "DEFAULT_CONDENSER_CONFIG", "default_condenser", "MAX_CONDENSATIONS_PER_STEP", "CondensationGuard",
     ],
     "openhands_memory.llm": [
-        "LLM", "LLMConfig", "LLMResponse", "CompletionFn", "LLMMetrics", "TokenUsage", "Cost", "ResponseLatency",
+        "LLM", "LLMConfig", "LLMResponse", "InvalidToolCall", "CompletionFn", "LLMMetrics", "TokenUsage", "Cost", "ResponseLatency",
         "ModelRequestsDisallowedError", "import_litellm",
         "LiteLLMEmbedder", "EmbeddingFn",
         "Message", "Content", "TextContent", "ImageContent", "Role", "ToolCall", "ToolCallFunction", "to_litellm_dicts",

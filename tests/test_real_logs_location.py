@@ -46,7 +46,7 @@ def test_a_clone_runs_the_real_log_tests_from_the_folder_the_variable_names(tmp_
     env = {**os.environ, "OPENHANDS_MEMORY_LOGS": str(logs), "CI": "true"}
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/events/test_sdk_import.py", "-k", "test_ids_are_positions"],
-        cwd=conftest.REPO_ROOT, env=env, capture_output=True, text=True, timeout=300,
+        cwd=conftest.REPO_ROOT, env=env, capture_output=True, text=True, timeout=conftest.HANG_GUARD_SECONDS,
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
     assert "1 passed" in result.stdout and "skipped" not in result.stdout

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import io
 import resource
-import time
+import sys
 import tracemalloc
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -40,8 +40,9 @@ from openhands_memory.view import View, ViewBuilder
 
 PEAK_BYTES = 50 * 2**20
 """The most memory one call on a tiny log may allocate (it needs well under 1 MB)."""
-SECONDS = 1.0
-"""The most time one call on a tiny log may take (it needs a few milliseconds)."""
+MAX_STEPS = 1_000_000
+"""The most Python trace events (calls and lines) one call on a tiny log may run: each needs under
+3,200 (measured on every case), a walk over a 10**8-id range would need 10**8."""
 
 
 @contextlib.contextmanager
@@ -65,19 +66,36 @@ def address_space_cap(extra: int = 2 * 2**30) -> Iterator[None]:
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
+class WorkBudgetExceeded(Exception):
+    """A call ran more Python lines than `MAX_STEPS`: its work grew with a number read from the log."""
+
+
 def bounded(call: Callable[[], Any]) -> Any:
-    """Run `call` under the memory cap; check its peak allocation and its time."""
+    """Run `call` under the memory cap; check its peak allocation and how many Python lines it ran.
+
+    Lines run, not seconds: the count is the same on an idle machine and a loaded one. A regression
+    that walks a range id by id passes `MAX_STEPS` within a fraction of the 10**8 ids of the
+    smallest wide case, and is stopped there; one that builds the ids meets the memory cap.
+    """
+    steps = 0
+
+    def count(frame: Any, event: str, arg: Any) -> Any:
+        nonlocal steps
+        steps += 1
+        if steps > MAX_STEPS:
+            raise WorkBudgetExceeded(f"more than {MAX_STEPS:,} Python lines run")
+        return count
+
     with address_space_cap():
         tracemalloc.start()
-        started = time.perf_counter()
+        sys.settrace(count)
         try:
             result = call()
         finally:
-            seconds = time.perf_counter() - started
+            sys.settrace(None)
             peak = tracemalloc.get_traced_memory()[1]
             tracemalloc.stop()
     assert peak < PEAK_BYTES, f"allocated {peak / 2**20:.1f} MB"
-    assert seconds < SECONDS, f"took {seconds:.2f} s"
     return result
 
 

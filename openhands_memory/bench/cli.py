@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from openhands_memory._locations import log_location
 from openhands_memory._progress import ProgressBar
 
 __all__ = ["DEFAULT_CONTEXT_LIMIT", "add_bench_parser", "run_bench"]
@@ -52,8 +53,9 @@ def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
         ),
     )
     bench.add_argument(
-        "logs", type=Path, nargs="+", metavar="LOG",
-        help="logs to replay (never changed); a folder that is no session folder stands for the logs in it",
+        "logs", type=log_location, nargs="+", metavar="LOG",
+        help="logs to replay (never changed); a folder that is no session folder stands for the logs in it; "
+        "a postgresql://...?conversation=ID URL for a conversation in PostgreSQL",
     )  # fmt: skip
     bench.add_argument(
         "--pipeline",
@@ -180,7 +182,7 @@ def run_bench(args: argparse.Namespace) -> int:
     if not step_seconds >= 0:
         _error(f"--step-seconds must be at least 0, got {args.step_seconds}")
         return _USAGE_ERROR
-    missing = [log for log in args.logs if not log.exists()]
+    missing = [log for log in args.logs if isinstance(log, Path) and not log.exists()]
     if missing:
         _error(f"{missing[0]}: no such file or folder")
         return 1

@@ -59,7 +59,6 @@ from openhands_memory.events import (
     CondensationAction,
     CondensationRequestAction,
     Event,
-    load_events,
 )
 from openhands_memory.llm import CompletionFn
 from openhands_memory.llm.llm import DEFAULT_CONTEXT_WINDOW
@@ -71,6 +70,7 @@ from openhands_memory.replay import AgentStep, Replayer
 from openhands_memory.replay.costs import DEFAULT_STEP_SECONDS, RequestClock, RunCosts, summarize_costs
 from openhands_memory.replay.driver import CondensationMade
 from openhands_memory.stream import Redactor
+from openhands_memory.stream.locations import load_log, shown_location
 from openhands_memory.view import View
 
 __all__ = [
@@ -423,17 +423,17 @@ def _load(path: str) -> list[Event]:
     # Tasks come log by log, so the last log loaded is usually the one asked for next.
     global _loaded
     if _loaded is None or _loaded[0] != path:
-        _loaded = (path, load_events(path))
+        _loaded = (path, load_log(path))
     return _loaded[1]
 
 
 def run_task(task: BenchTask) -> dict[str, Any]:
     """Run one task (in any process); a log or pipeline that fails gives a result with an `error` message."""
     try:
-        return run_events(_load(task.log), task.pipeline, task.options, source=task.log)
+        return run_events(_load(task.log), task.pipeline, task.options, source=shown_location(task.log))
     except (OpenHandsMemoryError, OSError) as exc:
         message = f"{exc.filename}: {exc.strerror or exc}" if isinstance(exc, OSError) and exc.filename else str(exc)
-        return {"log": task.log, "pipeline": task.pipeline.name, "error": f"{type(exc).__name__}: {message}"}
+        return {"log": shown_location(task.log), "pipeline": task.pipeline.name, "error": f"{type(exc).__name__}: {message}"}
 
 
 @dataclass(slots=True)
@@ -565,7 +565,8 @@ def run_benchmark(
 
     Args:
         logs: log paths (any layout `load_events` reads); a folder that is no session folder
-            stands for the logs in it (`openhands_memory.bench.work.find_logs`).
+            stands for the logs in it (`openhands_memory.bench.work.find_logs`); or
+            `postgresql://...?conversation=ID` URLs.
         pipelines: `PipelineSpec`s, or config file paths (`PipelineSpec.from_file`); names made
             unique by a `-2`, `-3` suffix.
         tokenizer: `approximate`, or a model whose litellm tokenizer to use; None: `model` if
@@ -629,7 +630,8 @@ def run_benchmark(
                 progress(done, len(tasks))
     else:
         runs = _run_in_processes(tasks, jobs, progress)
-    return BenchResults(log_paths, specs, options, runs, time.perf_counter() - started, jobs, executor)
+    shown = [shown_location(log) for log in log_paths]  # a URL without its password
+    return BenchResults(shown, specs, options, runs, time.perf_counter() - started, jobs, executor)
 
 
 def _run_in_processes(tasks: list[BenchTask], jobs: int, progress: ProgressCallback | None) -> list[dict[str, Any]]:

@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from openhands_memory._locations import is_database_url
 from openhands_memory.errors import MalformedEventError
 
 __all__ = ["WORK_PER_WORKER", "available_cpus", "find_logs", "is_session_folder", "log_bytes", "workers_for"]
@@ -40,13 +41,18 @@ def find_logs(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     """The logs `paths` name: a file or a session folder is one; another folder stands for the logs in it.
 
     A folder of logs gives its `*.json` and `*.jsonl` files and its session folders (hidden
-    names left out), sorted by name; a path that does not exist is kept, for the run to report.
+    names left out), sorted by name; a path that does not exist is kept, for the run to report; a
+    `postgresql://` URL is kept as it is.
 
     Raises:
         MalformedEventError: a folder that is neither a session folder nor holds any log.
     """
     logs: list[Path] = []
-    for path in map(Path, paths):
+    for given in paths:
+        if is_database_url(given):  # a conversation in PostgreSQL: one log, kept as its URL
+            logs.append(given)  # type: ignore[arg-type]
+            continue
+        path = Path(given)
         if not path.is_dir() or is_session_folder(path):
             logs.append(path)
             continue

@@ -129,8 +129,9 @@ with nothing usable: `raise` the `LLMError` (nothing is condensed; the log stays
 offline structured summary, built from the events; `llm_attention` forgets like `amortized`),
 or `skip` this time (the view is returned unchanged, a pending request stays pending, and the
 next step asks the model again). `fallback` and `skip` apply to transient failures (those `LLM`
-retries, and a prompt too long even shrunk); a missing or refused API key and a rejected request
-are raised whatever this says."""
+retries, a failure no provider class names, such as a `KeyError` on a malformed answer, and a
+prompt too long even shrunk); a missing or refused API key and a rejected request are raised
+whatever this says."""
 
 
 class SizeChecked(BaseModel):

@@ -14,8 +14,8 @@
 - **Failures.** `ModelCaller.handle_model_error` applies the configured `OnModelError`: raise the
   error, fall back (the caller then condenses without the model: the summarizers write the offline
   structured summary), or skip (`NoCondensationAvailable`, which `RollingCondenser.condense` turns
-  into the unchanged view). Fallback and skip apply to transient failures only: a missing key or a
-  rejected request is always raised.
+  into the unchanged view). Fallback and skip apply to transient failures only (those `LLM` retries,
+  and any failure no provider class names): a missing key or a rejected request is always raised.
 - **Summarizers.** `ModelSummarizingCondenser` is `SummarizingCondenser` with all of the above: the
   prompt (instructions, the previous summary, the forgotten events, the request to cite their ids),
   the condensation, the offline summary with no model or as the fallback. `llm` and `structured` differ only in how they ask (`request_summary`).
@@ -52,6 +52,7 @@ from openhands_memory.errors import (
     LLMContextWindowExceededError,
     LLMError,
     LLMResponseError,
+    LLMUnclassifiedError,
     NoCondensationAvailable,
 )
 from openhands_memory.events import AgentCondensationObservation, CondensationAction, Event, Observation
@@ -169,14 +170,14 @@ def parse_json_reply(text: str, *, model: str | None) -> Any:
             stripped = stripped[4:]
     try:
         return json.loads(stripped)
-    except ValueError:
+    except (ValueError, RecursionError):  # (nested too deeply to read: as unreadable as bad JSON)
         pass
     for opening, closing in (("{", "}"), ("[", "]")):
         start, end = stripped.find(opening), stripped.rfind(closing)
         if 0 <= start < end:
             try:
                 return json.loads(stripped[start : end + 1])
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
     raise LLMResponseError(f"the reply is not JSON: {text[:200]!r}", model=model)
 
@@ -207,7 +208,7 @@ def called_tool_arguments(response: LLMResponse, tool_name: str) -> Any:
 
 def _is_transient_model_error(error: LLMError) -> bool:
     """Whether `on_model_error = "fallback"` or `"skip"` applies to `error` (see `ModelBacked.handle_model_error`)."""
-    return error.retryable or isinstance(error, LLMContextWindowExceededError)
+    return error.retryable or isinstance(error, LLMContextWindowExceededError | LLMUnclassifiedError)
 
 
 class ModelCaller(Condenser):
@@ -308,9 +309,10 @@ class ModelCaller(Condenser):
         """Apply `on_model_error` to a failed model call; returns only to fall back.
 
         `fallback` and `skip` are for failures a later call may not repeat: the kinds `LLM` retries
-        (rate limit, timeout, connection, outage, unusable reply; `LLMError.retryable`) and a prompt
-        that still overflows the context window once shrunk (the fallback forgets those events
-        anyway). Any other error would come back on every later call, and the log would fill with
+        (rate limit, timeout, connection, outage, unusable reply; `LLMError.retryable`), a failure
+        no provider class names (`LLMUnclassifiedError`: a `KeyError` on a malformed answer, a
+        transport's `RuntimeError`), and a prompt that still overflows the context window once
+        shrunk (the fallback forgets those events anyway). Any other error would come back on every later call, and the log would fill with
         placeholders nobody asked for: a missing or refused key (`LLMAuthenticationError`), a
         request the provider rejects (`LLMBadRequestError`: unknown model, unsupported parameter,
         content policy, budget). Those are raised whatever `on_model_error` says.

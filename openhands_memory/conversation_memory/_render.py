@@ -341,7 +341,9 @@ class EventRenderer:
         if type(response) is not dict and response is not None:
             response = metadata.model_response  # left undecoded by a reader (`RawJson`): decoded once here
         if response:
-            key = response.get("id") or f"call:{call_id}"
+            key = response.get("id")
+            if not key or not isinstance(key, str):  # (a model or a log may hold any value there: a list is no key)
+                key = f"call:{call_id}"
             choices = response.get("choices")
             said = choices[0].get("message") if type(choices) is list and choices and type(choices[0]) is dict else None
             if type(said) is not dict:

@@ -9,7 +9,7 @@ Nothing imported here loads litellm: `LLM` imports it inside its methods, on fir
 from openhands_memory.llm._litellm import import_litellm
 from openhands_memory.llm.config import LLMConfig
 from openhands_memory.llm.embedding import EmbeddingFn, LiteLLMEmbedder
-from openhands_memory.llm.llm import LLM, CompletionFn, LLMResponse, ModelRequestsDisallowedError
+from openhands_memory.llm.llm import LLM, CompletionFn, InvalidToolCall, LLMResponse, ModelRequestsDisallowedError
 from openhands_memory.llm.message import (
     Content,
     ImageContent,
@@ -45,6 +45,7 @@ __all__ = [
     "Cost",
     "EmbeddingFn",
     "ImageContent",
+    "InvalidToolCall",
     "LLM",
     "LLMConfig",
     "LLMMetrics",

@@ -21,10 +21,11 @@ from openhands_memory.errors import (
     LLMResponseError,
     LLMServiceUnavailableError,
     LLMTimeoutError,
+    LLMUnclassifiedError,
 )
 from openhands_memory.llm._litellm import import_litellm
 
-__all__ = ["map_exception"]
+__all__ = ["map_exception", "unclassified_error"]
 
 # Providers report an overflowing prompt in their own words, and litellm does not always
 # recognize them (OpenHands keeps the same list in `openhands/llm/llm.py`).
@@ -187,3 +188,16 @@ def map_exception(exc: BaseException, *, model: str | None, attempts: int = 1) -
     elif target in _GENERIC_TARGETS and any(phrase in lowered for phrase in _AUTH_PHRASES):
         target = LLMAuthenticationError
     return target(reason, model=model, status_code=status, attempts=attempts)
+
+
+def unclassified_error(exc: BaseException, *, model: str | None, attempts: int = 1) -> LLMUnclassifiedError:
+    """Our error for a failure of a model call that `map_exception` does not classify (chain `exc` as its cause).
+
+    A completion function's or client's own exception (a `KeyError` on a malformed answer, a
+    `RuntimeError` from a transport) still failed the model call: the caller gets a model error it
+    can handle, and a condenser's `on_model_error` applies.
+    """
+    kind = type(exc).__name__
+    detail = _reason_of(exc)
+    reason = f"the model call failed with {kind}" + (f": {detail}" if detail != kind else "")
+    return LLMUnclassifiedError(reason, model=model, attempts=attempts)

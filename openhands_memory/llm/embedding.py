@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from openhands_memory.errors import LLMResponseError
 from openhands_memory.llm import llm as _llm_module
-from openhands_memory.llm._errors import map_exception
+from openhands_memory.llm._errors import map_exception, unclassified_error
 from openhands_memory.llm._litellm import import_litellm
 from openhands_memory.llm.llm import ModelRequestsDisallowedError
 
@@ -47,14 +48,22 @@ class LiteLLMEmbedder:
             embed = import_litellm().embedding
         try:
             response = embed(model=self.model, input=[text], **self.options)
-        except Exception as exc:
+        except AssertionError:
+            raise  # a test's fake, not the provider
+        except Exception as exc:  # every failure of the call is a model error
             mapped = map_exception(exc, model=self.model)
-            if mapped is None:
-                raise
-            raise mapped from exc
-        data = response["data"] if isinstance(response, dict) else response.data
-        first = data[0]
-        return list(first["embedding"] if isinstance(first, dict) else first.embedding)
+            raise (mapped if mapped is not None else unclassified_error(exc, model=self.model)) from exc
+        try:
+            data = response["data"] if isinstance(response, dict) else response.data
+            first = data[0]
+            vector = list(first["embedding"] if isinstance(first, dict) else first.embedding)
+        except Exception as exc:  # any shape but the expected one: the answer is unusable
+            raise LLMResponseError(
+                f"the embedding response has no vector ({type(exc).__name__}: {exc})", model=self.model
+            ) from exc
+        if not vector or not all(isinstance(x, int | float) and not isinstance(x, bool) for x in vector):
+            raise LLMResponseError("the embedding response's vector is not a list of numbers", model=self.model)
+        return [float(x) for x in vector]
 
     def __repr__(self) -> str:
         return f"LiteLLMEmbedder(model={self.model!r})"

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
+import logging
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -25,9 +26,10 @@ import orjson
 
 from openhands_memory.errors import LLMAuthenticationError, LLMError, LLMResponseError
 from openhands_memory.llm._credentials import explain_authentication_error, missing_key_error
-from openhands_memory.llm._errors import map_exception
+from openhands_memory.llm._errors import map_exception, unclassified_error
 from openhands_memory.llm._litellm import import_litellm as _litellm
 from openhands_memory.llm._openai_tokens import TOKENS_PER_MESSAGE, OpenAITokens
+from openhands_memory.llm._storable import Repairs, argument_problem, load_json, storable
 from openhands_memory.llm.config import LLMConfig
 from openhands_memory.llm.estimate import estimate_tokens
 from openhands_memory.llm.message import Message, TextContent, ToolCall, ToolCallFunction
@@ -36,11 +38,14 @@ from openhands_memory.llm.metrics import LLMMetrics, TokenUsage
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+logger = logging.getLogger(__name__)
+
 __all__ = [
     "ALLOW_MODEL_REQUESTS",
     "DEFAULT_CONTEXT_WINDOW",
     "LLM",
     "CompletionFn",
+    "InvalidToolCall",
     "LLMResponse",
     "ModelRequestsDisallowedError",
     "TokenCount",
@@ -62,6 +67,7 @@ ChatMessage = Message | Mapping[str, Any]
 """A message as `LLM` takes it: our `Message`, or a dict already in litellm's form."""
 
 _TOKEN_CACHE_MAX = 20_000
+_EXCERPT_CHARS = 200
 _TOKENS_PER_MESSAGE = 3
 
 
@@ -80,6 +86,26 @@ class TokenCount:
     """The count."""
     is_estimate: bool
     """litellm could not count some of it for this model: that part is characters / 4."""
+
+
+@dataclass(frozen=True, slots=True)
+class InvalidToolCall:
+    """A tool call of a reply that cannot be run: no id or name, or arguments that are no usable JSON object.
+
+    `LLM.completion(..., keep_invalid_tool_calls=True)` returns these instead of failing, so the
+    caller can answer them with an error the model reads (as `History.completion` does).
+    """
+
+    index: int
+    """Its position among the reply's tool calls (0 first)."""
+    id: str
+    """The call's id ("" when it has none)."""
+    name: str
+    """The function it names ("" when it names none)."""
+    arguments: str
+    """The arguments as sent, as text ("" when there were none)."""
+    problem: str
+    """What is wrong, naming the call: `tool call 'c1' (run): arguments are not valid JSON: ...`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +136,11 @@ class LLMResponse:
     """The response as litellm's JSON (what OpenHands stores as a tool call's `model_response`)."""
     reasoning_content: str | None = None
     """The model's reasoning text, for models that return it."""
+    invalid_tool_calls: tuple[InvalidToolCall, ...] = ()
+    """The tool calls that cannot be run, when asked for (`keep_invalid_tool_calls`); else always empty."""
+    repairs: tuple[str, ...] = ()
+    """What was changed in the answer so that events can store it (lone surrogates, integers beyond
+    64 bits, ...: see `openhands_memory.llm._storable`), one line per kind; empty when nothing was."""
 
     @property
     def message(self) -> Message:
@@ -174,21 +205,33 @@ class LLM:
         tools: Sequence[Mapping[str, Any]] | None = None,
         tool_choice: str | Mapping[str, Any] | None = None,
         require_text: bool = False,
+        keep_invalid_tool_calls: bool = False,
         **kwargs: Any,
     ) -> LLMResponse:
         """Ask the model, retrying transient failures; record usage and cost in `metrics`.
+
+        The answer is untrusted input: what an event could not store is cleaned first (lone
+        surrogates, integers beyond 64 bits, ...; logged, and listed in `LLMResponse.repairs`), and
+        every tool call returned has an id, a name, and arguments that are one JSON object an event
+        can store (nested at most 64 levels, integers within 64 bits).
 
         Args:
             messages: the chat, as `Message`s or litellm dicts.
             tools: tool definitions (OpenAI's function format).
             tool_choice: `auto`, `none`, `required`, or a named function.
             require_text: a reply without text is unusable, even if it calls tools.
+            keep_invalid_tool_calls: return the tool calls that cannot be run in
+                `LLMResponse.invalid_tool_calls` (the reply is then usable when it has any call or
+                text) instead of failing the call with `LLMResponseError`.
             **kwargs: further `litellm.completion` arguments; they win over the config's.
 
         Raises:
             LLMError: the subclass that fits (rate limit, timeout, context window, ...), after
                 `config.num_retries` retries for the kinds worth retrying (`LLMError.retryable`;
-                an unusable reply of a `mock_response` is not retried: it would not change).
+                an unusable reply of a `mock_response` is not retried: it would not change). An
+                exception no provider class names (a completion function's `KeyError`, a
+                transport's `RuntimeError`) is an `LLMUnclassifiedError`, not retried; the
+                original is always the `__cause__`.
             LLMAuthenticationError: the API key is missing (found before any request for the
                 providers in `_credentials.KEY_VARIABLES`) or refused; never retried. Its one-line
                 message names the model and the variable to set.
@@ -221,11 +264,15 @@ class LLM:
             try:
                 raw = complete(**call_kwargs)
                 latency = self._clock() - started
-                return self._finish(raw, latency=latency, attempts=attempt, require_text=require_text)
-            except Exception as exc:  # every provider error is translated below
+                return self._finish(
+                    raw, latency=latency, attempts=attempt, require_text=require_text, keep_invalid=keep_invalid_tool_calls
+                )
+            except (AssertionError, ModelRequestsDisallowedError):
+                raise  # a test's mistake (a fake's script ran out, a fake is missing), not the model's
+            except Exception as exc:  # every failure of the call is a model error, translated below
                 error = map_exception(exc, model=self.config.model, attempts=attempt)
                 if error is None:
-                    raise
+                    error = unclassified_error(exc, model=self.config.model, attempts=attempt)
                 if isinstance(error, LLMAuthenticationError) and not isinstance(exc, LLMError):
                     error = explain_authentication_error(error, call_kwargs)
                 # A mock's reply is fixed: if it is unusable, asking again returns the same reply.
@@ -288,18 +335,22 @@ class LLM:
         call.update(extra)
         return call
 
-    def _finish(self, raw: Any, *, latency: float, attempts: int, require_text: bool) -> LLMResponse:
-        data = _response_dict(raw, model=self.config.model)
-        text, tool_calls, finish_reason, reasoning = _read_reply(
-            data, model=self.config.model, require_text=require_text
+    def _finish(self, raw: Any, *, latency: float, attempts: int, require_text: bool, keep_invalid: bool) -> LLMResponse:
+        model = self.config.model
+        data, repairs = storable(_response_dict(raw, model=model))
+        text, tool_calls, invalid, finish_reason, reasoning = _read_reply(
+            data, model=model, require_text=require_text, keep_invalid=keep_invalid, repairs=repairs
         )
-        response_id = str(data.get("id") or "")
+        notes = repairs.notes()
+        if notes:
+            logger.warning("%s: the answer was changed so that events can store it: %s", model, "; ".join(notes))
+        response_id = _text_field(data.get("id"))
         usage = self._usage(data, response_id)
         cost = self._cost(raw, data, usage)
         self.metrics.add_call(usage, cost=cost, latency=latency)
         return LLMResponse(
             id=response_id,
-            model=str(data.get("model") or self.config.model),
+            model=_text_field(data.get("model")) or model,
             text=text,
             tool_calls=tool_calls,
             finish_reason=finish_reason,
@@ -310,13 +361,15 @@ class LLM:
             attempts=attempts,
             raw=data,
             reasoning_content=reasoning,
+            invalid_tool_calls=invalid,
+            repairs=notes,
         )
 
     def _usage(self, data: Mapping[str, Any], response_id: str) -> TokenUsage:
-        usage = data.get("usage") or {}
+        usage = _mapping(data.get("usage"))
         prompt = _int(usage.get("prompt_tokens"))
         completion = _int(usage.get("completion_tokens"))
-        details = usage.get("prompt_tokens_details") or {}
+        details = _mapping(usage.get("prompt_tokens_details"))
         cache_read = _int(usage.get("cache_read_input_tokens")) or _int(details.get("cached_tokens"))
         cache_write = _int(usage.get("cache_creation_input_tokens")) or _int(details.get("cache_write_tokens"))
         return TokenUsage(
@@ -342,7 +395,7 @@ class LLM:
                 config.output_cost_per_token or 0.0
             )
         litellm = _litellm()
-        for model in dict.fromkeys((config.model, data.get("model"))):
+        for model in dict.fromkeys((config.model, _text_field(data.get("model")))):
             if not model:
                 continue
             try:
@@ -654,67 +707,129 @@ def _response_dict(raw: Any, *, model: str) -> dict[str, Any]:
     raise LLMResponseError(f"the completion returned {type(raw).__name__}, not a chat completion response", model=model)
 
 
+def _text_field(value: Any) -> str:
+    """A response's id or model name: a string or number as text, anything else (a list, an object) as ""."""
+    if isinstance(value, str):
+        return value
+    return str(value) if isinstance(value, int | float) and not isinstance(value, bool) else ""
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _excerpt(text: str) -> str:
+    return text if len(text) <= _EXCERPT_CHARS else text[:_EXCERPT_CHARS] + "..."
+
+
 def _read_reply(
-    data: Mapping[str, Any], *, model: str, require_text: bool
-) -> tuple[str, tuple[ToolCall, ...], str | None, str | None]:
-    """The text, tool calls, finish reason and reasoning of the first choice.
+    data: Mapping[str, Any], *, model: str, require_text: bool, keep_invalid: bool, repairs: Repairs
+) -> tuple[str, tuple[ToolCall, ...], tuple[InvalidToolCall, ...], str | None, str | None]:
+    """The text, tool calls (usable, then not), finish reason and reasoning of the first choice.
 
     Raises:
         LLMResponseError: no choices; neither text nor tool calls (or no text when `require_text`);
-            a tool call without id or name, or whose arguments are not a JSON object.
+            unless `keep_invalid`, a tool call that cannot be run (see `_read_tool_call`).
     """
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices:
         raise LLMResponseError("the response has no choices", model=model)
-    choice = choices[0] if isinstance(choices[0], Mapping) else {}
+    choice = _mapping(choices[0])
     message = choice.get("message")
     if not isinstance(message, Mapping):
         raise LLMResponseError("the response's first choice has no message", model=model)
     finish_reason = choice.get("finish_reason")
+    finish_reason = finish_reason if isinstance(finish_reason, str) else None
     content = message.get("content")
     if isinstance(content, list):  # some providers answer in parts
         content = "".join(str(part.get("text") or "") for part in content if isinstance(part, Mapping))
     text = content if isinstance(content, str) else ""
-    calls = tuple(_read_tool_call(call, index, model) for index, call in enumerate(message.get("tool_calls") or ()))
-    if not text.strip() and not calls:
+    calls: list[ToolCall] = []
+    invalid: list[InvalidToolCall] = []
+    listed = message.get("tool_calls") or []
+    if not isinstance(listed, list):
+        invalid.append(InvalidToolCall(0, "", "", "", f"the reply's tool_calls is {type(listed).__name__}, not a list"))
+        listed = []
+    ids: set[str] = set()
+    for index, call in enumerate(listed):
+        read = _read_tool_call(call, index, repairs)
+        if isinstance(read, ToolCall) and read.id in ids:
+            read = InvalidToolCall(
+                index, read.id, read.function.name, read.function.arguments,
+                f"tool call #{index} ({_excerpt(read.function.name)}) repeats the id {_excerpt(read.id)!r} of an earlier call",
+            )  # fmt: skip
+        if isinstance(read, ToolCall):
+            ids.add(read.id)
+            calls.append(read)
+        else:
+            invalid.append(read)
+    if invalid and not keep_invalid:
+        raise LLMResponseError(invalid[0].problem, model=model)
+    if not text.strip() and not calls and not invalid:
         raise LLMResponseError(f"the reply has no text and no tool call (finish_reason={finish_reason!r})", model=model)
     if require_text and not text.strip():
         raise LLMResponseError(
-            f"the reply has no text, only {len(calls)} tool call(s) (finish_reason={finish_reason!r})", model=model
+            f"the reply has no text, only {len(calls) + len(invalid)} tool call(s) (finish_reason={finish_reason!r})",
+            model=model,
         )
     reasoning = message.get("reasoning_content")
-    return text, calls, finish_reason, reasoning if isinstance(reasoning, str) and reasoning else None
+    return text, tuple(calls), tuple(invalid), finish_reason, reasoning if isinstance(reasoning, str) and reasoning else None
 
 
-def _read_tool_call(call: Any, index: int, model: str) -> ToolCall:
+def _arguments_text(arguments: Any) -> str:
+    """The arguments as sent, as text, for an `InvalidToolCall` (they hold JSON values only: see `storable`)."""
+    if arguments is None:
+        return ""
+    if isinstance(arguments, str):
+        return arguments
+    return json.dumps(arguments, ensure_ascii=False, default=str)
+
+
+def _read_tool_call(call: Any, index: int, repairs: Repairs) -> ToolCall | InvalidToolCall:
+    """The call, or what makes it unusable: no id or name, arguments that are not one JSON object or
+    that no event could store (`argument_problem`). Lone surrogates in the arguments' strings are
+    replaced (counted in `repairs`) and the arguments written again."""
     if not isinstance(call, Mapping):
-        raise LLMResponseError(f"tool call #{index} is {type(call).__name__}, not an object", model=model)
-    function = call.get("function")
-    call_id = call.get("id")
-    name = function.get("name") if isinstance(function, Mapping) else None
+        return InvalidToolCall(index, "", "", "", f"tool call #{index} is {type(call).__name__}, not an object")
+    function = _mapping(call.get("function"))
+    call_id, name, arguments = call.get("id"), function.get("name"), function.get("arguments")
+
+    def invalid(problem: str) -> InvalidToolCall:
+        return InvalidToolCall(
+            index,
+            call_id if isinstance(call_id, str) else "",
+            name if isinstance(name, str) else "",
+            _arguments_text(arguments),
+            problem,
+        )
+
     if not call_id or not isinstance(call_id, str):
-        raise LLMResponseError(f"tool call #{index} ({name or 'no name'}) has no id", model=model)
+        return invalid(f"tool call #{index} ({_excerpt(name) if name and isinstance(name, str) else 'no name'}) has no id")
     if not name or not isinstance(name, str):
-        raise LLMResponseError(f"tool call {call_id!r} has no function name", model=model)
-    arguments = function.get("arguments") if isinstance(function, Mapping) else None
+        return invalid(f"tool call {_excerpt(call_id)!r} has no function name")
+    label = f"tool call {_excerpt(call_id)!r} ({_excerpt(name)})"
+    parsed: Any
     if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
-        arguments = "{}"  # some providers send nothing for a call without arguments
+        arguments, parsed = "{}", {}  # some providers send nothing for a call without arguments
     elif isinstance(arguments, Mapping):
+        parsed = arguments
         arguments = json.dumps(arguments)
     elif isinstance(arguments, str):
         try:
-            parsed = json.loads(arguments)
+            parsed = load_json(arguments)
         except ValueError as exc:
-            raise LLMResponseError(
-                f"tool call {call_id!r} ({name}): arguments are not valid JSON: {exc}: {arguments[:200]!r}", model=model
-            ) from exc
+            return invalid(f"{label}: arguments are not valid JSON: {exc}: {arguments[:_EXCERPT_CHARS]!r}")
+        except RecursionError:
+            return invalid(f"{label}: arguments are nested too deeply to read: {arguments[:_EXCERPT_CHARS]!r}")
         if not isinstance(parsed, dict):
-            raise LLMResponseError(
-                f"tool call {call_id!r} ({name}): arguments are JSON {type(parsed).__name__}, not an object",
-                model=model,
-            )
+            return invalid(f"{label}: arguments are JSON {type(parsed).__name__}, not an object")
     else:
-        raise LLMResponseError(
-            f"tool call {call_id!r} ({name}): arguments are {type(arguments).__name__}, not JSON text", model=model
-        )
+        return invalid(f"{label}: arguments are {type(arguments).__name__}, not JSON text")
+    problem = argument_problem(parsed)
+    if problem is not None:
+        return invalid(f"{label}: {problem}")
+    cleaned, fixes = storable(parsed)
+    if fixes:  # `\ud800` in the JSON text: fine as text, not in the strings a controller stores
+        repairs.update(fixes)
+        arguments = json.dumps(cleaned, ensure_ascii=False)
     return ToolCall(id=call_id, function=ToolCallFunction(name=name, arguments=arguments))

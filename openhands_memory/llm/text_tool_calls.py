@@ -23,6 +23,7 @@ in-context example is added to the first user message.
 from __future__ import annotations
 
 import json
+import logging
 import re
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -30,7 +31,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from openhands_memory.llm._storable import Repairs, argument_problem, clean_text, load_json
 from openhands_memory.llm.message import Content, Message, TextContent, ToolCall, ToolCallFunction
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "TEXT_TOOL_CALL_STOP_WORDS",
@@ -86,6 +90,8 @@ class TextToolCallReply(BaseModel):
     """The text before the first call (all of it when there is no call), stripped when calls were found."""
     tool_calls: tuple[ToolCall, ...] = ()
     """The calls, in the order written."""
+    repairs: tuple[str, ...] = ()
+    """What was changed so that events can store the reply (lone surrogates replaced), one line per kind."""
 
 
 def _tool_functions(tools: Iterable[ToolSpec] | None) -> dict[str, Mapping[str, Any]]:
@@ -170,21 +176,22 @@ def _decode_value(raw: str, info: Any) -> Any:
     if kind is None or kind == "string":
         return value
     text = value.strip()
+    decoded: Any = value
     try:
         if kind == "integer":
-            return int(text)
-        if kind == "number":
-            number = json.loads(text)
-            return number if isinstance(number, int | float) and not isinstance(number, bool) else value
-        if kind == "boolean":
-            lowered = text.lower()
-            return {"true": True, "false": False}.get(lowered, value)
-        if kind in ("array", "object"):
-            decoded = json.loads(text)
-            return decoded if isinstance(decoded, list if kind == "array" else dict) else value
-    except ValueError:
-        pass
-    return value
+            decoded = int(text)
+        elif kind == "number":
+            number = load_json(text)
+            decoded = number if isinstance(number, int | float) and not isinstance(number, bool) else value
+        elif kind == "boolean":
+            decoded = {"true": True, "false": False}.get(text.lower(), value)
+        elif kind in ("array", "object"):
+            parsed = load_json(text)
+            decoded = parsed if isinstance(parsed, list if kind == "array" else dict) else value
+    except (ValueError, RecursionError):  # (too deep to read is as unreadable as bad JSON)
+        return value
+    # A value no event could store (nested too deep, an integer beyond 64 bits) stays the text written.
+    return value if argument_problem(decoded) is not None else decoded
 
 
 def _new_call_id() -> str:
@@ -201,18 +208,22 @@ def parse_text_tool_calls(
 
     Arguments are typed by the tool's JSON schema when `tools` names the function (integers,
     numbers, booleans, arrays and objects are decoded; a value that does not decode stays a
-    string); otherwise they stay strings. A last call cut off by a stop word (no `</function>`)
-    is read to the end of the text. Never raises: text with no readable call gives no calls.
+    string, and so does one no event could store: nested deeper than 64 levels, an integer beyond
+    64 bits); otherwise they stay strings. A last call cut off by a stop word (no `</function>`)
+    is read to the end of the text. Lone surrogates are replaced with U+FFFD (logged, and listed
+    in `repairs`), so the content and every call can go into an event. Never raises: text with no
+    readable call gives no calls.
 
     Args:
         text: the reply's text (None reads as empty).
         tools: the tool definitions the model was offered, for typing the arguments.
         make_id: makes each call's id; a random `toolu_...` id by default.
     """
-    text = text or ""
+    repairs = Repairs()
+    text = clean_text(text or "", repairs)  # each string below comes from it: clean once
     start = text.find("<function=")
     if start < 0:
-        return TextToolCallReply(content=text)
+        return TextToolCallReply(content=text, repairs=_noted(repairs))
     functions = _tool_functions(tools)
     new_id = make_id or _new_call_id
     body = text
@@ -239,8 +250,15 @@ def parse_text_tool_calls(
             )
         )
     if not calls:
-        return TextToolCallReply(content=text)
-    return TextToolCallReply(content=text[:start].strip(), tool_calls=tuple(calls))
+        return TextToolCallReply(content=text, repairs=_noted(repairs))
+    return TextToolCallReply(content=text[:start].strip(), tool_calls=tuple(calls), repairs=_noted(repairs))
+
+
+def _noted(repairs: Repairs) -> tuple[str, ...]:
+    notes = repairs.notes()
+    if notes:
+        logger.warning("a text reply was changed so that events can store it: %s", "; ".join(notes))
+    return notes
 
 
 def _prefix_first_text(content: Sequence[Content], prefix: str) -> tuple[Content, ...]:

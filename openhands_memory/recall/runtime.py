@@ -3,7 +3,8 @@
 `History` (the facade) parses the model's call, appends the action and the observation; this
 module makes the observation. The search index is a projection of the log: opened the first time
 a search needs it (a history whose model never searches never pays for indexing a long log),
-beside a JSONL log (in memory otherwise), fed every event appended from then on. When it cannot be
+beside a JSONL log, in the database of a Postgres log, in memory otherwise, fed every event
+appended from then on. When it cannot be
 opened or fed, the error is logged and `search_history` answers that search is unavailable; the
 history itself goes on. The index's storage errors arrive as `SearchIndexError` (never a raw
 `sqlite3.Error`).
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from openhands_memory.errors import EventNotFoundError, OpenHandsMemoryError
 from openhands_memory.events import (
@@ -25,7 +27,10 @@ from openhands_memory.events import (
 from openhands_memory.recall.index import SearchIndex
 from openhands_memory.recall.memory_tools import describe, reload_text, search_arguments_problem
 from openhands_memory.recall.search import search_answer, search_log
-from openhands_memory.stream import EventStream, JsonlEventStore
+from openhands_memory.stream import EventStream, JsonlEventStore, PostgresEventStore
+
+if TYPE_CHECKING:
+    from openhands_memory.recall.postgres_index import PostgresSearchIndex
 
 __all__ = ["MemoryToolRuntime", "Visibility"]
 
@@ -41,7 +46,7 @@ class MemoryToolRuntime:
     def __init__(self, stream: EventStream) -> None:
         self.stream = stream
         """The log the tools read."""
-        self.index: SearchIndex | None = None
+        self.index: SearchIndex | PostgresSearchIndex | None = None
         """The open search index (None: not opened yet, or failed)."""
         self.failure: str | None = None
         """Why the index failed (`search_history` says so), or None."""
@@ -62,7 +67,11 @@ class MemoryToolRuntime:
         store = self.stream.store
         redactor = self.stream.redactor
         try:
-            if isinstance(store, JsonlEventStore):
+            if isinstance(store, PostgresEventStore):  # in the same database, for every worker (see recall.postgres_index)
+                from openhands_memory.recall.postgres_index import PostgresSearchIndex
+
+                index = PostgresSearchIndex.for_store(store, redactor=redactor)
+            elif isinstance(store, JsonlEventStore):
                 index = SearchIndex.for_log(store.path, redactor=redactor)
             else:
                 index = SearchIndex.in_memory(redactor=redactor)
@@ -72,7 +81,7 @@ class MemoryToolRuntime:
         self.index = index
         self._sync(index)
 
-    def _sync(self, index: SearchIndex) -> None:
+    def _sync(self, index: SearchIndex | PostgresSearchIndex) -> None:
         """Give the index the whole log (as read: secrets in force hidden); it indexes what it lacks."""
         latest = self.stream.get_latest_event_id()
         try:

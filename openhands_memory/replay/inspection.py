@@ -36,8 +36,8 @@ from openhands_memory.events import (
     UnknownAction,
     UnknownObservation,
     is_agent_history,
-    load_events,
 )
+from openhands_memory.stream.locations import load_log, shown_location
 from openhands_memory.view import View
 
 __all__ = ["CondensationInfo", "KindStats", "LargeEvent", "LogInspection", "OrphanEvent", "inspect_events", "inspect_log"]
@@ -220,7 +220,7 @@ def inspect_log(path: str | os.PathLike[str], *, top: int = 10) -> LogInspection
         MalformedEventError: the log cannot be read (the message names the file and line), or a
             condensation's compression record is malformed (the message names its id).
     """
-    return inspect_events(load_events(path), source=str(path), top=top)
+    return inspect_events(load_log(path), source=shown_location(path), top=top)
 
 
 def _orphans(history: list[Event]) -> list[OrphanEvent]:

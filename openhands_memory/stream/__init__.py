@@ -1,8 +1,9 @@
-"""The event stream: ids, subscribers and reads over one `EventStore` (JSONL file or memory)."""
+"""The event stream: ids, subscribers and reads over one `EventStore` (JSONL file, memory, or PostgreSQL)."""
 
 from openhands_memory.stream.file_store import JsonlEventStore, RecoveryReport, RecoveryWarning
 from openhands_memory.stream.filter import EventFilter, EventPredicate
 from openhands_memory.stream.memory_store import InMemoryEventStore
+from openhands_memory.stream.postgres_store import PostgresEventStore
 from openhands_memory.stream.repair import RepairReport, UnreadableLine, repair_log
 from openhands_memory.stream.session_folder import export_session_folder, import_session_folder
 from openhands_memory.stream.store import EventStore
@@ -17,6 +18,7 @@ __all__ = [
     "EventStream",
     "InMemoryEventStore",
     "JsonlEventStore",
+    "PostgresEventStore",
     "RecoveryReport",
     "Redactor",
     "RecoveryWarning",

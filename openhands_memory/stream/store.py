@@ -20,7 +20,8 @@ class EventStore(Protocol):
     A store may also offer `snapshot() -> list[Event]` (every event, as a new list) and
     `event_ids() -> list[int]` (their ids, in order), when it can give them faster than reading
     every event; the stream uses them if they are there (the JSONL store's come from what it noted
-    while loading the log).
+    while loading the log). A store that other processes write too (PostgreSQL) offers `refresh()`,
+    which learns of their events; `EventStream.catch_up()` calls it.
     """
 
     def append(self, event: Event) -> None:

@@ -15,6 +15,7 @@ from typing import Self
 from openhands_memory.errors import EventAlreadyAddedError, EventNotFoundError, StoreClosedError
 from openhands_memory.events import Event, EventSource
 from openhands_memory.events._loaded import LoadedEvents, LoadedRecord
+from openhands_memory.stream._postgres_url import is_database_url
 from openhands_memory.stream._redact import Redactor, secret_values
 from openhands_memory.stream.file_store import JsonlEventStore
 from openhands_memory.stream.filter import EventFilter, EventPredicate
@@ -79,17 +80,26 @@ class EventStream:
     def open(
         cls, path: str | os.PathLike[str], *, fsync: bool = False, secrets: Mapping[str, str] | None = None
     ) -> EventStream:
-        """Open (or create) the stream stored in the JSONL file at `path`.
+        """Open (or create) the stream stored in the JSONL file at `path`, or in the database a URL names.
 
         With `fsync`, every added event is on disk before `add_event` returns; without it, an
         added event survives the process being killed, not the machine losing power.
+
+        A `postgresql://user@host/db?conversation=ID` URL opens that conversation in PostgreSQL
+        (`PostgresEventStore`; the `postgres` extra), where every added event is committed before
+        `add_event` returns (`fsync` changes nothing there).
 
         Raises:
             InvalidSecretError: a secret value is too short (the file is not opened).
             StoreLockedError: another stream has the file open.
             CorruptRecordError: a line is not an event; the error names `file:line`.
+            StoreDatabaseError: the database cannot be reached, or the URL names no conversation.
         """
         secret_values(secrets or {})  # refuse a bad secret before the file is opened and locked
+        if is_database_url(path):
+            from openhands_memory.stream.postgres_store import PostgresEventStore
+
+            return cls(PostgresEventStore.from_url(path), secrets=secrets)  # type: ignore[arg-type]
         return cls(JsonlEventStore(path, fsync=fsync), secrets=secrets)
 
     @classmethod
@@ -98,8 +108,9 @@ class EventStream:
     ) -> EventStream:
         """A stream seeded with events that already have ids (a loaded log), keeping ids, times and sources.
 
-        The stream is in memory, or in the JSONL file at `path` (after the events it already holds).
-        The events are stored as they are, not copied: treat them as read-only afterwards.
+        The stream is in memory, or in the JSONL file (or the database conversation) at `path`, after
+        the events it already holds; a database stores them in one transaction. The events are
+        stored as they are, not copied: treat them as read-only afterwards.
 
         Raises:
             MalformedEventError: an event has no id.
@@ -107,8 +118,19 @@ class EventStream:
         """
         stream = cls.open(path, fsync=fsync) if path is not None else cls()
         try:
-            for event in events:
-                stream._append_stored(event)
+            bulk = getattr(stream._store, "append_all", None)
+            if bulk is not None:  # a database store: one transaction (COPY), all of them or none
+                batch = list(events)
+                with stream._lock:
+                    bulk(batch)
+                    stream._ids.extend(event.id for event in batch)  # type: ignore[misc]
+                    if stream._redactor:
+                        stream._checked.extend(bytes(len(batch)))  # stored as given: checked when read
+                    if stream._ids:
+                        stream._next_id = stream._ids[-1] + 1
+            else:
+                for event in events:
+                    stream._append_stored(event)
         except BaseException:
             stream.close()
             raise
@@ -186,6 +208,40 @@ class EventStream:
         if self._pending:
             self._deliver()
         return event_id
+
+    def catch_up(self) -> list[Event]:
+        """Take in the events other writers stored since this stream last looked; returns them, in id order.
+
+        For a store that several processes write (PostgreSQL): the new events get their place in
+        the stream (`get_events`, `get_event`, the next id) and are given to the subscribers, as
+        if added here. Call it after `ConcurrentAppendError` before adding the event again, or
+        when `store.wait_for_events()` says there are new ones. With any other store it returns [].
+
+        Raises:
+            StoreClosedError: the stream was closed.
+            StoreDatabaseError: the database failed.
+        """
+        refresh = getattr(self._store, "refresh", None)
+        with self._lock:
+            if self._closed:
+                raise StoreClosedError()
+            if refresh is not None:
+                refresh()
+            start = len(self._ids)
+            new = list(self._store.read_events(start))
+            for event in new:
+                assert event.id is not None
+                self._ids.append(event.id)
+            if self._redactor:  # as stored by the other writer: the secrets in force are hidden when read
+                self._checked.extend(bytes(len(new)))
+                new = list(self._shown_range(new, start))
+            if new:
+                self._next_id = self._ids[-1] + 1
+                if self._subscriber_list:
+                    self._pending.extend(new)
+        if self._pending:
+            self._deliver()
+        return new
 
     def _append_stored(self, event: Event) -> None:
         """Store an event that already has its id, as it is (seeding a stream from a log)."""

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import HANG_GUARD_SECONDS
 
 from _folders import unwritable  # noqa: F401  (a fixture)
 
@@ -318,7 +319,7 @@ def test_openhands_memory_bench_runs_from_the_command_line(files: dict[str, Path
     result = subprocess.run(
         [sys.executable, "-m", "openhands_memory.cli", "bench", str(files["chat"]), str(files["condensing"]),
          "--pipeline", str(files["noop"]), "--pipeline", str(files["amortized"]), "--jobs", "2", "--out", str(files["out"])],
-        check=False, capture_output=True, text=True, timeout=120,
+        check=False, capture_output=True, text=True, timeout=HANG_GUARD_SECONDS,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "amortized" in result.stdout.split("\n\n", 1)[1]

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import HANG_GUARD_SECONDS
 
 from openhands_memory.bench import BenchOptions, PipelineSpec, STAND_IN_NAME, run_benchmark
 from openhands_memory.bench.metrics import summarize_runs
@@ -271,7 +272,7 @@ def test_an_offline_benchmark_never_loads_litellm(logs: list[Path]) -> None:
         "assert results.runs[0]['condensations'] == 2, results.runs\n"
         "assert 'litellm' not in sys.modules, 'litellm was imported'\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=60)
+    result = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=HANG_GUARD_SECONDS)
     assert result.returncode == 0, result.stderr
 
 

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import HANG_GUARD_SECONDS
 
 import openhands_memory
 
@@ -112,7 +113,7 @@ print(json.dumps({
 
 def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(cwd), "HYPOTHESIS_PROFILE": "ci", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    return subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    return subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=HANG_GUARD_SECONDS)
 
 
 @pytest.mark.slow

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import HANG_GUARD_SECONDS
 
 import openhands_memory.condenser as condenser_package
 from openhands_memory.condenser import Condensation, CondensationMetadata, Condenser, RollingCondenser
@@ -141,7 +142,7 @@ class RecordsItsView(RollingCondenser):
     def get_condensation(self, view: View) -> Condensation:
         self.add_metadata("view_size", len(view))
         self.record_llm_usage({**METRICS, "accumulated_cost": float(len(view))})
-        self.barrier.wait(timeout=10)  # both calls have recorded before either returns
+        self.barrier.wait(timeout=HANG_GUARD_SECONDS)  # both calls have recorded before either returns
         return Condensation(condensation_action(view, [2]))
 
 

@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import HANG_GUARD_SECONDS
 
 from openhands_memory.condenser import Condensation, Condenser, condensation_request_from_tool_call
 from openhands_memory.events import CondensationAction, event_to_dict
@@ -31,7 +32,7 @@ print(json.dumps({"kinds": [type(e).__name__ for e in events], "view_ids": [e.id
 @functools.cache
 def _openhands_importable() -> bool:
     """The interpreter loads OpenHands' serialization (it may exist while OpenHands is still being installed)."""
-    probe = subprocess.run([str(OPENHANDS_PYTHON), "-c", "import openhands.events.serialization"], capture_output=True, timeout=120)
+    probe = subprocess.run([str(OPENHANDS_PYTHON), "-c", "import openhands.events.serialization"], capture_output=True, timeout=HANG_GUARD_SECONDS)
     return probe.returncode == 0
 
 
@@ -73,7 +74,7 @@ def test_openhands_loads_our_condensations_and_applies_them_the_same() -> None:
 
     payload = json.dumps([event_to_dict(e) for e in history], default=str)
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    out = subprocess.run([str(OPENHANDS_PYTHON), "-c", _LOAD], input=payload, capture_output=True, text=True, env=env, timeout=120)
+    out = subprocess.run([str(OPENHANDS_PYTHON), "-c", _LOAD], input=payload, capture_output=True, text=True, env=env, timeout=HANG_GUARD_SECONDS)
     assert out.returncode == 0, out.stderr[-2000:]
     loaded = json.loads(out.stdout.strip().splitlines()[-1])
     assert loaded["kinds"][-4:] == ["CondensationRequestAction", "CondensationAction", "CondensationRequestAction", "CondensationAction"]
@@ -101,7 +102,7 @@ def test_openhands_loads_a_persisting_condensation_we_write() -> None:
     assert data["summary_persists"] is True and "summary_persists" not in data["args"]
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     out = subprocess.run(
-        [str(OPENHANDS_PYTHON), "-c", _LOAD_ONE], input=json.dumps(data), capture_output=True, text=True, env=env, timeout=120
+        [str(OPENHANDS_PYTHON), "-c", _LOAD_ONE], input=json.dumps(data), capture_output=True, text=True, env=env, timeout=HANG_GUARD_SECONDS
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert json.loads(out.stdout.strip().splitlines()[-1]) == {

@@ -16,6 +16,7 @@ from openhands_memory.events import (
     CmdRunAction,
     CondensationAction,
     ErrorObservation,
+    EventSource,
     FileReadAction,
     FileReadObservation,
     MessageAction,
@@ -405,3 +406,19 @@ def test_without_function_calling_tool_calls_are_text_and_results_user_messages(
     assert text_of(messages[3]) == "EXECUTION RESULT of [execute_bash]:\nA"
     assert text_of(messages[4]).startswith("<function=execute_bash>\n<parameter=command>b</parameter>")
     assert text_of(messages[5]) == "EXECUTION RESULT of [execute_bash]:\nB"
+
+
+@pytest.mark.parametrize("response_id", [["a", "list"], {"an": "object"}, None, ""])
+def test_a_recorded_response_whose_id_is_no_text_still_renders_its_call_and_result(response_id: object) -> None:
+    # The id comes from the model's provider (or a log): a list there once made rendering raise TypeError.
+    s = Stream()
+    s.add(SystemMessageAction(content="sys"))
+    s.add(MessageAction(content="task"), EventSource.USER)
+    (run,) = s.calls("placeholder", [("c1", "execute_bash", CmdRunAction(command="ls"))])
+    assert run.tool_call_metadata is not None
+    run.tool_call_metadata.model_response["id"] = response_id
+    s.result(run, CmdOutputObservation(content="a.py", command="ls"))
+    messages = ConversationMemory("sys").process_events(s.events)
+    assert_valid_chat(messages)
+    assert [m.role for m in messages] == ["system", "user", "assistant", "tool"]
+    assert messages[2].tool_calls is not None and messages[2].tool_calls[0].id == "c1"

@@ -9,7 +9,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from conftest import real_log_params, real_logs, require_real_log
+from conftest import HANG_GUARD_SECONDS, real_log_params, real_logs, require_real_log
 
 from openhands_memory.conversation_memory import ConversationMemory
 from openhands_memory.events import (
@@ -175,5 +175,5 @@ def test_rendering_does_not_import_litellm() -> None:
         "parse_text_tool_calls('<function=f>\\n</function>')\n"
         "assert messages and 'litellm' not in sys.modules, sorted(m for m in sys.modules if 'litellm' in m)\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG_GUARD_SECONDS)
     assert result.returncode == 0, result.stderr

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 
-from openhands_memory.errors import LLMRateLimitError
+from openhands_memory.errors import LLMRateLimitError, LLMResponseError, LLMUnclassifiedError
 from openhands_memory.llm import LiteLLMEmbedder, ModelRequestsDisallowedError
 from openhands_memory.memory import VectorMemory
 from openhands_memory.testing.fake_llm import litellm_error
@@ -43,6 +44,26 @@ def test_provider_errors_become_llm_errors() -> None:
 
     with pytest.raises(LLMRateLimitError):
         LiteLLMEmbedder("m", embedding_fn=failing)("text")
+
+
+def test_an_unclassified_failure_is_a_model_error_with_its_cause() -> None:
+    raised = RuntimeError("the transport closed the stream")
+
+    def failing(**kwargs: Any) -> Any:
+        raise raised
+
+    with pytest.raises(LLMUnclassifiedError, match=re.escape("m: the model call failed with RuntimeError: the transport")) as caught:
+        LiteLLMEmbedder("m", embedding_fn=failing)("text")
+    assert caught.value.__cause__ is raised
+
+
+@pytest.mark.parametrize(
+    "response",
+    [{}, {"data": []}, {"data": [{"vector": [1.0]}]}, {"data": [{"embedding": ["a", "b"]}]}, {"data": [{"embedding": []}]}, None, 3],
+)
+def test_an_answer_of_another_shape_is_an_unusable_answer(response: Any) -> None:
+    with pytest.raises(LLMResponseError, match=re.escape("m: the embedding response")):
+        LiteLLMEmbedder("m", embedding_fn=lambda **kwargs: response)("text")
 
 
 def test_real_requests_are_blocked_under_test() -> None:

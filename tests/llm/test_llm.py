@@ -12,6 +12,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import HANG_GUARD_SECONDS
 from pydantic import ValidationError
 
 from openhands_memory.errors import (
@@ -25,10 +26,10 @@ from openhands_memory.errors import (
 from openhands_memory.events import CondensationAction, event_from_dict, event_to_dict
 from openhands_memory.llm._litellm import import_litellm
 from openhands_memory.llm.config import LLMConfig
-from openhands_memory.llm.llm import DEFAULT_CONTEXT_WINDOW, LLM, ModelRequestsDisallowedError
+from openhands_memory.llm.llm import DEFAULT_CONTEXT_WINDOW, LLM, InvalidToolCall, ModelRequestsDisallowedError
 from openhands_memory.llm.message import Message, TextContent, ToolCall, ToolCallFunction
 from openhands_memory.llm.metrics import LLMMetrics
-from openhands_memory.testing.fake_llm import FakeLLM, FakeReply, litellm_error, override_allow_model_requests
+from openhands_memory.testing.fake_llm import FakeLLM, FakeReply, FakeToolCall, litellm_error, override_allow_model_requests
 
 OPENHANDS_PYTHON = Path(os.environ.get("OPENHANDS_PYTHON", "/work/ohenv/bin/python"))
 USER_HI = [{"role": "user", "content": "hi"}]
@@ -153,6 +154,29 @@ def test_message_objects_are_sent_as_litellm_dicts() -> None:
 
 
 # ---------------------------------------------------------------- retries
+
+
+def test_tool_calls_that_cannot_run_are_returned_apart_when_asked_and_not_retried() -> None:
+    calls = (
+        FakeToolCall("run", {"command": "ls"}, id="c1"),
+        FakeToolCall("run", '{"command": ', id="c2"),
+        FakeToolCall("run", {"command": "pwd"}, id="c1"),
+        FakeToolCall("", "{}", id="c3"),
+    )
+    fake = FakeLLM([FakeReply(text="Three calls.", tool_calls=calls)])
+    llm = fake.llm(quick_retries(num_retries=3), sleep=lambda seconds: None)
+    reply = llm.completion(USER_HI, keep_invalid_tool_calls=True)
+    assert len(fake.calls) == 1
+    assert [(c.id, c.function.arguments) for c in reply.tool_calls] == [("c1", '{"command": "ls"}')]
+    assert reply.invalid_tool_calls == (
+        InvalidToolCall(
+            1, "c2", "run", '{"command": ',
+            "tool call 'c2' (run): arguments are not valid JSON: Expecting value: line 1 column 13 (char 12): '{\"command\": '",
+        ),
+        InvalidToolCall(2, "c1", "run", '{"command": "pwd"}', "tool call #2 (run) repeats the id 'c1' of an earlier call"),
+        InvalidToolCall(3, "c3", "", "{}", "tool call 'c3' has no function name"),
+    )  # fmt: skip
+    assert reply.message.tool_calls == reply.tool_calls  # what the conversation gets back: the calls that ran
 
 
 def test_rate_limit_twice_then_success_makes_three_calls_with_growing_waits() -> None:
@@ -372,7 +396,7 @@ def test_openhands_loads_our_metrics() -> None:
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     out = subprocess.run(
         [str(OPENHANDS_PYTHON), "-c", _OPENHANDS_LOAD],
-        input=json.dumps(event_to_dict(action)), capture_output=True, text=True, env=env, timeout=180,
+        input=json.dumps(event_to_dict(action)), capture_output=True, text=True, env=env, timeout=HANG_GUARD_SECONDS,
     )  # fmt: skip
 
     assert out.returncode == 0, out.stderr[-2000:]
@@ -555,7 +579,7 @@ def test_building_configs_and_fakes_does_not_import_litellm() -> None:
         print("litellm" in sys.modules)
         """
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG_GUARD_SECONDS)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"
 
@@ -574,7 +598,7 @@ def test_first_use_imports_litellm_offline_and_quiet() -> None:
         """
     )
     env = {k: v for k, v in os.environ.items() if k != "LITELLM_LOCAL_MODEL_COST_MAP"}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=HANG_GUARD_SECONDS)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True", "True", "True"]
     assert "cost map" not in out.stderr  # no remote fetch was attempted

@@ -17,6 +17,7 @@ from openhands_memory.errors import (
     LLMResponseError,
     LLMServiceUnavailableError,
     LLMTimeoutError,
+    LLMUnclassifiedError,
     OpenHandsMemoryError,
 )
 from openhands_memory.llm._errors import map_exception
@@ -134,7 +135,7 @@ def test_errors_from_other_code_are_not_translated() -> None:
 
 def test_retryable_kinds() -> None:
     retried = [LLMRateLimitError, LLMTimeoutError, LLMConnectionError, LLMServiceUnavailableError, LLMResponseError]
-    final = [LLMError, LLMAuthenticationError, LLMBadRequestError, LLMContextWindowExceededError]
+    final = [LLMError, LLMAuthenticationError, LLMBadRequestError, LLMContextWindowExceededError, LLMUnclassifiedError]
     assert all(cls.retryable for cls in retried)
     assert not any(cls.retryable for cls in final)
 
@@ -159,17 +160,34 @@ def test_completion_raises_our_error_from_litellms() -> None:
     assert "invalid x-api-key" in str(caught.value)
 
 
-def test_a_bug_in_the_completion_function_propagates_unchanged_and_is_not_retried() -> None:
+@pytest.mark.parametrize(
+    ("raised", "message"),
+    [
+        (KeyError("choices"), "m: the model call failed with KeyError: 'choices'"),  # a malformed answer
+        (RuntimeError("stream closed by peer"), "m: the model call failed with RuntimeError: stream closed by peer"),
+        (RuntimeError(), "m: the model call failed with RuntimeError"),
+    ],
+)
+def test_an_unclassified_failure_of_the_completion_function_is_a_model_error_not_retried(
+    raised: Exception, message: str
+) -> None:
     calls = []
 
-    def buggy(**kwargs: object) -> dict[str, object]:
+    def failing(**kwargs: object) -> dict[str, object]:
         calls.append(kwargs)
-        raise KeyError("choices")
+        raise raised
 
-    llm = LLM(LLMConfig(model="m", num_retries=3), completion_fn=buggy, sleep=lambda seconds: None)
-    with pytest.raises(KeyError):
+    llm = LLM(LLMConfig(model="m", num_retries=3), completion_fn=failing, sleep=lambda seconds: None)
+    with pytest.raises(LLMUnclassifiedError, match=f"^{re.escape(message)}$") as caught:
         llm.completion(USER_HI)
-    assert len(calls) == 1
+    assert caught.value.__cause__ is raised
+    assert len(calls) == 1  # not retried: nothing says an identical call would fare better
+
+
+def test_an_assertion_of_a_test_fake_is_not_taken_for_a_model_failure() -> None:
+    llm = LLM(LLMConfig(model="m", num_retries=3), completion_fn=FakeLLM([]), sleep=lambda seconds: None)
+    with pytest.raises(AssertionError):
+        llm.completion(USER_HI)
 
 
 def test_llm_errors_raised_by_a_completion_function_pass_through_with_attempts() -> None:

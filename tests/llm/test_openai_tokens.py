@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO_ROOT, require_real_logs_dir
+from conftest import HANG_GUARD_SECONDS, REPO_ROOT, require_real_logs_dir
 
 from openhands_memory.conversation_memory import ConversationMemory
 from openhands_memory.events import SystemMessageAction, agent_history, load_events
@@ -135,7 +135,7 @@ def test_counting_and_a_missing_key_need_no_litellm(tmp_path: Path) -> None:
         print("litellm" in sys.modules)
         """
     )
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=HANG_GUARD_SECONDS, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [
         "gpt-4o-mini: no API key: set OPENAI_API_KEY (or api_key in the LLM config)",

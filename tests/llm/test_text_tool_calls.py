@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import given, settings
+import pytest
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
+from openhands_memory.events import EventSource, MCPAction, MessageAction, ToolCallMetadata, event_from_json, event_to_json
 from openhands_memory.llm import Message, TextContent, ToolCall, ToolCallFunction
+from openhands_memory.llm._storable import argument_problem
+from openhands_memory.testing.model_output import hostile_json_texts, model_texts
 from openhands_memory.llm.text_tool_calls import (
     TEXT_TOOL_CALL_STOP_WORDS,
+    TextToolCallReply,
     describe_tools,
     parse_text_tool_calls,
     to_text_tool_calls,
@@ -150,8 +155,8 @@ _arguments = st.fixed_dictionaries(
         "timeout": st.integers(-(10**6), 10**6),
         "ratio": st.floats(allow_nan=False, allow_infinity=False, width=32),
         "is_input": st.booleans(),
-        "paths": st.lists(st.integers() | _safe_text, max_size=3),
-        "env": st.dictionaries(st.text(max_size=5), st.integers(), max_size=2),
+        "paths": st.lists(st.integers(-(2**63), 2**64 - 1) | _safe_text, max_size=3),  # (what an event can hold)
+        "env": st.dictionaries(st.text(max_size=5), st.integers(-(2**63), 2**64 - 1), max_size=2),
         "mode": st.sampled_from(["a", "b"]),
     },
 )
@@ -167,6 +172,69 @@ def test_rendering_then_parsing_gives_back_the_same_calls(calls: list[tuple[str,
     assert [(c.function.name, json.loads(c.function.arguments)) for c in reply.tool_calls] == [
         (c.function.name, json.loads(c.function.arguments)) for c in rendered
     ]
+
+
+_soup = st.sampled_from(["<function=", "</function>", "<parameter=", "</parameter>", ">", "\n", "=", "</"])
+_parameter = st.builds(
+    "<parameter={}>{}</parameter>\n".format,
+    st.sampled_from(["command", "timeout", "ratio", "is_input", "paths", "env", "unknown"]) | model_texts,
+    hostile_json_texts() | model_texts,
+)
+_written_call = st.builds(
+    lambda name, parameters, closed: f"<function={name}>\n{''.join(parameters)}" + ("</function>" if closed else ""),
+    st.sampled_from(["execute_bash", "finish", "no_such_tool"]) | model_texts,
+    st.lists(_parameter, max_size=4),
+    st.booleans(),
+)
+_model_text = st.lists(st.one_of(_written_call, _soup, model_texts), max_size=6).map("".join)
+"""What a model without function calling writes: prose, calls in the text form with hostile names and
+values (deep JSON, integers beyond 64 bits, lone surrogates), stray tags, a call cut off by the stop word."""
+
+
+def _stored(reply: TextToolCallReply) -> list[bytes]:
+    """What a controller would store of a parsed reply: its prose as a message, each call as an action
+    holding its arguments as read, with the call's metadata; each written and read back."""
+    events = [MessageAction(content=reply.content)]
+    raw = {"id": "r1", "choices": [{"message": {"role": "assistant", "content": reply.content}}]}
+    for parsed in reply.tool_calls:
+        metadata = ToolCallMetadata(function_name=parsed.function.name, tool_call_id=parsed.id, model_response=raw)
+        events.append(MCPAction(name=parsed.function.name, arguments=json.loads(parsed.function.arguments), tool_call_metadata=metadata))
+    written = []
+    for number, stored in enumerate(events):
+        stored.id, stored.source = number, EventSource.AGENT
+        data = event_to_json(stored)
+        assert event_to_json(event_from_json(data)) == data
+        written.append(data)
+    return written
+
+
+@given(_model_text)
+def test_any_text_a_model_writes_parses_to_calls_an_event_can_store(text: str) -> None:
+    reply = parse_text_tool_calls(text, TOOLS)
+    event(f"calls: {min(len(reply.tool_calls), 2)}{'+' if len(reply.tool_calls) > 2 else ''}")
+    if reply.repairs:
+        event("repaired: lone surrogates")
+    for parsed in reply.tool_calls:
+        arguments = json.loads(parsed.function.arguments)
+        assert isinstance(arguments, dict) and argument_problem(arguments) is None
+    _stored(reply)
+
+
+def test_values_no_event_could_hold_stay_the_text_written(caplog: pytest.LogCaptureFixture) -> None:
+    deep = "[" * 70 + "]" * 70
+    text = (
+        "Half a pair: \ud83d.\n<function=execute_bash>\n<parameter=command>caf\udc00</parameter>\n"
+        f"<parameter=timeout>{2**64}</parameter>\n<parameter=paths>{deep}</parameter>\n"
+        f"<parameter=env>{{\"a\": {'[' * 5000}</parameter>\n<parameter=ratio>1e999</parameter>\n</function>"
+    )
+    reply = parse_text_tool_calls(text, TOOLS)
+    assert reply.content == "Half a pair: \ufffd."
+    assert json.loads(reply.tool_calls[0].function.arguments) == {
+        "command": "caf\ufffd", "timeout": str(2**64), "paths": deep, "env": '{"a": ' + "[" * 5000, "ratio": "1e999",
+    }  # fmt: skip
+    assert reply.repairs == ("2 lone surrogate(s) replaced with U+FFFD",)
+    assert "a text reply was changed so that events can store it: 2 lone surrogate(s)" in caplog.text
+    _stored(reply)
 
 
 def test_describe_tools_lists_parameters_with_type_requirement_and_allowed_values() -> None:

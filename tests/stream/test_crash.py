@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from conftest import HANG_GUARD_SECONDS
 
 from openhands_memory.errors import CorruptRecordError, DuplicateEventError, OutOfOrderRecordError
 from openhands_memory.events import MessageAction, event_to_json
@@ -48,7 +49,7 @@ def test_acknowledged_events_survive_sigkill(tmp_path: Path) -> None:
         child.send_signal(signal.SIGKILL)
     finally:
         child.kill()
-        child.wait(timeout=10)
+        child.wait(timeout=HANG_GUARD_SECONDS)
     assert child.returncode == -signal.SIGKILL
     last_ack = acked[-1]
 

@@ -15,6 +15,7 @@ import pytest
 from openhands_memory.errors import StoreLockedError
 from openhands_memory.events import event_to_json
 from openhands_memory.stream import JsonlEventStore, RecoveryWarning
+from openhands_memory.testing.log_contract import LogFeaturesContract
 from openhands_memory.testing.store_contract import DurableEventStoreContract, stored_event
 
 
@@ -23,7 +24,12 @@ class TestJsonlEventStore(DurableEventStoreContract):
         return JsonlEventStore(tmp_path / "events.jsonl")
 
 
-del DurableEventStoreContract
+class TestJsonlLogFeatures(LogFeaturesContract):
+    def log_location(self, tmp_path: Path, name: str) -> str:
+        return str(tmp_path / f"{name}.jsonl")
+
+
+del DurableEventStoreContract, LogFeaturesContract
 
 
 def test_each_event_is_one_json_line(tmp_path: Path) -> None:

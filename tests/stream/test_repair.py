@@ -11,6 +11,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from conftest import HANG_GUARD_SECONDS
 
 from _folders import unwritable  # noqa: F401  (a fixture)
 
@@ -239,7 +240,7 @@ def test_a_repair_killed_midway_is_cleaned_up_by_the_next_one(damaged: Path, fsy
         assert child.stdout is not None and child.stdout.readline() == "paused\n"
     finally:
         child.send_signal(signal.SIGKILL)
-        child.wait(timeout=60)
+        child.wait(timeout=HANG_GUARD_SECONDS)
     leftovers = sorted(p.name for p in damaged.parent.iterdir() if p != damaged)
     assert re.fullmatch(left, " ".join(leftovers)), leftovers
     assert damaged.read_bytes() == original  # killed before the log was replaced: nothing lost
@@ -256,7 +257,7 @@ def test_a_repair_killed_midway_is_cleaned_up_by_the_next_one(damaged: Path, fsy
 def test_a_repair_killed_after_replacing_the_log_left_nothing_to_clean(damaged: Path) -> None:
     child = subprocess.run(
         [sys.executable, "-c", _PAUSED_REPAIR.replace("time.sleep(120)", "os.kill(os.getpid(), 9)"), str(damaged), "4"],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True, text=True, timeout=HANG_GUARD_SECONDS,
     )
     assert child.returncode == -signal.SIGKILL and child.stdout == "paused\n"
     (sidecar,) = [p for p in damaged.parent.iterdir() if p != damaged]

@@ -466,3 +466,10 @@ def test_close_releases_the_file_for_the_next_stream(tmp_path: Path) -> None:
     path = tmp_path / "events.jsonl"
     EventStream.open(path).close()
     EventStream.open(path).close()
+
+
+def test_catch_up_on_a_store_only_this_stream_writes_finds_nothing(tmp_path: Path) -> None:
+    with EventStream.open(tmp_path / "log.jsonl") as stream:
+        stream.add_event(MessageAction(content="hi"), EventSource.USER)
+        assert stream.catch_up() == []
+        assert stream.add_event(MessageAction(content="again"), EventSource.USER) == 1

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import real_log_params, require_real_log
+from conftest import HANG_GUARD_SECONDS, real_log_params, require_real_log
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -307,7 +307,7 @@ def test_openhands_loads_our_summary_and_its_llm_metrics() -> None:
     s.add(result.action)
     payload = json.dumps([event_to_dict(e) for e in s.events])
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    done = subprocess.run([str(OPENHANDS_PYTHON), "-c", _LOAD], input=payload, capture_output=True, text=True, env=env, timeout=300)
+    done = subprocess.run([str(OPENHANDS_PYTHON), "-c", _LOAD], input=payload, capture_output=True, text=True, env=env, timeout=HANG_GUARD_SECONDS)
     assert done.returncode == 0, done.stderr[-2000:]
     loaded = json.loads(done.stdout.strip().splitlines()[-1])
     assert loaded["view_ids"] == [0, 1, 2, 3, -1, 14, 15]

@@ -1,0 +1,518 @@
+"""The search index of a conversation stored in PostgreSQL: full-text search in the same database.
+
+Why there and not in a SQLite sidecar per conversation (as for a JSONL log): the events of such a
+conversation are written and read by workers on several machines. A sidecar would live on one
+machine's disk, so every other worker that picks the conversation up would index the whole log
+again, and a dashboard could not search it at all. In the database, one index serves every worker
+and reader, it is kept current by whoever appends, and it is as durable as the log. It is still a
+projection: `sync(events)` checks it against the log and rebuilds it when it is missing (tables
+dropped, a conversation never indexed) or does not match (a conversation replaced).
+
+Semantics follow `SearchIndex` (the same text per event with the secrets in force hidden, the same
+events left out, the same digests for `is_current`, the same plain-text queries: every chunk as a
+phrase, all chunks first, then any chunk or word; the same snippets; it never moves backwards; one
+built with other secrets is rebuilt only by a caller that holds them and as much of the log, and a
+caller that knows no secret indexes in memory instead), with two differences: ranking is
+PostgreSQL's `ts_rank` (normalized by the log of the document length), not BM25, so matches may come
+in another order (the same best hit for 37 of 48 test queries); and an event's words past the first
+million characters of its text are not indexed (a `tsvector` holds at most 1 MB).
+
+Two tables beside the events table `T`: `T_search` (conversation, event id, kind, the digest of its
+text, its words as a `tsvector` with a GIN index; no words for an event left out) and
+`T_search_state` (per conversation: a salt, and the salted fingerprint of the secrets it was built
+with). Every write locks the conversation's state row, so workers indexing one conversation take
+turns and agree.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Callable, Sequence
+from types import TracebackType
+from typing import Any, TypeVar
+
+from openhands_memory.errors import StoreClosedError, StoreDatabaseError
+from openhands_memory.events import Event, event_from_json
+from openhands_memory.recall.index import (
+    _WORD,
+    MAX_QUERY_CHARS,
+    SearchHit,
+    SearchIndex,
+    _clean,
+    _digest,
+    _excerpt,
+    _is_indexed_kind,
+    _query_terms,
+    event_text,
+)
+from openhands_memory.stream import Redactor
+from openhands_memory.stream.postgres_store import PostgresEventStore
+
+__all__ = ["PostgresSearchIndex"]
+
+logger = logging.getLogger(__name__)
+
+_MAX_TEXT = 1_000_000
+"""Characters of an event's words indexed: a tsvector holds at most 1 MB."""
+
+_CONFIG = "simple"
+"""The text search configuration: lower-cased words, no stemming, no stop words (as FTS5's unicode61)."""
+
+_NORM = 1
+"""`ts_rank` normalization: divide by 1 + log(document length). Of the normalizations, the closest to the
+SQLite index's BM25: on 15 queries over 5 real logs, the same best hit for 37 of 48 queries with hits
+(0, none: 23; 2, length: 33), and 85% of the top 5 in common."""
+
+_T = TypeVar("_T")
+_Entry = tuple[int, str, str | None, bytes]
+"""(event id, kind, words to index or None, digest of its text)."""
+
+
+def _words(text: str) -> str:
+    """The words of `text`, split as the FTS5 tokenizer splits them (letters and digits), one space apart."""
+    return " ".join(_WORD.findall(text[:_MAX_TEXT]))
+
+
+class PostgresSearchIndex:
+    """The full-text index of one conversation of a `PostgresEventStore`, in the store's database.
+
+    The same methods as `SearchIndex` (`add`, `sync`, `rebuild`, `search`, `is_current`,
+    `last_indexed_id`, `needs_sync`, `close`), so `History` and `recall.search_log` use either.
+    Several processes may keep it current at once.
+    """
+
+    def __init__(self, store: PostgresEventStore, *, redactor: Redactor | None = None) -> None:
+        """Use `for_store` or `for_url`."""
+        import psycopg
+
+        self._psycopg = psycopg
+        self._store = store
+        self._owns_store = False
+        self._redactor = redactor if redactor is not None else Redactor()
+        self.conversation = store.conversation
+        """The conversation indexed."""
+        sql = psycopg.sql
+        schema, _, name = store.table.rpartition(".")
+        prefix = [schema] if schema else []
+        self._rows = sql.Identifier(*prefix, f"{name}_search")
+        self._state = sql.Identifier(*prefix, f"{name}_search_state")
+        self._events = sql.Identifier(*prefix, name)
+        self._gin = sql.Identifier(f"{name}_search_words")
+        self._lock_key = f"openhands-memory-search:{store.table}"
+        self._fingerprint: str | None = None
+        self._memory: SearchIndex | None = None
+        self._closed = False
+        self._tables_checked = False
+        self.fallback_reason: str | None = None
+        """Why this index is in memory instead of the database (a caller without the secrets it was built with)."""
+        self.rebuilds = 0
+        """How many times the conversation's index was emptied and rebuilt from the log."""
+        self.last_rebuild_reason: str | None = None
+        """Why it was last rebuilt."""
+        self.deferred = 0
+        """Always 0: a write waits for the conversation's lock, it is never put off (kept for `SearchIndex`'s callers)."""
+        self.needs_sync = False
+        """True when `add` found the index built with other secrets, or the tables were lost: give it the whole
+        log with `sync` before trusting it again. `sync` sets it back."""
+        self._write(lambda conn: None)  # the tables, now
+
+    @classmethod
+    def for_store(cls, store: PostgresEventStore, *, redactor: Redactor | None = None) -> PostgresSearchIndex:
+        """The index of the store's conversation (the store stays the caller's to close); `redactor`: the secrets in force."""
+        return cls(store, redactor=redactor)
+
+    @classmethod
+    def for_url(cls, url: str, *, redactor: Redactor | None = None) -> PostgresSearchIndex:
+        """The index of the conversation a URL names; it opens (and closes with it) a store of its own."""
+        store = PostgresEventStore.from_url(url)
+        try:
+            index = cls(store, redactor=redactor)
+        except BaseException:
+            store.close()
+            raise
+        index._owns_store = True
+        return index
+
+    @property
+    def path(self) -> None:
+        """None: the index is in the database (kept for `SearchIndex`'s callers)."""
+        return None
+
+    @property
+    def redactor(self) -> Redactor:
+        """The secrets hidden in everything this index holds."""
+        return self._redactor
+
+    @property
+    def last_indexed_id(self) -> int | None:
+        """The id of the last event indexed (or looked at and found without text); None when empty."""
+        if self._memory is not None:
+            return self._memory.last_indexed_id
+        query = self._psycopg.sql.SQL("SELECT max(event_id) FROM {} WHERE conversation_id = %s").format(self._rows)
+        return self._read(lambda conn: conn.execute(query, (self.conversation,)).fetchone()[0])
+
+    def __len__(self) -> int:
+        """How many events the index holds (events without searchable text are not held)."""
+        if self._memory is not None:
+            return len(self._memory)
+        query = self._psycopg.sql.SQL(
+            "SELECT count(*) FROM {} WHERE conversation_id = %s AND words IS NOT NULL"
+        ).format(self._rows)
+        return int(self._read(lambda conn: conn.execute(query, (self.conversation,)).fetchone()[0]))
+
+    # -- writing ------------------------------------------------------------------------------------
+
+    def add(self, event: Event) -> None:
+        """Index one event that has an id; one indexed with the same text is left, with another text replaced.
+
+        Built with other secrets, the index is left as it is and `needs_sync` set.
+        """
+        if event.id is None:
+            return
+        if self._memory is not None:
+            self._memory.add(event)
+            return
+        entry = self._entry(event)
+
+        def write(conn: Any) -> None:
+            if self._secrets_differ(conn):
+                self.needs_sync = True  # built with other secrets: only the whole log can rebuild it
+                return
+            self._put(conn, [entry])
+
+        self._write(write)
+
+    def sync(self, events: Sequence[Event], *, verify: bool = False) -> int:
+        """Catch up with the log `events` (the whole log or an older snapshot of it); returns how many were indexed.
+
+        As `SearchIndex.sync`: only the events after the index's last one when it belongs to this
+        log (its first event and the last one both hold have the same digest; with `verify`, every
+        one both hold), otherwise all of them again, counted in `rebuilds`. Events the index holds
+        past the end of `events` are kept.
+        """
+        if self._memory is not None:
+            return self._memory.sync(events, verify=verify)
+        self.needs_sync = False
+        outcome = self._write(lambda conn: self._sync(conn, events, verify))
+        count, reason, to_memory = outcome
+        if to_memory is not None:
+            self._move_to_memory(to_memory)
+            return self._memory.sync(events, verify=verify)  # type: ignore[union-attr]
+        if reason is not None:
+            self._count_rebuild(reason)
+            logger.warning("search index of %s does not match the log (%s): rebuilt it", self._store.location, reason)
+        return count
+
+    def rebuild(self, events: Sequence[Event], *, reason: str) -> int:
+        """Index `events` again from scratch (events past their end are kept); returns how many."""
+        if self._memory is not None:
+            return self._memory.rebuild(events, reason=reason)
+        self.needs_sync = False
+        entries = [self._entry(e) for e in events if e.id is not None]
+
+        def write(conn: Any) -> int | str:
+            stored, mine = self._stored_secrets(conn), self._secrets_fingerprint(conn)
+            if stored and stored != mine and not mine:
+                return "the index in the database hides secrets this caller was not given"
+            self._replace(conn, entries)
+            self._set_secrets(conn, mine)
+            return len(entries)
+
+        done = self._write(write)
+        if isinstance(done, str):
+            self._move_to_memory(done)
+            return self._memory.rebuild(events, reason=reason)  # type: ignore[union-attr]
+        self._count_rebuild(reason)
+        logger.warning("search index of %s is stale (%s): rebuilt it from the log", self._store.location, reason)
+        return done
+
+    def _sync(self, conn: Any, events: Sequence[Event], verify: bool) -> tuple[int, str | None, str | None]:
+        """Inside the write transaction: (events indexed, why it was rebuilt or None, why to move to memory or None)."""
+        sql = self._psycopg.sql
+        last = conn.execute(
+            sql.SQL("SELECT max(event_id) FROM {} WHERE conversation_id = %s").format(self._rows), (self.conversation,)
+        ).fetchone()[0]
+        stored, mine = self._stored_secrets(conn), self._secrets_fingerprint(conn)
+        position = len(events)  # walk back over the events after the index's last one: O(new), not O(log)
+        while position > 0:
+            ident = events[position - 1].id
+            if last is not None and ident is not None and ident <= last:
+                break
+            position -= 1
+        given_last = next((e.id for e in reversed(events) if e.id is not None), None) if events else None
+        reason: str | None
+        if last is None:
+            reason = None
+        elif stored != mine:
+            if not mine:
+                return 0, None, "the index in the database hides secrets this caller was not given"
+            if given_last is None or given_last < last:
+                return 0, None, "the index in the database was built with other secrets and holds more of the log"
+            reason = "the secrets to hide changed"
+        else:
+            reason = self._mismatch(conn, events, position)
+            if reason is None and verify:
+                reason = self._differing(conn, events[:position])
+            if reason is None:
+                new = [self._entry(e) for e in events[position:] if e.id is not None]
+                self._put(conn, new)
+                self._set_secrets(conn, mine)
+                return len(new), None, None
+        entries = [self._entry(e) for e in events if e.id is not None]
+        if reason is None or given_last is None or given_last >= last:
+            conn.execute(sql.SQL("DELETE FROM {} WHERE conversation_id = %s").format(self._rows), (self.conversation,))
+        self._replace(conn, entries)
+        self._set_secrets(conn, mine)
+        return len(entries), reason, None
+
+    def _mismatch(self, conn: Any, events: Sequence[Event], position: int) -> str | None:
+        """Why the index is not an index of `events` (its first event or the last both hold differs), or None."""
+        first = next((e for e in events if e.id is not None), None)
+        if first is None:
+            return None
+        first_indexed = conn.execute(
+            self._psycopg.sql.SQL("SELECT min(event_id) FROM {} WHERE conversation_id = %s").format(self._rows),
+            (self.conversation,),
+        ).fetchone()[0]
+        if first.id != first_indexed or self._stored_digest(conn, first.id) != self._entry(first)[3]:
+            return f"the log starts with event {first.id}, not the one indexed first ({first_indexed})"
+        if position == 0:
+            return None
+        shared = events[position - 1]
+        if self._stored_digest(conn, shared.id) != self._entry(shared)[3]:  # type: ignore[arg-type]
+            return f"event {shared.id} is not the one indexed"
+        return None
+
+    def _differing(self, conn: Any, events: Sequence[Event]) -> str | None:
+        """Why the index does not hold `events` (those up to its last one) as they are, or None."""
+        if not events:
+            return None
+        rows = conn.execute(
+            self._psycopg.sql.SQL("SELECT event_id, digest FROM {} WHERE conversation_id = %s AND event_id <= %s").format(
+                self._rows
+            ),
+            (self.conversation, events[-1].id),
+        ).fetchall()
+        stored = {ident: bytes(digest) for ident, digest in rows}
+        given = 0
+        for event in events:
+            if event.id is None:
+                continue
+            given += 1
+            if stored.get(event.id) != self._entry(event)[3]:
+                return f"event {event.id} is not the one indexed"
+        if given != len(stored):
+            return f"the index holds {len(stored) - given} event(s) the log does not"
+        return None
+
+    def _entry(self, event: Event) -> _Entry:
+        """(id, kind, words to index or None, digest) of a stored event, its secrets hidden (as `SearchIndex`)."""
+        assert event.id is not None
+        text = self._redactor.redact_text(event_text(event))
+        words = _words(_clean(text)) if text and _is_indexed_kind(event) else None
+        return event.id, event.kind, words, _digest(event.kind, text)
+
+    def _put(self, conn: Any, entries: Sequence[_Entry]) -> None:
+        """Add entries; an id held with another digest is replaced, one with the same digest left."""
+        if not entries:
+            return
+        sql = self._psycopg.sql
+        with conn.cursor() as cursor:
+            cursor.executemany(
+                sql.SQL(
+                    "INSERT INTO {rows} (conversation_id, event_id, kind, digest, words) "
+                    "VALUES (%s, %s, %s, %s, CASE WHEN %s::text IS NULL THEN NULL ELSE to_tsvector({config}, %s::text) END) "
+                    "ON CONFLICT (conversation_id, event_id) DO UPDATE SET kind = excluded.kind, digest = excluded.digest, "
+                    "words = excluded.words WHERE {rows}.digest <> excluded.digest"
+                ).format(rows=self._rows, config=sql.Literal(_CONFIG)),
+                [(self.conversation, ident, kind, digest, words, words) for ident, kind, words, digest in entries],
+            )
+
+    def _replace(self, conn: Any, entries: Sequence[_Entry]) -> None:
+        """Index `entries` anew: each id given is replaced whatever it held."""
+        conn.execute(
+            self._psycopg.sql.SQL("DELETE FROM {} WHERE conversation_id = %s AND event_id = ANY(%s)").format(self._rows),
+            (self.conversation, [entry[0] for entry in entries]),
+        )
+        self._put(conn, entries)
+
+    # -- secrets --------------------------------------------------------------------------------------
+
+    def _secrets_fingerprint(self, conn: Any) -> str:
+        if self._fingerprint is None:
+            salt = conn.execute(
+                self._psycopg.sql.SQL("SELECT salt FROM {} WHERE conversation_id = %s").format(self._state),
+                (self.conversation,),
+            ).fetchone()[0]
+            self._fingerprint = self._redactor.fingerprint(bytes.fromhex(salt))
+        return self._fingerprint
+
+    def _stored_secrets(self, conn: Any) -> str | None:
+        return conn.execute(
+            self._psycopg.sql.SQL("SELECT secrets FROM {} WHERE conversation_id = %s").format(self._state),
+            (self.conversation,),
+        ).fetchone()[0]
+
+    def _set_secrets(self, conn: Any, fingerprint: str) -> None:
+        conn.execute(
+            self._psycopg.sql.SQL("UPDATE {} SET secrets = %s WHERE conversation_id = %s").format(self._state),
+            (fingerprint, self.conversation),
+        )
+
+    def _secrets_differ(self, conn: Any) -> bool:
+        stored, mine = self._stored_secrets(conn), self._secrets_fingerprint(conn)
+        if stored is None:
+            self._set_secrets(conn, mine)
+            return False
+        return stored != mine
+
+    # -- reading ------------------------------------------------------------------------------------
+
+    def search(self, query: str, *, limit: int = 5) -> list[SearchHit]:
+        """The events best matching plain-text `query`, best first, at most `limit` (see the module and `SearchIndex.search`)."""
+        if self._memory is not None:
+            return self._memory.search(query, limit=limit)
+        chunks, terms = _query_terms(query[:MAX_QUERY_CHARS])
+        if not chunks or limit < 1:
+            return []
+        strict = [" ".join(_WORD.findall(chunk)) for chunk in chunks]
+        loose = [" ".join(_WORD.findall(term)) for term in terms]
+
+        def run(conn: Any) -> list[Any]:
+            rows = self._query(conn, strict, "&&", limit)
+            # As SearchIndex: the OR query differs from the AND one unless the query is one term.
+            if not rows and (len(loose) > 1 or loose != strict):
+                rows = self._query(conn, loose, "||", limit)
+            return rows
+
+        hits: list[SearchHit] = []
+        for event_id, kind, body, score in self._read(run):
+            try:
+                text = self._redactor.redact_text(event_text(event_from_json(bytes(body))))
+            except ValueError:  # the log is checked when it is read; a search shows what it can
+                text = ""
+            hits.append(SearchHit(int(event_id), kind, _excerpt(_clean(text), terms), float(score)))
+        return hits
+
+    def _query(self, conn: Any, phrases: list[str], operator: str, limit: int) -> list[Any]:
+        sql = self._psycopg.sql
+        tsquery = sql.SQL(f" {operator} ").join(
+            [sql.SQL("phraseto_tsquery({}, {})").format(sql.Literal(_CONFIG), sql.Placeholder())] * len(phrases)
+        )
+        statement = sql.SQL(
+            "WITH q AS (SELECT {tsquery} AS q) "
+            "SELECT s.event_id, s.kind, e.body, ts_rank(s.words, q.q, {norm}) AS score "
+            "FROM {rows} s CROSS JOIN q JOIN {events} e ON e.conversation_id = s.conversation_id AND e.event_id = s.event_id "
+            "WHERE s.conversation_id = %s AND s.words @@ q.q ORDER BY score DESC, s.event_id LIMIT %s"
+        ).format(tsquery=tsquery, rows=self._rows, events=self._events, norm=sql.Literal(_NORM))
+        with conn.cursor(binary=True) as cursor:
+            cursor.execute(statement, [*phrases, self.conversation, limit])
+            return cursor.fetchall()
+
+    def is_current(self, event: Event) -> bool:
+        """Whether the index holds `event` as the log holds it now (the digest of its text, secrets hidden, agrees)."""
+        if self._memory is not None:
+            return self._memory.is_current(event)
+        if event.id is None:
+            return False
+        digest = self._entry(event)[3]
+        return self._read(lambda conn: self._stored_digest(conn, event.id)) == digest
+
+    def _stored_digest(self, conn: Any, event_id: int | None) -> bytes | None:
+        row = conn.execute(
+            self._psycopg.sql.SQL("SELECT digest FROM {} WHERE conversation_id = %s AND event_id = %s").format(self._rows),
+            (self.conversation, event_id),
+        ).fetchone()
+        return bytes(row[0]) if row is not None else None
+
+    # -- the database ---------------------------------------------------------------------------------
+
+    def _ensure_tables(self, conn: Any) -> None:
+        """Create the index's tables if they are missing (a projection: dropping them only costs a rebuild)."""
+        sql = self._psycopg.sql
+        conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self._lock_key,))
+        conn.execute(
+            sql.SQL(
+                "CREATE TABLE IF NOT EXISTS {} (conversation_id text NOT NULL, event_id bigint NOT NULL, "
+                "kind text NOT NULL, digest bytea NOT NULL, words tsvector, PRIMARY KEY (conversation_id, event_id))"
+            ).format(self._rows)
+        )
+        conn.execute(sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} USING gin (words)").format(self._gin, self._rows))
+        conn.execute(
+            sql.SQL("CREATE TABLE IF NOT EXISTS {} (conversation_id text PRIMARY KEY, salt text NOT NULL, secrets text)").format(
+                self._state
+            )
+        )
+        self._tables_checked = True
+
+    def _write(self, work: Callable[[Any], _T]) -> _T:
+        """Run `work` in one transaction holding the conversation's state row (created with a salt if missing)."""
+        sql = self._psycopg.sql
+
+        def locked(conn: Any) -> _T:
+            conn.execute(
+                sql.SQL("INSERT INTO {} (conversation_id, salt) VALUES (%s, %s) ON CONFLICT DO NOTHING").format(self._state),
+                (self.conversation, secrets.token_hex(16)),
+            )
+            conn.execute(
+                sql.SQL("SELECT 1 FROM {} WHERE conversation_id = %s FOR UPDATE").format(self._state), (self.conversation,)
+            )
+            return work(conn)
+
+        return self._run("update the search index", locked)
+
+    def _read(self, work: Callable[[Any], _T]) -> _T:
+        return self._run("search", work)
+
+    def _run(self, what: str, work: Callable[[Any], _T]) -> _T:
+        """Run `work` in one transaction; tables found missing are made again (empty: `needs_sync`) and `work` run once more."""
+        if self._closed:
+            raise StoreClosedError(self._store.location)
+        for attempt in (1, 2):
+            try:
+                with self._store.connection() as conn, conn.transaction():
+                    if not self._tables_checked:
+                        self._ensure_tables(conn)
+                    return work(conn)
+            except self._psycopg.errors.UndefinedTable:
+                if attempt == 2:
+                    raise
+                logger.warning("search index of %s: its tables are gone, made again; the next sync refills them", self._store.location)
+                self._tables_checked = False
+                self._fingerprint = None
+                self.needs_sync = True
+            except self._psycopg.Error as exc:
+                self._tables_checked = False
+                self._fingerprint = None
+                self.needs_sync = True
+                raise StoreDatabaseError(self._store.location, f"{what} failed: {str(exc).strip().splitlines()[0]}") from exc
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _move_to_memory(self, reason: str) -> None:
+        logger.warning("search index of %s cannot be used (%s): indexing in memory", self._store.location, reason)
+        self._memory = SearchIndex.in_memory(redactor=self._redactor)
+        self.fallback_reason = reason
+
+    def _count_rebuild(self, reason: str) -> None:
+        self.rebuilds += 1
+        self.last_rebuild_reason = reason
+
+    def close(self) -> None:
+        """Stop using the index (it stays in the database); closes the store only if `for_url` opened it."""
+        if not self._closed:
+            self._closed = True
+            if self._memory is not None:
+                self._memory.close()
+            if self._owns_store:
+                self._store.close()
+
+    def __enter__(self) -> PostgresSearchIndex:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        where = "in memory" if self._memory is not None else self._store.location
+        return f"PostgresSearchIndex({where!r})"
