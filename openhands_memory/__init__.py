@@ -69,7 +69,7 @@ if TYPE_CHECKING:
         UnknownPriceError,
     )
     from openhands_memory.conversation_memory import HistoryPolicy
-    from openhands_memory.pipeline_config import load_pipeline_config
+    from openhands_memory.pipeline import load_pipeline_config
     from openhands_memory.events import (
         Action,
         AgentCondensationObservation,
@@ -132,7 +132,7 @@ _HOME: dict[str, str] = {
     "event_to_trajectory": _EVENTS,
     # what the model is shown: a final trim of the messages, and a pipeline file with one
     "HistoryPolicy": "openhands_memory.conversation_memory",
-    "load_pipeline_config": "openhands_memory.pipeline_config",
+    "load_pipeline_config": "openhands_memory.pipeline",
     # the events a controller builds (every other kind: `openhands_memory.events`)
     "Event": _EVENTS,
     "Action": _EVENTS,

@@ -321,6 +321,7 @@ def _progress_bar(label: str, *, quiet: bool) -> ProgressBar | None:
 def _replay(args: argparse.Namespace) -> int:
     from openhands_memory.replay import load_pipeline, replay_events, write_log
     from openhands_memory.replay.output import check_log_output
+    from openhands_memory.replay.formatting import format_replay_report
     from openhands_memory.llm.prompt_cache import resolve_pricing
     from openhands_memory.replay.costs import DEFAULT_STEP_SECONDS
     from openhands_memory.stream.locations import load_log, shown_location
@@ -358,74 +359,8 @@ def _replay(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(report.to_dict())
         return 0
-    summary = report.summary()
-    peak = f"{report.peak_tokens:,}" + (f" (step {summary['peak_step']})" if summary["peak_step"] is not None else "")
-    counted = f"{report.model} (some estimated)" if report.tokens_estimated else str(report.model)
-    if report.model is None:
-        counted = "approximate (4 characters a token, no model tokenizer)"
-    new = summary["new_condensations"]
-    recorded = len(report.condensations) - new
-    made = f"{new} new" + (f", {recorded} recorded" if report.recorded else "")
-    _print_rows(
-        [
-            ("log", report.source),
-            ("pipeline", report.pipeline),
-            *([("summarizer", summarizer)] if summarizer is not None else []),
-            ("tokens counted for", counted),
-            ("events", f"{report.events:,} (replayed log: {len(report.history):,})"),
-            ("agent steps", f"{len(report.steps):,}" if report.steps else "0 (no action in the log has source 'agent')"),
-            ("condensations", made),
-            ("peak context tokens", peak),
-            ("final context tokens", f"{report.final_tokens:,}"),
-            ("total prompt tokens", f"{report.total_prompt_tokens:,}"),
-            ("final view", f"{report.final_view_events:,} events"),
-            ("tool-call repairs", f"{report.tool_call_repairs:,} (calls or results left out to keep the chat valid)"),
-            *(
-                [("history policy", f"{report.messages_trimmed:,} messages trimmed, summed over the steps")]
-                if report.messages_trimmed
-                else []
-            ),
-            ("replay time", f"{report.seconds:.2f} s (+ {report.tokenizer_seconds:.2f} s loading the tokenizer)"),
-        ]
-    )
-    if report.condensations:
-        print()
-        print(f"{'step':>5} {'id':>6}  {'made by':<22} {'reason':<8} {'events':>11} {'est. tokens':>17} {'forgot':>6}")
-        for c in report.condensations:
-            meta = c.metadata or {}
-            by = "log" if c.recorded else str(meta.get("condenser", "?"))
-            if c.recorded and meta.get("condenser"):
-                by = f"log ({meta['condenser']})"
-            before, after = meta.get("tokens_before"), meta.get("tokens_after")
-            tokens = f"{before:,} -> {after:,}" if isinstance(before, int) and isinstance(after, int) else "-"
-            sizes = f"{c.events_before} -> {c.events_after}"
-            print(
-                f"{c.step:>5} {c.id:>6}  {by[:22]:<22} {str(meta.get('reason', '-')):<8} {sizes:>11} {tokens:>17} "
-                f"{len(c.forgotten_ids):>6}"
-            )
-    _print_compressions(report.compressions)
-    _print_costs(report.costs, report.timed_steps, len(report.steps))
+    print(format_replay_report(report, summarizer))
     return 0
-
-
-def _print_costs(costs: dict[str, dict[str, Any]], timed: int, steps: int) -> None:
-    """What the replay cost per pricing (`replay --pricing`), one block of rows each."""
-    for name, c in costs.items():
-        print()
-        _print_rows(
-            [
-                ("priced as", f"{name} (request times: the log's at {timed:,} of {steps:,} steps)"),
-                ("agent's prompts", f"${c['prompt_cost']:,.4f} with the prompt cache, ${c['prompt_cost_without_cache']:,.4f} without"),
-                ("summarizer's calls", f"${c['summarizer_cost']:,.4f}"),
-                (
-                    "prompt tokens",
-                    f"{c['cache_read_tokens']:,} read from the cache, {c['cache_write_tokens']:,} written, "
-                    f"{c['uncached_tokens']:,} uncached",
-                ),
-                ("cache breaks", f"{c['cache_breaks']:,} (${c['cache_break_cost']:,.4f} over reading what the cache held)"),
-                ("cold starts", f"{c['cold_starts']:,} after an idle gap (${c['cold_start_cost']:,.4f})"),
-            ]
-        )
 
 
 # -- inspect ----------------------------------------------------------------------------------------
@@ -433,6 +368,7 @@ def _print_costs(costs: dict[str, dict[str, Any]], timed: int, steps: int) -> No
 
 def _inspect(args: argparse.Namespace) -> int:
     from openhands_memory.replay import inspect_log
+    from openhands_memory.replay.formatting import format_inspection
 
     if args.top < 0:
         print("error: --top must be >= 0", file=sys.stderr)
@@ -441,71 +377,8 @@ def _inspect(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(report.to_dict())
         return 0
-    _print_rows(
-        [
-            ("log", report.source),
-            ("events", f"{report.events:,} (agent history: {report.agent_history_events:,})"),
-            ("tokens (estimated)", f"{report.tokens:,} in the agent history, {report.view_tokens:,} in the view"),
-            ("view now", f"{report.view_events:,} events, {report.forgotten_events:,} ids forgotten"),
-            ("condensations", f"{len(report.condensations)} (requests: {report.condensation_requests})"),
-            ("orphan tool calls", str(len(report.orphans)) if report.orphans else "none"),
-        ]
-    )
-    print()
-    width = max([len("events by kind"), *(len(k.kind) for k in report.by_kind)])
-    print(f"{'events by kind':<{width}} {'events':>7} {'tokens':>9}")
-    for kind in report.by_kind:
-        print(f"{kind.kind:<{width}} {kind.events:>7,} {kind.tokens:>9,}")
-    if report.largest:
-        print()
-        print(f"largest events\n{'id':>6}  {'kind':<24} {'tokens':>8}  preview")
-        for event in report.largest:
-            ident = "-" if event.id is None else str(event.id)
-            print(f"{ident:>6}  {event.kind[:24]:<24} {event.tokens:>8,}  {event.preview[:60]}")
-    if report.orphans:
-        print()
-        print(f"orphan tool calls and results\n{'id':>6}  {'kind':<24} {'tool':<20} {'problem':<10} tool call id")
-        for orphan in report.orphans:
-            ident = "-" if orphan.id is None else str(orphan.id)
-            print(f"{ident:>6}  {orphan.kind[:24]:<24} {orphan.function_name[:20]:<20} {orphan.problem:<10} {orphan.tool_call_id}")
-    if report.condensations:
-        print()
-        print("condensations")
-        for c in report.condensations:
-            span = f"ids {c.first_forgotten}-{c.last_forgotten}" if c.forgotten else "nothing"
-            made = f", by {c.condenser} ({c.reason})" if c.condenser else ""
-            print(f"{'-' if c.id is None else c.id:>6}  forgot {c.forgotten} events ({span}){made}")
-            if c.forgotten_kinds:
-                kinds = ", ".join(f"{kind} {count}" for kind, count in c.forgotten_kinds.items())
-                print(f"{'':>6}  kinds: {kinds}")
-            if c.summary is not None:
-                text = " ".join(c.summary.split())
-                print(f"{'':>6}  summary at {c.summary_offset}: {text[:90]}{'…' if len(text) > 90 else ''}")
-            if c.cache_decision is not None:
-                print(f"{'':>6}  {_cache_decision_line(c.cache_decision)}")
-    _print_compressions(report.compressions)
+    print(format_inspection(report))
     return 0
-
-
-def _cache_decision_line(decision: dict[str, Any]) -> str:
-    """`cache: pays (warm cache, idle 12 s), 52,000 -> 20,000 tokens, expected $0.91 -> $0.64 over 8.5 steps (claude-sonnet-4-5)`."""
-
-    def number(key: str) -> str:
-        value = decision.get(key)
-        return f"{value:,}" if isinstance(value, int) else "?"
-
-    def dollars(key: str) -> str:
-        value = decision.get(key)
-        return f"${value:,.4f}" if isinstance(value, int | float) else "?"
-
-    idle = decision.get("idle_seconds")
-    state = f"{decision.get('cache', '?')} cache" + (f", idle {idle:,.0f} s" if isinstance(idle, int | float) else "")
-    what = f" ({decision['transform']} up to id {decision.get('frontier')})" if decision.get("transform") else ""
-    return (
-        f"cache: {decision.get('reason', '?')}{what} ({state}), {number('tokens_before')} -> {number('tokens_after')} tokens, "
-        f"expected {dollars('expected_cost_before')} -> {dollars('expected_cost_after')} over "
-        f"{decision.get('horizon_steps', '?')} steps ({decision.get('pricing', '?')})"
-    )
 
 
 # -- view -------------------------------------------------------------------------------------------
@@ -516,6 +389,7 @@ def _view(args: argparse.Namespace) -> int:
     from openhands_memory.llm import to_litellm_dicts
     from openhands_memory.stream.locations import load_log
     from openhands_memory.replay import load_pipeline, snapshot_at
+    from openhands_memory.replay.formatting import id_or_dash, message_line
 
     if args.recorded and args.pipeline is None:
         print("error: --recorded goes with --pipeline (the log's condensations apply by default)", file=sys.stderr)
@@ -536,13 +410,13 @@ def _view(args: argparse.Namespace) -> int:
             _print_json(to_litellm_dicts(snapshot.messages))
         else:
             for index, message in enumerate(snapshot.messages):
-                print(f"{index:>4}  {message.role:<9} {_message_line(message)[:110]}")
+                print(f"{index:>4}  {message.role:<9} {message_line(message)[:110]}")
     elif args.json:
         _print_json([_with_log_ids(event_to_dict(e), snapshot) for e in shown])
     else:
         for event in shown:  # by the log's ids, as the footer names them
             text = " ".join(event.message.split())
-            ident = _id_or_dash(snapshot.log_id(event))
+            ident = id_or_dash(snapshot.log_id(event))
             print(f"{ident:>6}  {event.kind:<20} {text[:100]}")
     if snapshot.step is None:
         where = f"after the last event ({snapshot.steps} agent steps)"
@@ -602,18 +476,6 @@ def _token_model(args: argparse.Namespace) -> str | None:
 
     name = args.tokenizer or args.model or DEFAULT_TOKEN_MODEL
     return None if name == APPROXIMATE else name
-
-
-def _message_line(message: Any) -> str:
-    parts: list[str] = []
-    if message.role == "tool":
-        parts.append(f"[{message.name} {message.tool_call_id}]")
-    for call in message.tool_calls or ():
-        parts.append(f"[{call.function.name}({call.function.arguments})]")
-    for content in message.content:
-        text = getattr(content, "text", None)
-        parts.append(text if text is not None else f"[{len(content.image_urls)} image(s)]")
-    return " ".join(" ".join(parts).split())
 
 
 # -- convert ----------------------------------------------------------------------------------------
@@ -729,37 +591,6 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 # -- printing ---------------------------------------------------------------------------------------
-
-
-def _print_compressions(compressions: Sequence[Any]) -> None:
-    """The compression records (`CompressionEvent`s) as a table: one line each, nothing when there are none."""
-    if not compressions:
-        return
-    print()
-    print(
-        f"compression events\n{'id':>6}  {'type':<35} {'count':>5} {'between ids':>12} {'tokens before -> after':>23} "
-        f"{'model in/out':>13}  notes"
-    )
-    for c in compressions:
-        ident = "-" if c.compressed_message_id is None else str(c.compressed_message_id)
-        span = f"{_id_or_dash(c.previous_message_id)}..{_id_or_dash(c.next_message_id)}"
-        if isinstance(c.tokens_before, int) and isinstance(c.tokens_after, int):
-            tokens = f"{c.tokens_before:,} -> {c.tokens_after:,}"
-        else:
-            tokens = "-"
-        model = f"{c.input_tokens:,}/{c.output_tokens:,}" if c.input_tokens is not None else "-"
-        notes = "exhausted" if c.exhausted else "still over threshold" if c.over_threshold_after else ""
-        print(f"{ident:>6}  {c.event_type.value:<35} {c.compressed_message_count:>5,} {span:>12} {tokens:>23} {model:>13}  {notes}".rstrip())
-
-
-def _id_or_dash(value: int | None) -> str:
-    return "-" if value is None else str(value)
-
-
-def _print_rows(rows: list[tuple[str, str]]) -> None:
-    width = max(len(name) for name, _ in rows)
-    for name, value in rows:
-        print(f"{name:<{width}}  {value}")
 
 
 def _print_json(data: Any) -> None:

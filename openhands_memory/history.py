@@ -32,60 +32,51 @@ request that leaves the overflowing prompt no smaller or a prompt that still ove
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Final, Self, TypeGuard
+from typing import TYPE_CHECKING, Any, Self, TypeGuard
 
 from openhands_memory.condenser import Condensation, Condenser, LLMTokenCounter, TokenCounter
 from openhands_memory.condenser.guard import MAX_CONDENSATIONS_PER_STEP, CondensationGuard
 from openhands_memory.conversation_memory import ConversationMemory, HistoryPolicy, HistoryTrim, apply_prompt_caching
 from openhands_memory.conversation_memory.history_policy import NO_TRIM, MessageTokenCounter
 from openhands_memory.errors import (
-    EventNotFoundError,
     LLMContextWindowExceededError,
     LLMResponseError,
     MalformedEventError,
-    OpenHandsMemoryError,
     StoreClosedError,
 )
 from openhands_memory.events import (
     CondensationAction,
     CondensationRequestAction,
     ContextReloadAction,
-    ContextReloadObservation,
     ErrorObservation,
     Event,
     EventSource,
     MessageAction,
     Observation,
     SearchHistoryAction,
-    SearchHistoryObservation,
     agent_history,
     is_agent_history,
 )
-from openhands_memory.recall import SearchIndex
+from openhands_memory.pipeline import DEFAULT_CONDENSER_CONFIG, Pipeline, default_condenser
+from openhands_memory.recall.runtime import MemoryToolRuntime
 from openhands_memory.recall.index import MAX_QUERY_CHARS
 from openhands_memory.recall.memory_tools import (
     MEMORY_TOOL_NAMES,
-    describe,
     echo,
     memory_tool_schemas,
     parse_memory_call,
     read_tool_call,
-    reload_text,
-    search_arguments_problem,
     tool_call_metadata,
 )
-from openhands_memory.recall.search import search_answer, search_log
-from openhands_memory.stream import EventStream, JsonlEventStore, PostgresEventStore
+from openhands_memory.stream import EventStream
 from openhands_memory.view import View, ViewBuilder
 
 if TYPE_CHECKING:
     from openhands_memory.llm import LLM, LLMResponse, Message, ToolCall
 
-logger = logging.getLogger(__name__)
 
 __all__ = [
     "DEFAULT_CONDENSER_CONFIG",
@@ -94,25 +85,6 @@ __all__ = [
     "History",
     "default_condenser",
 ]
-
-DEFAULT_CONDENSER_CONFIG: Final[Mapping[str, Any]] = {
-    "type": "pipeline",
-    "condensers": [
-        {"type": "browser_output_masking", "attention_window": 1},
-        {"type": "observation_masking", "attention_window": 50},
-        {"type": "amortized", "max_size": 120, "keep_first": 4, "max_tokens": 64_000},
-    ],
-}
-"""The offline pipeline used when none is given (no model, no API key): show only the newest
-browser page, mask tool output older than 50 events, and forget the older half of the history
-(after the first 4 events: system prompt, task, workspace recall) past 120 events or 64k tokens.
-The sizes are OpenHands' defaults for its own condensers."""
-
-
-def default_condenser() -> Condenser:
-    """A fresh condenser built from `DEFAULT_CONDENSER_CONFIG`."""
-    return Condenser.from_config(dict(DEFAULT_CONDENSER_CONFIG))
-
 
 class History:
     """A conversation's stream, the view of the agent's history, a condenser and the messages: one object per controller.
@@ -179,14 +151,7 @@ class History:
             stream.set_secrets(secrets)
         self.stream: EventStream = stream
         """Every event of the conversation."""
-        self.condenser: Condenser = condenser if condenser is not None else default_condenser()
-        """Decides what the model sees of the history."""
-        self.memory: ConversationMemory = memory if memory is not None else ConversationMemory(system_prompt)
-        """Renders the view the model is shown as chat messages."""
-        self.max_message_chars = max_message_chars
-        """Observation text longer than this is cut in the middle (None: never)."""
-        self.vision_is_active = vision_is_active
-        """The model sees images."""
+        condenser = condenser if condenser is not None else default_condenser()
         if max_overflow_retries < 0:
             raise ValueError(f"max_overflow_retries must be at least 0, got {max_overflow_retries}")
         self.max_overflow_retries = max_overflow_retries
@@ -196,18 +161,26 @@ class History:
         self.max_invalid_replies = max_invalid_replies
         """How many replies with tool calls that cannot be run `completion` answers and asks again about."""
         if token_counter is None:
-            token_counter = getattr(self.condenser, "token_counter", None)
-        self._guard = CondensationGuard(self.condenser.name, limit=max_condensations_per_step, token_counter=token_counter)
-        if history_policy is None and (preset := getattr(self.condenser, "history_policy_preset", None)) is not None:
+            token_counter = getattr(condenser, "token_counter", None)
+        self._guard = CondensationGuard(condenser.name, limit=max_condensations_per_step, token_counter=token_counter)
+        if history_policy is None and (preset := getattr(condenser, "history_policy_preset", None)) is not None:
             history_policy = HistoryPolicy(preset=preset)  # the trim a strategy comes with (Inkeep's limits)
-        self.history_policy = history_policy
-        """Trims the messages of every step (None: they are sent as rendered)."""
-        self.last_trim: HistoryTrim = NO_TRIM
-        """What `history_policy` dropped from the messages of the last step (`dropped` 0: nothing)."""
-        self._policy_tokens: MessageTokenCounter | None = None
+        policy_tokens: MessageTokenCounter | None = None
         if isinstance(token_counter, LLMTokenCounter):
             llm = token_counter.llm
-            self._policy_tokens = lambda message: int(llm.count_tokens([message]))
+            policy_tokens = lambda message: int(llm.count_tokens([message]))  # noqa: E731
+        self.pipeline: Pipeline = Pipeline(
+            condenser,
+            None,
+            history_policy,
+            memory=memory if memory is not None else ConversationMemory(system_prompt),
+            max_message_chars=max_message_chars,
+            vision_is_active=vision_is_active,
+            message_tokens=policy_tokens,
+        )
+        """THE step: condenses the view and shows it as messages (the same object replay and bench run)."""
+        self.last_trim: HistoryTrim = NO_TRIM
+        """What `history_policy` dropped from the messages of the last step (`dropped` 0: nothing)."""
         self._initial_user_action: MessageAction | None = None
         self._last_view: View | None = None
         # Where the view broke (the event and what it raised), if it did: raised again at every read.
@@ -225,15 +198,10 @@ class History:
             self._initial_user_action = next((e for e in history if _is_user_message(e)), None)
         self._seen = latest
         """The id of the last stream event the view has taken or passed over (-1: none)."""
-        self._index: SearchIndex | None = None
-        self._index_failure: str | None = None
-        self._index_opened = False
-        """The search index is opened when the memory tools are first offered or run (`_use_index`):
-        a history whose model never searches (a replay, a controller without memory tools) never
-        pays for indexing a long log."""
-        self._indexed = -1
-        """The id of the last stream event the search index has been given (-1: none); events after it are
-        `add`ed to it (the index's own last id may be further: another user of its sidecar indexed more)."""
+        self._recall = MemoryToolRuntime(self.stream)
+        """Runs the memory tools and keeps the search index, opened when the memory tools are first
+        offered or run: a history whose model never searches (a replay, a controller without memory
+        tools) never pays for indexing a long log."""
 
     @classmethod
     def open(
@@ -253,83 +221,6 @@ class History:
             StoreDatabaseError: the database cannot be reached, or the URL names no conversation.
         """
         return cls(EventStream.open(path, fsync=fsync, secrets=secrets), **options)
-
-    # -- the search index -------------------------------------------------------------------------
-
-    def _use_index(self) -> None:
-        """Open the search index the first time it is needed; from then on every append keeps it current."""
-        if not self._index_opened:
-            self._index_opened = True
-            self._open_index()
-
-    def _open_index(self) -> None:
-        """Open the search index of the stream (beside a JSONL log, else in memory) and catch it up with the log.
-
-        The index is a projection of the log: when it cannot be opened or fed, the error is logged
-        and `search_history` says search is unavailable; the history itself goes on.
-        """
-        store = self.stream.store
-        redactor = self.stream.redactor
-        try:
-            if isinstance(store, PostgresEventStore):  # in the same database, for every worker (see recall.postgres_index)
-                from openhands_memory.recall.postgres_index import PostgresSearchIndex
-
-                index = PostgresSearchIndex.for_store(store, redactor=redactor)
-            elif isinstance(store, JsonlEventStore):
-                index = SearchIndex.for_log(store.path, redactor=redactor)
-            else:
-                index = SearchIndex.in_memory(redactor=redactor)
-        except (OSError, OpenHandsMemoryError) as exc:
-            self._index_broke(exc)
-            return
-        self._index = index
-        self._sync_index(index)
-
-    def _sync_index(self, index: SearchIndex) -> None:
-        """Give the index the whole log (as read: secrets in force hidden); it indexes what it lacks."""
-        latest = self.stream.get_latest_event_id()
-        try:
-            index.sync(self.stream.snapshot())
-        except (OSError, OpenHandsMemoryError) as exc:
-            self._index_broke(exc)
-            return
-        self._indexed = latest
-
-    def _index_catch_up(self) -> None:
-        """Give the search index the events appended since it last looked (as read: secrets in force hidden)."""
-        index = self._index
-        if index is None:
-            return
-        if index.redactor is not self.stream.redactor:  # the secrets changed: an index that hides them
-            self._index = None
-            index.close()
-            self._open_index()
-            return
-        latest = self.stream.get_latest_event_id()
-        if index.needs_sync:
-            # A write was deferred (another process held the sidecar) or the index started again.
-            self._sync_index(index)
-            return
-        if latest <= self._indexed:
-            return
-        try:
-            for event in self.stream.get_events(self._indexed + 1, latest):
-                index.add(event)
-        except (OSError, OpenHandsMemoryError) as exc:
-            self._index_broke(exc)
-            return
-        self._indexed = latest
-
-    def _index_broke(self, exc: BaseException) -> None:
-        """Stop using the search index after `exc`: log it, and keep the reason for `search_history` to tell."""
-        self._index_failure = f"{type(exc).__name__}: {exc}"
-        logger.error("the search index of %r failed, search_history is unavailable: %s", self.stream, self._index_failure)
-        index, self._index = self._index, None
-        if index is not None:
-            try:
-                index.close()
-            except (OSError, OpenHandsMemoryError):
-                logger.exception("closing the failed search index")
 
     # -- the stream -------------------------------------------------------------------------------
 
@@ -351,7 +242,7 @@ class History:
                 if event_id - 1 > self._seen:
                     self._take(self.stream.get_events(self._seen + 1, event_id - 1))
                 self._take((event,))
-        self._index_catch_up()
+        self._recall.catch_up()
         return event_id
 
     def request_condensation(self) -> CondensationRequestAction:
@@ -371,8 +262,8 @@ class History:
         latest = self.stream.get_latest_event_id()
         if latest > self._seen:
             self._take(self.stream.get_events(self._seen + 1, latest))
-        if latest > self._indexed:
-            self._index_catch_up()
+        if latest > self._recall.indexed:
+            self._recall.catch_up()
 
     def _take(self, events: Iterable[Event]) -> None:
         """Feed the view `events`, the stream's next ones in id order (those outside the agent's history are passed over)."""
@@ -396,6 +287,31 @@ class History:
             self._initial_user_action = event
 
     # -- views and messages -----------------------------------------------------------------------
+
+    @property
+    def condenser(self) -> Condenser:
+        """Decides what the model sees of the history (the pipeline's)."""
+        return self.pipeline.condenser
+
+    @property
+    def memory(self) -> ConversationMemory:
+        """Renders the view the model is shown as chat messages (the pipeline's)."""
+        return self.pipeline.memory
+
+    @property
+    def history_policy(self) -> HistoryPolicy | None:
+        """Trims the messages of every step (None: they are sent as rendered)."""
+        return self.pipeline.history_policy
+
+    @property
+    def max_message_chars(self) -> int | None:
+        """Observation text longer than this is cut in the middle (None: never)."""
+        return self.pipeline.max_message_chars
+
+    @property
+    def vision_is_active(self) -> bool:
+        """The model sees images."""
+        return self.pipeline.vision_is_active
 
     @property
     def view(self) -> View:
@@ -430,24 +346,15 @@ class History:
                 that left the prompt no smaller, or past `max_condensations_per_step` in one step.
             MalformedEventError: an event in the stream cannot be applied to the view.
         """
-        view = self.view
-        outcome = self.condenser.condense(view)
+        outcome = self.pipeline.condense(self.view, self._guard)
         if isinstance(outcome, Condensation):
-            self._guard.condensed(view)
             return outcome
         self._guard.reset()
         self._last_view = outcome
-        messages = self.memory.process_events(
-            outcome,
-            self._initial_user_action,
-            max_message_chars=self.max_message_chars,
-            vision_is_active=self.vision_is_active,
-        )
-        if self.history_policy is None:
-            return messages
-        # The policy trims whole tool exchanges only, so the chat stays valid (DESIGN invariant 4).
-        self.last_trim = self.history_policy.apply(messages, count_tokens=self._policy_tokens)
-        return self.last_trim.messages
+        shown = self.pipeline.show(outcome, self._initial_user_action)
+        if self.history_policy is not None:
+            self.last_trim = shown.trim
+        return shown.messages
 
     def next_messages(self) -> list[Message]:
         """`step` until it returns messages, appending each condensation to the stream (source agent).
@@ -577,7 +484,7 @@ class History:
         Route the calls of these tools (`is_memory_tool`) to `run_memory_tool`. Offering them opens
         the search index (beside a JSONL log: built once, then kept current at every append).
         """
-        self._use_index()
+        self._recall.use_index()
         return memory_tool_schemas()
 
     @staticmethod
@@ -635,10 +542,10 @@ class History:
         if written is not None:
             return self._invalid_call(f"{echo(call.name, 60)}({echo(call.arguments)}) cannot be recorded: {written}.")
         if isinstance(action, ContextReloadAction):
-            observation: Observation = self._reload(action)
+            observation: Observation = self._recall.reload(action, self._visibility)
         else:
             assert isinstance(action, SearchHistoryAction)
-            observation = self._search(action, asked_chars)
+            observation = self._recall.search(action, asked_chars, self._visibility)
         observation.cause = action.id
         observation.tool_call_metadata = metadata
         written = self._add_model_event(observation, EventSource.ENVIRONMENT)
@@ -675,44 +582,6 @@ class History:
         """The event as the stream stores it (a copy with secrets hidden, when it held one)."""
         assert event.id is not None
         return self.stream.get_event(event.id) if self.stream.hides_secrets else event
-
-    def _reload(self, action: ContextReloadAction) -> ContextReloadObservation:
-        event_id = action.event_id
-        try:
-            event = self.stream.get_event(event_id)
-        except EventNotFoundError:
-            latest = self.stream.get_latest_event_id()
-            return ContextReloadObservation(
-                content=f"There is no event {event_id} in the history: event ids go from 0 to {latest}. "
-                "Use search_history to find the id of what you are looking for."
-            )
-        if event.hidden:
-            return ContextReloadObservation(content=f"Event {event_id} is hidden: it is never shown to the agent.")
-        status = self._visibility()(event_id)
-        note = "still in your view" if status == "in view" else status
-        header = f"[event {event_id}: {describe(event)}, {note}; its content as logged follows]"
-        return ContextReloadObservation(content=f"{header}\n{reload_text(event)}", reloaded_event_id=event_id)
-
-    def _search(self, action: SearchHistoryAction, asked_chars: int) -> SearchHistoryObservation:
-        problem = search_arguments_problem(action)
-        if problem is not None:
-            return SearchHistoryObservation(content=f"No search was made: {problem}.")
-        self._use_index()
-        self._index_catch_up()
-        index = self._index
-        if index is None:
-            return SearchHistoryObservation(content=f"Search is unavailable: the search index failed ({self._index_failure}).")
-        if index.needs_sync:  # it failed and started again, or a write was deferred: give it the log first
-            self._sync_index(index)
-        hits = search_log(index, action.query, limit=action.limit, lookup=self._event_or_none, log=self.stream.snapshot)
-        content = search_answer(hits, action.query, asked_chars=asked_chars, status=self._visibility())
-        return SearchHistoryObservation(content=content)
-
-    def _event_or_none(self, event_id: int) -> Event | None:
-        try:
-            return self.stream.get_event(event_id)
-        except EventNotFoundError:
-            return None
 
     def _visibility(self) -> Callable[[int], str]:
         """A function telling, for an event id, whether the model sees it: `in view`, `in view, shortened` or `forgotten`.
@@ -757,9 +626,7 @@ class History:
             try:
                 self.stream.close()
             finally:
-                index, self._index = self._index, None
-                if index is not None:
-                    index.close()
+                self._recall.close()
 
     def __enter__(self) -> Self:
         return self

@@ -573,8 +573,8 @@ def test_an_edit_the_index_was_not_told_of_is_found_on_a_hit_and_the_index_rebui
     object.__setattr__(edited, "content", "nothing of that kind here")
     answer = history.run_memory_tool(call("search_history", {"query": "quokka"}))
     assert answer.content == 'No event matches "quokka".'
-    assert history._index is not None and history._index.rebuilds == 1
-    assert "event 3 no longer holds what was indexed" in (history._index.last_rebuild_reason or "")
+    assert history._recall.index is not None and history._recall.index.rebuilds == 1
+    assert "event 3 no longer holds what was indexed" in (history._recall.index.last_rebuild_reason or "")
 
 
 def test_a_1mb_query_is_cut_to_its_first_words_and_the_answer_says_so(tmp_path: Path) -> None:

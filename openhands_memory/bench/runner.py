@@ -64,12 +64,11 @@ from openhands_memory.llm import CompletionFn
 from openhands_memory.llm.llm import DEFAULT_CONTEXT_WINDOW
 from openhands_memory.llm.prompt_cache import PromptPricing, resolve_pricing
 from openhands_memory.llm.message import Message
-from openhands_memory.pipeline_config import load_pipeline_config
+from openhands_memory.pipeline import Pipeline, describe_config, load_pipeline_config
 from openhands_memory.recall import SearchIndex
 from openhands_memory.replay import AgentStep, Replayer
 from openhands_memory.replay.costs import DEFAULT_STEP_SECONDS, RequestClock, RunCosts, summarize_costs
 from openhands_memory.replay.driver import CondensationMade
-from openhands_memory.replay.replayer import describe_config
 from openhands_memory.stream import Redactor
 from openhands_memory.stream.locations import load_log, shown_location
 from openhands_memory.view import View
@@ -260,20 +259,19 @@ def run_events(
             # Look the model up now (litellm's import takes seconds), so it is not timed as condensing.
             llm.context_window()
     timed = _TimedCondenser(condenser)
-    replayer = Replayer(timed)
-    memory = ConversationMemory(system_prompt="")
-
     policy = pipeline.history_policy
+    # THE step History runs; the policy's max_tokens counts with the benchmark's tokenizer, so it
+    # trims what the report measures.
+    step = Pipeline(timed, pipeline.name, policy, message_tokens=lambda message: meter.message_tokens(message))
+    replayer = Replayer(step)
+    memory = step.memory
     trims = _Trims()
 
     def render(shown: Sequence[Event]) -> list[Message]:
-        messages = memory.process_events(shown, replayer.initial_user_action)
-        if policy is None:
-            return messages
-        # Counted with the benchmark's tokenizer, so the policy's max_tokens is what the report measures.
-        trim = policy.apply(messages, count_tokens=meter.message_tokens)
-        trims.add(trim)
-        return trim.messages
+        result = step.show(shown, replayer.initial_user_action)
+        if policy is not None:
+            trims.add(result.trim)
+        return result.messages
 
     meter = PromptMeter(tokenizer if tokenizer is not None else _tokenizer(options.tokenizer), render=render)
     metrics = RunMetrics(options.context_limit)
@@ -298,12 +296,11 @@ def run_events(
     history = replayer.history
     log_ids = {e.id for e in history if not isinstance(e, CondensationAction | CondensationRequestAction)}
     recall = _Recall(history)
-    final = memory.process_events(shown, replayer.initial_user_action)
+    shown_final = step.show(shown, replayer.initial_user_action)
+    final = shown_final.messages
     hidden: list[Event] = []
     if policy is not None:
-        trim = policy.apply(final, count_tokens=meter.message_tokens)
-        hidden = hidden_events(shown, final, trim.messages)
-        final = trim.messages
+        hidden = hidden_events(shown, shown_final.rendered, final)
     try:
         # What the final trim left out of the chat is forgotten too: the model cannot read it.
         hidden_ids = {id(event) for event in hidden}

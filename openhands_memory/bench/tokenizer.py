@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from openhands_memory.condenser.tokens import CHARS_PER_TOKEN
+from openhands_memory.llm.estimate import CHARS_PER_TOKEN
 
 __all__ = [
     "APPROXIMATE",

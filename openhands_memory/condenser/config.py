@@ -307,7 +307,16 @@ def load_condenser_config(path: str | PathLike[str]) -> BaseModel:
             condenser config, or the config is not valid (the message starts with the file name).
     """
     path = Path(path)
-    document = read_config_file(path)
+    return condenser_config_from_document(read_config_file(path), path)
+
+
+def condenser_config_from_document(document: Mapping[str, Any], path: str | PathLike[str]) -> BaseModel:
+    """The condenser config of a config file already read (`read_config_file`), as `load_condenser_config` returns it.
+
+    Raises:
+        CondenserConfigError: the document has no condenser config, or it is not valid.
+    """
+    path = Path(path)
     llm_tables: dict[str, dict[str, Any]] = {}
     if path.suffix.lower() == ".toml":
         if "condenser" not in document:

@@ -20,11 +20,11 @@ message's count.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from openhands_memory.condenser._text import NOT_PROMPT_TEXT
+from openhands_memory.llm.estimate import CHARS_PER_TOKEN, estimate_tokens
 from openhands_memory.events import (
     Action,
     Event,
@@ -47,9 +47,6 @@ __all__ = [
     "default_token_counter",
     "tools_of",
 ]
-
-CHARS_PER_TOKEN: Final = 4
-"""Characters a token, for every offline estimate (about right for English and code with OpenAI-style tokenizers)."""
 
 EventsRenderer = Callable[[Sequence[Event]], "list[Message]"]
 """Renders events as the chat messages the model is sent (a closure over `ConversationMemory.process_events`, say)."""
@@ -138,7 +135,7 @@ class ApproximateTokenCounter:
         entry = self._cache.get(id(event))
         if entry is not None and entry[0] is event:
             return entry[1]
-        tokens = math.ceil(event_chars(event) / self.chars_per_token) + self.overhead_per_event
+        tokens = estimate_tokens(event_chars(event), self.chars_per_token) + self.overhead_per_event
         self._cache[id(event)] = (event, tokens)
         return tokens
 

@@ -46,13 +46,13 @@ Presets (`preset = "..."` in a config; a field given beside it wins):
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from openhands_memory.llm.estimate import estimate_tokens
 from openhands_memory.llm.message import ImageContent, Message, Role
 
 __all__ = [
@@ -87,7 +87,6 @@ each counts the conversation's messages, the task among them (the system message
 QITOS_DEFAULT_ROLES: Final = ("user", "assistant")
 """The roles QitOS' `HistoryPolicy()` asks for; `build_query` writes them when `roles` is None."""
 
-_CHARS_PER_TOKEN: Final = 4
 _OVERHEAD_PER_MESSAGE: Final = 4
 _IMAGE_TOKENS: Final = 85  # what OpenAI charges a low-detail image: an image is never downloaded to count it
 
@@ -106,7 +105,7 @@ def approximate_message_tokens(message: Message) -> int:
             chars += len(part.text)
     for call in message.tool_calls or ():
         chars += len(call.function.name) + len(call.function.arguments)
-    return math.ceil(chars / _CHARS_PER_TOKEN) + images * _IMAGE_TOKENS + _OVERHEAD_PER_MESSAGE
+    return estimate_tokens(chars) + images * _IMAGE_TOKENS + _OVERHEAD_PER_MESSAGE
 
 
 class HistoryPolicy(BaseModel):

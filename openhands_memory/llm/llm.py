@@ -31,6 +31,7 @@ from openhands_memory.llm._litellm import import_litellm as _litellm
 from openhands_memory.llm._openai_tokens import TOKENS_PER_MESSAGE, OpenAITokens
 from openhands_memory.llm._storable import Repairs, argument_problem, load_json, storable
 from openhands_memory.llm.config import LLMConfig
+from openhands_memory.llm.estimate import estimate_tokens
 from openhands_memory.llm.message import Message, TextContent, ToolCall, ToolCallFunction
 from openhands_memory.llm.metrics import LLMMetrics, TokenUsage
 
@@ -67,7 +68,6 @@ ChatMessage = Message | Mapping[str, Any]
 
 _TOKEN_CACHE_MAX = 20_000
 _EXCERPT_CHARS = 200
-_CHARS_PER_TOKEN = 4
 _TOKENS_PER_MESSAGE = 3
 
 
@@ -625,7 +625,7 @@ class LLM:
         cached = self._extra_cache.get(key) if key is not None else None
         if cached is not None:
             return cached
-        result = (math.ceil(len(json.dumps(tool_list, default=str)) / _CHARS_PER_TOKEN), True)
+        result = (estimate_tokens(len(json.dumps(tool_list, default=str))), True)
         counted = self._tokens_without_litellm()
         tool_tokens = counted.count_tools(tool_list, has_system=has_system) if counted is not None else None
         if tool_tokens is not None:
@@ -689,7 +689,7 @@ def _estimate_message(message: Mapping[str, Any]) -> int:
     name = message.get("name")
     if isinstance(name, str):
         chars += len(name)
-    return math.ceil(chars / _CHARS_PER_TOKEN) + _TOKENS_PER_MESSAGE
+    return estimate_tokens(chars) + _TOKENS_PER_MESSAGE
 
 
 def _int(value: Any) -> int:

@@ -1,7 +1,7 @@
 """The agent's memory tools, `context_reload` and `search_history`: their schemas, calls, arguments and result text.
 
-Only what depends on the events is here; `History.run_memory_tool` runs the tools against its
-stream, its view and its search index.
+Only what depends on the events is here; `openhands_memory.recall.runtime` runs the tools against a
+stream and its search index, and `History.run_memory_tool` records the calls and their results.
 """
 
 from __future__ import annotations

@@ -42,7 +42,8 @@ from openhands_memory.events import (
     SystemMessageAction,
     is_agent_history,
 )
-from openhands_memory.condenser.guard import MAX_CONDENSATIONS_PER_STEP, CondensationGuard
+from openhands_memory.condenser.guard import MAX_CONDENSATIONS_PER_STEP
+from openhands_memory.pipeline import Pipeline
 from openhands_memory.view import View, ViewBuilder
 
 __all__ = ["AgentStep", "CondensationMade", "RecordedCondensation", "ReplayItem", "Replayer", "is_agent_step"]
@@ -139,7 +140,7 @@ class Replayer:
 
     def __init__(
         self,
-        condenser: Condenser,
+        condenser: Condenser | Pipeline,
         *,
         keep_recorded: bool = False,
         max_condensations_per_step: int = MAX_CONDENSATIONS_PER_STEP,
@@ -147,12 +148,14 @@ class Replayer:
         """Set up a replay.
 
         Args:
-            condenser: asked at every agent step.
+            condenser: asked at every agent step (a `Pipeline`'s condenser: the step `History` runs).
             keep_recorded: keep the log's condensations and condensation requests (renumbered)
                 and apply them where they are; by default they are left out.
             max_condensations_per_step: condensations one step may make before it is stuck.
         """
-        self.condenser = condenser
+        self.pipeline: Pipeline = condenser if isinstance(condenser, Pipeline) else Pipeline(condenser)
+        """Condenses at every agent step and shows the view as messages (`show`), as `History` does."""
+        self.condenser = self.pipeline.condenser
         """Asked at every agent step."""
         self.keep_recorded = keep_recorded
         """The log's condensations (and requests) are kept."""
@@ -164,9 +167,7 @@ class Replayer:
         """Agent steps reached so far."""
         # Progress is the prompt getting smaller in tokens, by the condenser's counter, as `History`
         # measures it: a condensation may shrink a large event in place and leave the count unchanged.
-        self._guard = CondensationGuard(
-            condenser.name, limit=max_condensations_per_step, token_counter=getattr(condenser, "token_counter", None)
-        )
+        self._guard = self.pipeline.guard(max_condensations_per_step)
         self._builder = ViewBuilder()
         self._ids: dict[int, int] = {}  # the log's id -> the replayed id
         self._taken: set[int] = set()  # every replayed id
@@ -243,20 +244,15 @@ class Replayer:
         self._guard.reset()
 
     def _ask(self, before: Event | None, timestamp: str | None) -> Generator[CondensationMade, None, View]:
-        guard = self._guard
-        guard.reset()
-        while True:
-            view = self._builder.view
-            outcome = self.condenser.condense(view)
-            if not isinstance(outcome, Condensation):
-                return outcome
-            guard.condensed(view)
+        self._guard.reset()
+
+        def append(outcome: Condensation, view: View) -> CondensationMade:
             action = outcome.action.model_copy(
                 update={"id": self._take_id(None), "source": EventSource.AGENT, "timestamp": timestamp}
             )
             self.history.append(action)
             self._builder.append(action)
-            yield CondensationMade(
+            return CondensationMade(
                 step=self.steps,
                 before_event=before.id if before is not None else None,
                 view=view,
@@ -264,6 +260,8 @@ class Replayer:
                 action=action,
                 view_after=self._builder.view,
             )
+
+        return (yield from self.pipeline.settle(lambda: self._builder.view, append, self._guard))
 
     def _id_for(self, old: int | None) -> int:
         """The id the next appended event with the log's id `old` gets (without taking it)."""

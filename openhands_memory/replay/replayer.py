@@ -48,18 +48,18 @@ from openhands_memory.condenser import (
     compression_events,
     compressions_by_type,
 )
-from openhands_memory.condenser.tokens import CHARS_PER_TOKEN, tools_of
-from openhands_memory.conversation_memory import ConversationMemory, HistoryPolicy, approximate_message_tokens
+from openhands_memory.condenser.tokens import tools_of
+from openhands_memory.llm.estimate import estimate_tokens
+from openhands_memory.conversation_memory import approximate_message_tokens
 from openhands_memory.errors import StepNotFoundError
 from openhands_memory.events import CondensationAction, Event, MessageAction, load_events
-from openhands_memory.history import DEFAULT_CONDENSER_CONFIG, default_condenser
 from openhands_memory.stream import Redactor
 from openhands_memory.llm.message import Message
 from openhands_memory.llm.prompt_cache import PromptBlock, PromptPricing, resolve_pricing
 from openhands_memory.replay.costs import DEFAULT_STEP_SECONDS, RequestClock, RunCosts
 from openhands_memory.replay.driver import AgentStep, CondensationMade, RecordedCondensation, Replayer
 from openhands_memory.view import View
-from openhands_memory.pipeline_config import load_pipeline_config
+from openhands_memory.pipeline import Pipeline, describe_config, load_pipeline
 
 __all__ = [
     "DEFAULT_TOKEN_MODEL",
@@ -82,55 +82,6 @@ ProgressCallback = Callable[[int, int | None], None]
 """Called now and then with (events replayed, events in the log or None if unknown)."""
 
 _PROGRESS_EVERY = 25
-
-
-@dataclass(frozen=True, slots=True)
-class Pipeline:
-    """A condenser and how to name it in a report."""
-
-    condenser: Condenser
-    """The condenser to run."""
-    description: str
-    """What it is, for people: `default offline pipeline (observation_masking, amortized)`."""
-    history_policy: HistoryPolicy | None = None
-    """The final trim of every step's messages (a pipeline file's `[history_policy]`); None: none."""
-
-    @classmethod
-    def default(cls) -> Pipeline:
-        """The offline `DEFAULT_CONDENSER_CONFIG` pipeline."""
-        return cls(default_condenser(), f"default offline pipeline ({describe_config(DEFAULT_CONDENSER_CONFIG)})")
-
-
-def load_pipeline(path: str | os.PathLike[str] | None) -> Pipeline:
-    """The pipeline a file describes (TOML `[condenser]` and optional `[history_policy]` tables, or JSON), or the default with no path.
-
-    Raises:
-        CondenserConfigError: the file is missing, unreadable, or the config is not valid
-            (the message names the file and the field).
-    """
-    if path is None:
-        return Pipeline.default()
-    config = load_pipeline_config(path)
-    condenser = Condenser.from_config(config.condenser)
-    description = f"{path} ({describe_config(config.condenser.model_dump())})"
-    policy = config.history_policy
-    if policy is not None:
-        description += f" + history_policy({policy.describe()})"
-    return Pipeline(condenser, description, policy)
-
-
-def describe_config(config: Mapping[str, Any]) -> str:
-    """The condenser types a config chains, for people: `conversation_window, browser_output_masking, llm`.
-
-    A pipeline is named by its members in order, a nested pipeline by its own members (flattened);
-    a pipeline without members is `empty pipeline`; a scheduler by what it wraps: `cache_aware(llm)`.
-    """
-    if config.get("type") == "pipeline":
-        return ", ".join(describe_config(member) for member in config.get("condensers", ())) or "empty pipeline"
-    inner = config.get("condenser")
-    if isinstance(inner, Mapping):  # a scheduler around a strategy (`cache_aware`)
-        return f"{config.get('type')}({describe_config(inner)})"
-    return str(config.get("type"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -363,11 +314,12 @@ class StepSnapshot:
 class _Measure:
     """Renders what the model is shown and counts its tokens, step after step (caching per event and message)."""
 
-    def __init__(self, model: str | None, policy: HistoryPolicy | None = None) -> None:
-        self.memory = ConversationMemory(system_prompt="")
-        self.policy = policy
+    def __init__(self, model: str | None, pipeline: Pipeline) -> None:
+        self.policy = pipeline.history_policy
         self.trimmed = 0
         """Messages the policy dropped from the last step's chat."""
+        self.repairs = 0
+        """Tool calls or results the renderer left out of the last step's chat."""
         self.llm: Any = None
         self._shown: View | None = None
         self._initial: MessageAction | None = None
@@ -380,6 +332,10 @@ class _Measure:
 
             self.llm = LLM(LLMConfig(model=model))
             self.counter = LLMTokenCounter(self.llm, render=self._rendered)
+        # The policy's max_tokens counts with the report's tokenizer (with a model), so it trims what the report measures.
+        llm = self.llm
+        self.pipeline = pipeline.with_settings(message_tokens=None if llm is None else (lambda m: int(llm.count_tokens([m]))))
+        self.memory = self.pipeline.memory
 
     def load(self) -> float:
         """Load the tokenizer now (litellm's import takes seconds), so it is not timed as replay; returns the seconds."""
@@ -396,13 +352,10 @@ class _Measure:
         return not isinstance(counter, LLMTokenCounter) or counter.is_estimate
 
     def messages(self, shown: View, initial: MessageAction | None) -> list[Message]:
-        messages = self.memory.process_events(shown, initial)
-        if self.policy is not None:
-            # The policy trims whole tool exchanges, so the chat stays valid; tokens count what is left.
-            count = None if self.llm is None else (lambda message: int(self.llm.count_tokens([message])))
-            trim = self.policy.apply(messages, count_tokens=count)
-            self.trimmed = trim.dropped
-            messages = trim.messages
+        # THE step's rendering and trim (`Pipeline.show`): what `History` would send.
+        result = self.pipeline.show(shown, initial)
+        messages = result.messages
+        self.trimmed, self.repairs = result.trim.dropped, result.repairs
         self._messages = messages
         self._shown, self._initial = shown, initial
         return messages
@@ -422,7 +375,7 @@ class _Measure:
         priming = int(llm.count_tokens([])) if llm is not None else 0
         if tools:
             text = orjson.dumps(list(tools), option=orjson.OPT_SORT_KEYS, default=str).decode()
-            tokens = int(llm.count_tokens([], tools=tools)) - priming if llm is not None else -(-len(text) // CHARS_PER_TOKEN)
+            tokens = int(llm.count_tokens([], tools=tools)) - priming if llm is not None else estimate_tokens(len(text))
             blocks.append(PromptBlock(("tools", text), tokens))
         for message in self._messages:
             tokens = int(llm.count_tokens([message])) - priming if llm is not None else approximate_message_tokens(message)
@@ -528,17 +481,17 @@ def replay_events(
     clock = RequestClock(step_seconds)
     events = _redacted(events, secrets)
     pipeline = _condenser_for(condenser, recorded)
-    measure = _Measure(model, pipeline.history_policy)
+    measure = _Measure(model, pipeline)
     total = len(events) if isinstance(events, Sequence) else None
     report = ReplayReport(source=source, pipeline=pipeline.description, model=model, recorded=recorded)
-    replayer = Replayer(pipeline.condenser, keep_recorded=recorded)
+    replayer = Replayer(pipeline, keep_recorded=recorded)
     report.tokenizer_seconds = measure.load()
     started = time.perf_counter()
     for item in replayer.replay(clock.track(_counted(events, progress, total))):
         if isinstance(item, AgentStep):
             shown = item.shown
             messages = measure.messages(shown, replayer.initial_user_action)
-            repairs = measure.memory.last_repairs.count
+            repairs = measure.repairs
             report.steps.append(
                 ReplayStep(
                     number=item.number,
@@ -631,8 +584,8 @@ def snapshot_at(
     """
     events = _redacted(events, secrets)
     pipeline = _condenser_for(condenser, recorded)
-    replayer = Replayer(pipeline.condenser, keep_recorded=recorded)
-    measure = _Measure(tokenizer, pipeline.history_policy)  # renders, and trims by the pipeline's policy
+    replayer = Replayer(pipeline, keep_recorded=recorded)
+    measure = _Measure(tokenizer, pipeline)  # renders, and trims by the pipeline's policy
     for item in replayer.replay(events):
         if isinstance(item, AgentStep) and item.number == step:
             messages = measure.messages(item.shown, replayer.initial_user_action)

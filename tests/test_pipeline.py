@@ -1,0 +1,107 @@
+"""The pipeline (`openhands_memory/pipeline.py`): THE step that `History`, replay and bench all run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import REPO_ROOT
+
+from openhands_memory.condenser import Condensation
+from openhands_memory.condenser.config import read_config_file
+from openhands_memory.events import EventSource, load_events
+from openhands_memory.history import History
+from openhands_memory.llm import Message
+from openhands_memory.pipeline import Pipeline, load_pipeline, load_pipeline_config
+from openhands_memory.replay import replay_events, snapshot_at
+
+BUNDLED = REPO_ROOT / "fixtures" / "synthetic_session_300.jsonl"
+
+# Condenses often and trims by messages and tokens, so every part of the step is exercised early.
+PIPELINE_FILE = """
+[condenser]
+type = "pipeline"
+condensers = [
+    { type = "observation_masking", attention_window = 6 },
+    { type = "amortized", max_size = 24, keep_first = 2 },
+]
+
+[history_policy]
+max_messages = 14
+max_tokens = 3000
+"""
+
+
+def _pipeline_file(tmp_path: Path) -> Path:
+    path = tmp_path / "pipeline.toml"
+    path.write_text(PIPELINE_FILE)
+    return path
+
+
+def test_replaying_a_log_shows_step_for_step_the_messages_history_sends(tmp_path: Path) -> None:
+    path = _pipeline_file(tmp_path)
+    events = load_events(BUNDLED)[:90]
+    report = replay_events(events, condenser=load_pipeline(path), model=None)
+    assert len(report.steps) >= 20 and len(report.condensations) >= 3, "the prefix must condense and have many steps"
+    assert any(step.messages_trimmed for step in report.steps), "the policy must trim at some step"
+
+    # History gets the same events as the replay (its renumbered copies, so `cause` names the same
+    # ids), but makes its condensations itself, where a controller would ask it for messages.
+    made = {condensation.id for condensation in report.condensations}
+    steps = {step.replayed_id: step.number for step in report.steps}
+    config = load_pipeline_config(path)
+    history = History(condenser=Pipeline.from_config(config).condenser, history_policy=config.history_policy)
+    sent: dict[int, list[Message]] = {}
+    for event in report.history:
+        if event.id in made:
+            continue
+        if event.id in steps:
+            sent[steps[event.id]] = history.next_messages()
+        history.add_event(event.model_copy(update={"id": None}), event.source or EventSource.AGENT)
+
+    assert [e.id for e in history.stream.snapshot()] == [e.id for e in report.history]
+    assert len(sent) == len(report.steps)
+    for number, messages in sent.items():
+        replayed = snapshot_at(events, number, condenser=load_pipeline(path), recorded=False)
+        assert replayed.messages == messages, f"step {number}"
+        assert report.steps[number - 1].messages == len(messages)
+
+
+def test_a_pipeline_file_is_read_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _pipeline_file(tmp_path)
+    reads: list[Path] = []
+
+    def counting_read(file: Path) -> dict:
+        reads.append(Path(file))
+        return read_config_file(file)
+
+    monkeypatch.setattr("openhands_memory.pipeline.read_config_file", counting_read)
+    monkeypatch.setattr("openhands_memory.condenser.config.read_config_file", counting_read)
+    load_pipeline(path)
+    assert reads == [path]
+
+
+def test_settle_appends_each_condensation_and_returns_the_settled_view(tmp_path: Path) -> None:
+    pipeline = load_pipeline(_pipeline_file(tmp_path))
+    history = History(condenser=pipeline.condenser)
+    for event in load_events(BUNDLED)[:60]:
+        history.add_event(event.model_copy(update={"id": None}), event.source or EventSource.AGENT)
+    guard = pipeline.guard(limit=10)
+    made: list[Condensation] = []
+
+    def append(condensation: Condensation, _view: object) -> int:
+        made.append(condensation)
+        return history.add_event(condensation.action, EventSource.AGENT)
+
+    settling = pipeline.settle(lambda: history.view, append, guard)
+    ids = []
+    while True:
+        try:
+            ids.append(next(settling))
+        except StopIteration as stop:
+            shown = stop.value
+            break
+    assert made and ids == [e.id for e in history.stream.snapshot()[-len(made):]]
+    assert guard.count == len(made)
+    assert not isinstance(shown, Condensation)
+    assert not isinstance(pipeline.condense(history.view, guard), Condensation)
