@@ -31,6 +31,7 @@ from typing import Any, NoReturn
 
 import orjson
 
+from openhands_memory._cli_secrets import SecretEnvError, add_secret_argument, secrets_from_env
 from openhands_memory._locations import log_location
 from openhands_memory._progress import ProgressBar
 from openhands_memory.errors import MalformedEventError, OpenHandsMemoryError
@@ -91,6 +92,7 @@ def _build_parser() -> argparse.ArgumentParser:
         help="keep and apply the log's own condensations; with --pipeline, the pipeline runs on top of them",
     )
     _add_model_arguments(replay, counts="the tokens of every step")
+    add_secret_argument(replay)
     replay.add_argument(
         "--out",
         type=Path,
@@ -128,6 +130,7 @@ def _build_parser() -> argparse.ArgumentParser:
     inspect.add_argument("log", type=log_location, metavar="LOG", help="the log to inspect")
     inspect.add_argument("--top", type=int, default=10, metavar="N", help="how many of the largest events to list (default: 10)")
     inspect.add_argument("--json", action="store_true", help="print machine-readable results")
+    add_secret_argument(inspect)
 
     view = commands.add_parser(
         "view",
@@ -145,6 +148,7 @@ def _build_parser() -> argparse.ArgumentParser:
     view.add_argument("--pipeline", type=Path, metavar="CONFIG", help="condense with this pipeline instead of the log's condensations")
     view.add_argument("--recorded", action="store_true", help="with --pipeline: keep the log's condensations too")
     _add_model_arguments(view, counts="the tokens a pipeline's [history_policy] trims by")
+    add_secret_argument(view)
     view.add_argument("--json", action="store_true", help="print the events as OpenHands JSON (the messages as litellm dicts)")
 
     convert = commands.add_parser(
@@ -181,6 +185,7 @@ def _build_parser() -> argparse.ArgumentParser:
     search.add_argument("query", nargs="+", metavar="QUERY", help="plain words (no search syntax: every word is text)")
     search.add_argument("--limit", type=int, default=10, metavar="N", help="how many events to list (default: 10)")
     search.add_argument("--json", action="store_true", help="print a JSON list of {id, kind, score, snippet}")
+    add_secret_argument(search)
 
     repair = commands.add_parser(
         "repair",
@@ -222,6 +227,20 @@ _MODEL_HELP = (
 
 _DEFAULT_TOKENIZER = "gpt-4o"
 """`replay.replayer.DEFAULT_TOKEN_MODEL`, named here so that building the parser imports nothing heavy."""
+
+
+def _checked_secrets(args: argparse.Namespace) -> dict[str, str] | None:
+    """The secrets `--secret-env` names, checked now (before any work) as `History` checks them.
+
+    Raises:
+        SecretEnvError: a named variable is not set (usage error).
+        InvalidSecretError: a value is too short to hide safely.
+    """
+    from openhands_memory.stream._redact import Redactor
+
+    secrets = secrets_from_env(args.secret_envs)
+    Redactor(secrets)
+    return secrets
 
 
 def _add_model_arguments(command: argparse.ArgumentParser, *, counts: str) -> None:
@@ -267,6 +286,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OpenHandsMemoryError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except SecretEnvError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return _USAGE_ERROR
     except BrokenPipeError:  # `openhands-memory view LOG | head`: the reader left, not an error
         return _reader_left()
     except FileNotFoundError as exc:
@@ -331,6 +353,7 @@ def _replay(args: argparse.Namespace) -> int:
         print(f"error: --step-seconds must be at least 0, got {args.step_seconds}", file=sys.stderr)
         return _USAGE_ERROR
     pricings = [resolve_pricing(spec) for spec in args.pricings]  # refused now, not after the replay
+    secrets = _checked_secrets(args)
     pipeline = load_pipeline(args.pipeline) if args.pipeline is not None or not args.recorded else None
     summarizer = _choose_models(pipeline, args.model)  # a missing API key now, before any work
     inputs = [path for path in (args.log, args.pipeline) if path is not None]
@@ -341,6 +364,7 @@ def _replay(args: argparse.Namespace) -> int:
     try:
         report = replay_events(
             events,
+            secrets=secrets,
             condenser=pipeline,
             recorded=args.recorded,
             model=_token_model(args),
@@ -367,13 +391,17 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _inspect(args: argparse.Namespace) -> int:
-    from openhands_memory.replay import inspect_log
     from openhands_memory.replay.formatting import format_inspection
+    from openhands_memory.replay.inspection import inspect_events
+    from openhands_memory.stream._redact import Redactor
+    from openhands_memory.stream.locations import load_log, shown_location
 
     if args.top < 0:
         print("error: --top must be >= 0", file=sys.stderr)
         return _USAGE_ERROR
-    report = inspect_log(args.log, top=args.top)
+    redactor = Redactor(_checked_secrets(args))
+    events = [redactor.redact_event(event) for event in load_log(args.log)]
+    report = inspect_events(events, source=shown_location(args.log), top=args.top)
     if args.json:
         _print_json(report.to_dict())
         return 0
@@ -394,6 +422,7 @@ def _view(args: argparse.Namespace) -> int:
     if args.recorded and args.pipeline is None:
         print("error: --recorded goes with --pipeline (the log's condensations apply by default)", file=sys.stderr)
         return _USAGE_ERROR
+    secrets = _checked_secrets(args)
     pipeline = load_pipeline(args.pipeline) if args.pipeline is not None else None
     _choose_models(pipeline, args.model)  # a missing API key now, before any work
     events = load_log(args.log)
@@ -401,6 +430,7 @@ def _view(args: argparse.Namespace) -> int:
         events,
         args.at,
         condenser=pipeline,
+        secrets=secrets,
         recorded=args.recorded or pipeline is None,
         tokenizer=_token_model(args),
     )
@@ -506,21 +536,28 @@ def _convert(args: argparse.Namespace) -> int:
 
 def _search(args: argparse.Namespace) -> int:
     from openhands_memory.recall import SearchIndex, search_log
+    from openhands_memory.stream._redact import Redactor
     from openhands_memory.stream.locations import is_database_url, load_log
 
     if args.limit < 1:
         print("error: --limit must be >= 1", file=sys.stderr)
         return _USAGE_ERROR
-    events = load_log(args.log)
+    redactor = Redactor(_checked_secrets(args))
+    # Hits and snippets come from the log as shown: the secrets in force hidden.
+    events = [redactor.redact_event(event) for event in load_log(args.log)]
     by_id = {event.id: event for event in events}
     if is_database_url(args.log):
         from openhands_memory.recall.postgres_index import PostgresSearchIndex
 
         # A conversation in PostgreSQL keeps its index in the same database, for every machine.
-        opened = PostgresSearchIndex.for_url(args.log)
+        opened = PostgresSearchIndex.for_url(args.log, redactor=redactor)
     else:
         # A file log keeps its index beside it; a session folder's is rebuilt in memory each time.
-        opened = SearchIndex.for_log(args.log) if args.log.is_file() else SearchIndex.in_memory()
+        opened = (
+            SearchIndex.for_log(args.log, redactor=redactor)
+            if args.log.is_file()
+            else SearchIndex.in_memory(redactor=redactor)
+        )
     with opened as index:
         if index.fallback_reason is not None:
             print(f"note: no search index beside {args.log} ({index.fallback_reason}); using one in memory", file=sys.stderr)

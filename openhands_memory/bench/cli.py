@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from openhands_memory._cli_secrets import SecretEnvError, add_secret_argument, secrets_from_env
 from openhands_memory._locations import log_location
 from openhands_memory._progress import ProgressBar
 
@@ -130,6 +131,7 @@ def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     bench.add_argument("--no-plot", action="store_true", help="do not draw context_tokens.png")
     bench.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    add_secret_argument(bench)
     return bench  # type: ignore[no-any-return]
 
 
@@ -182,6 +184,11 @@ def run_bench(args: argparse.Namespace) -> int:
     if not step_seconds >= 0:
         _error(f"--step-seconds must be at least 0, got {args.step_seconds}")
         return _USAGE_ERROR
+    try:
+        secrets = secrets_from_env(args.secret_envs)
+    except SecretEnvError as exc:
+        _error(str(exc))
+        return _USAGE_ERROR
     missing = [log for log in args.logs if isinstance(log, Path) and not log.exists()]
     if missing:
         _error(f"{missing[0]}: no such file or folder")
@@ -223,6 +230,7 @@ def run_bench(args: argparse.Namespace) -> int:
             progress=bar,
             pricing=pricings,
             step_seconds=step_seconds,
+            secrets=secrets,
         )
     except ImportError as exc:
         _error(str(exc))
