@@ -36,6 +36,7 @@ from openhands_memory.bench.runner import BenchResults
 from openhands_memory.bench.stand_in import STAND_IN_NAME
 from openhands_memory.condenser.offline_summary import OFFLINE_SUMMARIZER_NAME
 from openhands_memory.errors import OutputExistsError
+from openhands_memory.replay.costs import SUMMED_FIGURES
 
 __all__ = [
     "CSV_COLUMNS",
@@ -181,19 +182,8 @@ def format_table(results: BenchResults, *, markdown: bool = False) -> str:
     return "\n".join([line(headers), "  ".join("-" * w for w in widths), *(line(cells) for cells in rows)])
 
 
-_COST_KEYS = (
-    "prompt_cost",
-    "prompt_cost_without_cache",
-    "summarizer_cost",
-    "total_cost",
-    "cache_read_tokens",
-    "cache_write_tokens",
-    "uncached_tokens",
-    "cache_breaks",
-    "cache_break_cost",
-    "cold_starts",
-    "cold_start_cost",
-)
+_COST_KEYS = SUMMED_FIGURES
+"""The cost figures of a run, per pricing: the ones replay's report sums, in its order."""
 
 
 def _dollars(value: float) -> str:

@@ -170,7 +170,7 @@ class RunCosts:
         return {ledger.pricing.name: ledger.to_dict() for ledger in self._ledgers}
 
 
-_SUMMED = (
+SUMMED_FIGURES = (
     "prompt_cost",
     "prompt_cost_without_cache",
     "summarizer_cost",
@@ -183,6 +183,7 @@ _SUMMED = (
     "cold_starts",
     "cold_start_cost",
 )
+"""The figures of a pricing that add up over runs and logs (the report's totals, the bench's columns)."""
 
 
 def summarize_costs(runs: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -190,7 +191,7 @@ def summarize_costs(runs: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, An
     totals: dict[str, dict[str, Any]] = {}
     for costs in runs:
         for name, figures in costs.items():
-            sums = totals.setdefault(name, {"model": figures.get("model", name), **{key: 0 for key in _SUMMED}})
-            for key in _SUMMED:
+            sums = totals.setdefault(name, {"model": figures.get("model", name), **{key: 0 for key in SUMMED_FIGURES}})
+            for key in SUMMED_FIGURES:
                 sums[key] += figures.get(key) or 0
     return totals
