@@ -251,6 +251,43 @@ _BUSY = ("SQLITE_BUSY", "SQLITE_LOCKED")
 _T = TypeVar("_T")
 
 
+@dataclass(frozen=True, slots=True)
+class _SyncStart:
+    """Where a sync of `events` into an index whose last event is `last` starts, before it looks at what is stored."""
+
+    position: int
+    """`events[:position]` are the ones up to the index's last; `events[position:]` are new to it."""
+    given_last: int | None
+    """The last id in `events` (None: no event has one)."""
+    refused: str | None = None
+    """Why the index must not be written by this caller (it then lives in memory), or None."""
+    rebuild: str | None = None
+    """Why the whole index is rebuilt before anything is compared (the secrets changed), or None."""
+
+
+def _sync_start(events: Sequence[Event], last: int | None, stored_secrets: str, mine: str, *, where: str) -> _SyncStart:
+    """The decisions a sync makes from the index's last id and secrets alone, the same for every backend.
+
+    `where` names the index in a refusal ("beside the log", "in the database").
+    """
+    # Walk back over the events after the index's last one: this check costs O(new), not O(log).
+    position = len(events)
+    while position > 0:
+        ident = events[position - 1].id
+        if last is not None and ident is not None and ident <= last:
+            break
+        position -= 1
+    given_last = next((e.id for e in reversed(events) if e.id is not None), None)
+    if last is None or stored_secrets == mine:
+        return _SyncStart(position, given_last)
+    if not mine:
+        return _SyncStart(position, given_last, refused=f"the index {where} hides secrets this caller was not given")
+    if given_last is None or given_last < last:
+        refused = f"the index {where} was built with other secrets and holds more of the log"
+        return _SyncStart(position, given_last, refused=refused)
+    return _SyncStart(position, given_last, rebuild="the secrets to hide changed")
+
+
 class _Refused(Exception):
     """The file at the sidecar's path is not one this library created: it is never written."""
 
@@ -545,25 +582,12 @@ class SearchIndex:
         self, conn: sqlite3.Connection, events: Sequence[Event], verify: bool, log: _LogBytes | None
     ) -> tuple[int, str | None, str | None]:
         last = conn.execute("SELECT max(event_id) FROM seen").fetchone()[0]
-        stored_secrets = _meta(conn, "secrets") or ""
         mine = self._secrets_fingerprint(conn)
-        # Walk back over the events after the index's last one: this check costs O(new), not O(log).
-        position = len(events)
-        while position > 0:
-            ident = events[position - 1].id
-            if last is not None and ident is not None and ident <= last:
-                break
-            position -= 1
-        given_last = next((e.id for e in reversed(events) if e.id is not None), None) if events else None
-        if last is None:
-            reason = None
-        elif stored_secrets != mine:
-            if not mine:
-                return 0, None, "the index beside the log hides secrets this caller was not given"
-            if given_last is None or given_last < last:
-                return 0, None, "the index beside the log was built with other secrets and holds more of the log"
-            reason = "the secrets to hide changed"
-        else:
+        start = _sync_start(events, last, _meta(conn, "secrets") or "", mine, where="beside the log")
+        if start.refused is not None:
+            return 0, None, start.refused
+        position, given_last, reason = start.position, start.given_last, start.rebuild
+        if last is not None and reason is None:
             reason = self._mismatch(conn, events, position)
             if reason is None and log is not None:
                 reason = log.changed(conn)

@@ -44,6 +44,7 @@ from openhands_memory.recall.index import (
     _excerpt,
     _is_indexed_kind,
     _query_terms,
+    _sync_start,
     event_text,
 )
 from openhands_memory.stream import Redactor
@@ -233,24 +234,12 @@ class PostgresSearchIndex:
         last = conn.execute(
             sql.SQL("SELECT max(event_id) FROM {} WHERE conversation_id = %s").format(self._rows), (self.conversation,)
         ).fetchone()[0]
-        stored, mine = self._stored_secrets(conn), self._secrets_fingerprint(conn)
-        position = len(events)  # walk back over the events after the index's last one: O(new), not O(log)
-        while position > 0:
-            ident = events[position - 1].id
-            if last is not None and ident is not None and ident <= last:
-                break
-            position -= 1
-        given_last = next((e.id for e in reversed(events) if e.id is not None), None) if events else None
-        reason: str | None
-        if last is None:
-            reason = None
-        elif stored != mine:
-            if not mine:
-                return 0, None, "the index in the database hides secrets this caller was not given"
-            if given_last is None or given_last < last:
-                return 0, None, "the index in the database was built with other secrets and holds more of the log"
-            reason = "the secrets to hide changed"
-        else:
+        mine = self._secrets_fingerprint(conn)
+        start = _sync_start(events, last, self._stored_secrets(conn), mine, where="in the database")
+        if start.refused is not None:
+            return 0, None, start.refused
+        position, given_last, reason = start.position, start.given_last, start.rebuild
+        if last is not None and reason is None:
             reason = self._mismatch(conn, events, position)
             if reason is None and verify:
                 reason = self._differing(conn, events[:position])
