@@ -9,6 +9,9 @@ trim uses. It offers the two operations a step needs:
   (`CondensationGuard`); `condense(view, guard)` is one ask of that loop (`History.step`).
 - `show(view, initial_user_action)`: the view as messages, trimmed by the policy, with what the
   trim dropped and how many tool calls the renderer had to repair (`ShownMessages`).
+- `prompt_tokens(shown, view)`: the tokens of that prompt as sent, tool definitions included,
+  counted by the pipeline's one `PromptMeter` (`measured_by(tokenizer)`; see
+  `openhands_memory.prompt_tokens`): replay's report and the bench both count with it.
 
 `History`, `Replayer` (replay) and the bench call these, so a replay shows the model what `History`
 would send for the same events and pipeline.
@@ -47,6 +50,7 @@ from pydantic import BaseModel, ValidationError
 from openhands_memory.condenser import Condensation, Condenser
 from openhands_memory.condenser.config import condenser_config_from_document, read_config_file
 from openhands_memory.condenser.guard import CondensationGuard
+from openhands_memory.condenser.tokens import tools_of
 from openhands_memory.condenser.impl.inkeep_condenser import WITH_SUMMARIZER, WITHOUT_SUMMARIZER
 from openhands_memory.conversation_memory import ConversationMemory
 from openhands_memory.conversation_memory.history_policy import (
@@ -58,6 +62,7 @@ from openhands_memory.conversation_memory.history_policy import (
 )
 from openhands_memory.errors import CondenserConfigError
 from openhands_memory.events import Event, MessageAction
+from openhands_memory.prompt_tokens import PromptMeter, Tokenizer, tokenizer_for
 from openhands_memory.view import View
 
 if TYPE_CHECKING:
@@ -195,7 +200,16 @@ class Pipeline:
     renderer keep state between steps).
     """
 
-    __slots__ = ("condenser", "description", "history_policy", "max_message_chars", "memory", "message_tokens", "vision_is_active")
+    __slots__ = (
+        "condenser",
+        "description",
+        "history_policy",
+        "max_message_chars",
+        "memory",
+        "message_tokens",
+        "meter",
+        "vision_is_active",
+    )
 
     def __init__(
         self,
@@ -227,6 +241,8 @@ class Pipeline:
         self.max_message_chars = max_message_chars
         self.vision_is_active = vision_is_active
         self.message_tokens = message_tokens
+        self.meter: PromptMeter | None = None
+        """The one prompt counter (`measured_by`); None until one is chosen."""
 
     @classmethod
     def default(cls) -> Pipeline:
@@ -237,6 +253,31 @@ class Pipeline:
         """This pipeline (the same condenser and renderer) with some keyword settings changed (`message_tokens`, ...)."""
         current = {name: getattr(self, name) for name in ("memory", "max_message_chars", "vision_is_active", "message_tokens")}
         return Pipeline(self.condenser, self.description, self.history_policy, **{**current, **settings})
+
+    def measured_by(self, tokenizer: Tokenizer | str | None) -> Pipeline:
+        """This pipeline counting its prompts with the one `PromptMeter` over `tokenizer` (a name: `tokenizer_for`; None: approximate).
+
+        Its `meter` counts each step's prompt (`prompt_tokens`), and the history policy's
+        `max_tokens` counts messages with the same meter, so the trim measures what is reported.
+        """
+        meter = PromptMeter(tokenizer_for(tokenizer) if tokenizer is None or isinstance(tokenizer, str) else tokenizer)
+        measured = self.with_settings(message_tokens=meter.message_tokens)
+        measured.meter = meter
+        return measured
+
+    def prompt_tokens(self, shown: ShownMessages, view: Sequence[Event]) -> int:
+        """The tokens of the prompt sent at a step: `view`'s tool definitions, then `shown`'s messages (see `openhands_memory.prompt_tokens`).
+
+        Also leaves the prompt's cached prefix and blocks on `meter` (`last_cached`, `last_blocks`).
+
+        Raises:
+            ValueError: no meter was chosen (`measured_by`).
+        """
+        meter = self.meter
+        if meter is None:
+            raise ValueError("this pipeline has no prompt meter: use pipeline.measured_by(tokenizer)")
+        tokens, _ = meter.measure(shown.messages, tools=tools_of(view))
+        return tokens
 
     @classmethod
     def from_config(cls, config: PipelineConfig, description: str | None = None, **settings: Any) -> Pipeline:

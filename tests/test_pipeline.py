@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from openhands_memory.history import History
 from openhands_memory.llm import Message
 from openhands_memory.pipeline import Pipeline, load_pipeline, load_pipeline_config
 from openhands_memory.replay import replay_events, snapshot_at
+from openhands_memory.view import View
 
 BUNDLED = REPO_ROOT / "fixtures" / "synthetic_session_300.jsonl"
 
@@ -105,3 +107,61 @@ def test_settle_appends_each_condensation_and_returns_the_settled_view(tmp_path:
     assert guard.count == len(made)
     assert not isinstance(shown, Condensation)
     assert not isinstance(pipeline.condense(history.view, guard), Condensation)
+
+
+# --- one prompt counter: replay's report and the bench count the same tokens -------------------
+
+
+def _bench_tokens(events: list, spec: object, tokenizer: str) -> list[int]:
+    from openhands_memory.bench import BenchOptions
+    from openhands_memory.bench.runner import run_events
+
+    result = run_events(events, spec, BenchOptions(tokenizer=tokenizer), source="bundled")  # type: ignore[arg-type]
+    return list(result["per_step"]["tokens"])
+
+
+@pytest.mark.parametrize("tokenizer", ["approximate", "gpt-4o"])
+@pytest.mark.parametrize("with_policy", [False, True], ids=["default_pipeline", "pipeline_file_with_policy"])
+def test_replay_and_bench_count_the_same_prompt_tokens_step_for_step(tmp_path: Path, tokenizer: str, with_policy: bool) -> None:
+    from openhands_memory.bench import PipelineSpec
+    from openhands_memory.pipeline import DEFAULT_CONDENSER_CONFIG
+
+    events = list(load_events(BUNDLED))
+    if with_policy:
+        path = _pipeline_file(tmp_path)
+        condenser, spec = load_pipeline(path), PipelineSpec.from_file(path)
+    else:
+        condenser, spec = Pipeline.default(), PipelineSpec.from_config("default", dict(DEFAULT_CONDENSER_CONFIG))
+    report = replay_events(events, condenser=condenser, model=None if tokenizer == "approximate" else tokenizer)
+    replayed = [step.tokens for step in report.steps]
+    benched = _bench_tokens(events, spec, tokenizer)
+    assert len(replayed) == 120
+    assert replayed == benched
+    assert report.total_prompt_tokens == sum(benched)
+    if with_policy:
+        assert sum(step.messages_trimmed for step in report.steps) > 0  # the policy's max_tokens counted with the same meter
+
+
+def test_prompt_tokens_count_what_is_sent_the_tool_definitions_and_every_message() -> None:
+    import orjson
+
+    from openhands_memory.condenser.tokens import tools_of
+    from openhands_memory.prompt_tokens import ApproximateTokenizer, prompt_text
+
+    events = list(load_events(BUNDLED))[:12]
+    pipeline = Pipeline.default().measured_by(None)
+    view = View.from_events(events)
+    tools = tools_of(view)
+    assert tools  # the bundled log's system message carries the agent's tools
+    shown = pipeline.show(view, None)
+    encode = ApproximateTokenizer().encode
+    tools_tokens = len(encode(orjson.dumps(tools, option=orjson.OPT_SORT_KEYS, default=str).decode()))
+    message_tokens = sum(len(encode(prompt_text(m.to_litellm_dict()))) for m in shown.messages)
+    assert pipeline.prompt_tokens(shown, view) == tools_tokens + message_tokens
+
+
+def test_prompt_tokens_without_a_meter_says_how_to_choose_one() -> None:
+    pipeline = Pipeline.default()
+    view = View.from_events(list(load_events(BUNDLED))[:3])
+    with pytest.raises(ValueError, match=re.escape("use pipeline.measured_by(tokenizer)")):
+        pipeline.prompt_tokens(pipeline.show(view, None), view)

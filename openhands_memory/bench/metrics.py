@@ -3,7 +3,7 @@
 Per run (one log through one pipeline):
 
 - **prompt tokens** of a step: the length of the step's prompt as a token sequence (the tool
-  definitions, then every message, see `openhands_memory.bench.tokenizer`). `total_prompt_tokens`
+  definitions, then every message, see `openhands_memory.prompt_tokens`). `total_prompt_tokens`
   sums them over the steps (what the run pays for before any prompt caching), `peak_context_tokens`
   is the largest, `mean_context_tokens` the mean, `steps_over_limit` counts the steps above the
   context limit.
@@ -23,12 +23,8 @@ Per run (one log through one pipeline):
   `recall_index_seconds`) and the forgotten facts searched for (`recall_searches`,
   `recall_search_seconds`); what the facts found are is in `openhands_memory.bench.retention`.
 
-`PromptMeter` tokenizes the prompts step after step: a message is tokenized the first time it is
-seen (messages are immutable and reused from step to step), and the cached prefix is found by
-comparing messages one by one and tokens only from the first message that differs. It is a
-`TokenCounter` (the library's one token abstraction) when given a renderer: called with the events
-of a view, it renders them, measures the prompt and returns its tokens. The `Tokenizer` under it
-only turns text into the tokens a prefix is compared by.
+`PromptMeter` (the pipeline's one prompt counter, `openhands_memory.prompt_tokens`, which replay's
+report counts with too) tokenizes the prompts step after step and finds each cached prefix.
 
 - **history policy** (a pipeline file's `[history_policy]`): `history_policy_dropped`, the messages
   it dropped summed over the steps; `history_policy_trimmed_steps`, the steps where it dropped any;
@@ -42,140 +38,18 @@ only turns text into the tokens a prefix is compared by.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain
 from typing import Any
 
-import orjson
-
-from openhands_memory.bench.tokenizer import Token, Tokenizer, prompt_text
 from openhands_memory.condenser import (
     CompressionEventType,
     CondensationMetadata,
     compression_record,
 )
-from openhands_memory.condenser.tokens import EventsRenderer, tools_of
-from openhands_memory.events import Event
-from openhands_memory.llm.message import Message
-from openhands_memory.llm.prompt_cache import PromptBlock
+from openhands_memory.prompt_tokens import PromptMeter, common_prefix_length
 
 __all__ = ["PromptMeter", "RunMetrics", "common_prefix_length", "summarize_runs"]
-
-_CACHE_MAX = 50_000
-
-
-def common_prefix_length(first: Iterable[Token], second: Iterable[Token]) -> int:
-    """How many leading tokens the two sequences share."""
-    count = 0
-    for a, b in zip(first, second):
-        if a != b:
-            break
-        count += 1
-    return count
-
-
-class PromptMeter:
-    """Measures each step's prompt: its tokens, and how many lead it the same way as the previous step's.
-
-    With `render`, it is also a `TokenCounter`: `meter(events)` is the tokens of the prompt the
-    events render to (tools included), and `last_cached` that prompt's cached prefix.
-    """
-
-    def __init__(self, tokenizer: Tokenizer, *, render: EventsRenderer | None = None) -> None:
-        self.tokenizer = tokenizer
-        """Tokenizes every part of a prompt."""
-        self.last_cached = 0
-        """The cached prefix tokens of the prompt measured last."""
-        self.last_blocks: list[PromptBlock] = []
-        """The prompt measured last, as blocks for a prompt cache: the tool definitions, then each message."""
-        self.last_static_blocks = 0
-        """How many of `last_blocks` lead it and never change: the tool definitions and the system message."""
-        self._render = render
-        self._cache: dict[Message, Sequence[Token]] = {}
-        self._content_ids: dict[Message, int] = {}
-        self._content_count = 0
-        self._previous: list[tuple[object, Sequence[Token]]] = []
-        self._tools: tuple[object, Sequence[Token]] | None = None
-        self._tools_key: str = ""
-
-    def _tools_segment(self, tools: Sequence[Mapping[str, Any]]) -> tuple[object, Sequence[Token]]:
-        cached = self._tools
-        if cached is not None and cached[0] is tools:
-            return cached
-        text = orjson.dumps(list(tools), option=orjson.OPT_SORT_KEYS, default=str).decode()
-        segment = (tools, self.tokenizer.encode(text))
-        self._tools = segment
-        self._tools_key = text
-        return segment
-
-    def _tokens(self, message: Message) -> Sequence[Token]:
-        cache = self._cache
-        tokens = cache.get(message)
-        if tokens is None:
-            if len(cache) >= _CACHE_MAX:
-                for old in list(cache)[: _CACHE_MAX // 2]:
-                    del cache[old]
-                    self._content_ids.pop(old, None)
-            tokens = cache[message] = self.tokenizer.encode(prompt_text(message.to_litellm_dict()))
-            # Equal messages share an entry, so this id names the content: a prompt cache's block key.
-            self._content_count += 1
-            self._content_ids[message] = self._content_count
-        return tokens
-
-    def message_tokens(self, message: Message) -> int:
-        """The tokens of one message as it is measured in a prompt (tokenized once, then remembered)."""
-        return len(self._tokens(message))
-
-    def measure(
-        self, messages: Sequence[Message], *, tools: Sequence[Mapping[str, Any]] | None = None
-    ) -> tuple[int, int]:
-        """Tokenize one step's prompt; returns (prompt tokens, cached prefix tokens).
-
-        The prompt is `tools` (if any), then `messages`, in order. The cached prefix is the length
-        of the longest common prefix with the previous call's prompt (0 for the first call).
-        """
-        current: list[tuple[object, Sequence[Token]]] = []
-        blocks: list[PromptBlock] = []
-        if tools:
-            segment = self._tools_segment(tools)
-            current.append(segment)
-            blocks.append(PromptBlock(("tools", self._tools_key), len(segment[1]), segment[1]))
-        for message in messages:
-            tokens = self._tokens(message)
-            current.append((message, tokens))
-            blocks.append(PromptBlock(self._content_ids[message], len(tokens), tokens))
-        self.last_blocks = blocks
-        self.last_static_blocks = (1 if tools else 0) + (1 if messages and messages[0].role == "system" else 0)
-        previous = self._previous
-        cached = 0
-        for index, (key, tokens) in enumerate(current):
-            if index >= len(previous):
-                break
-            before_key = previous[index][0]
-            if before_key is key or (type(before_key) is type(key) and before_key == key):
-                cached += len(tokens)
-                continue
-            # The first part that differs: compare tokens from here, across later parts too.
-            cached += common_prefix_length(
-                chain.from_iterable(t for _, t in previous[index:]),
-                chain.from_iterable(t for _, t in current[index:]),
-            )
-            break
-        self._previous = current
-        self.last_cached = cached
-        return sum(len(tokens) for _, tokens in current), cached
-
-    def __call__(self, events: Sequence[Event], /) -> int:
-        """The tokens of the prompt `events` render to (the tools of their system message first); see `measure`.
-
-        Raises:
-            ValueError: the meter was built without `render`.
-        """
-        if self._render is None:
-            raise ValueError("PromptMeter has nothing to render events with: pass render=")
-        tokens, _ = self.measure(self._render(events), tools=tools_of(events))
-        return tokens
 
 
 @dataclass(slots=True)

@@ -7,7 +7,8 @@ with one result dict per task, in log-major order whatever order they finished i
 `openhands-memory replay` does), and at every agent step renders the messages the model would be
 sent (`ConversationMemory`), trimmed by the pipeline's history policy if it has one (its
 `[history_policy]` table, counted with the benchmark's tokenizer), and measures them
-(`PromptMeter`, a `TokenCounter`; see `openhands_memory.bench.metrics`), counting the tool calls the
+with the pipeline's one prompt counter (`Pipeline.prompt_tokens`, the `PromptMeter` replay's report
+counts with too; see `openhands_memory.prompt_tokens`), counting the tool calls the
 message layer had to leave out (`tool_call_repairs`: a pipeline whose views need any splits actions
 from their observations) and the messages the policy dropped (`history_policy_dropped`).
 After the last event the pipeline is asked once more, and the view it returns is the final view
@@ -47,7 +48,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from openhands_memory.bench.metrics import PromptMeter, RunMetrics, summarize_runs
+from openhands_memory.bench.metrics import RunMetrics, summarize_runs
 from openhands_memory.bench.retention import RECALL_LIMIT, measure_retention
 from openhands_memory.bench.stand_in import choose_models, model_backed_members, summarizer_name
 from openhands_memory.bench.tokenizer import APPROXIMATE, Tokenizer, tokenizer_for
@@ -260,28 +261,24 @@ def run_events(
             llm.context_window()
     timed = _TimedCondenser(condenser)
     policy = pipeline.history_policy
-    # THE step History runs; the policy's max_tokens counts with the benchmark's tokenizer, so it
-    # trims what the report measures.
-    step = Pipeline(timed, pipeline.name, policy, message_tokens=lambda message: meter.message_tokens(message))
+    # THE step History runs, counted by its one prompt counter (replay's report counts with it too);
+    # the policy's max_tokens counts with the same meter, so it trims what the report measures.
+    step = Pipeline(timed, pipeline.name, policy).measured_by(tokenizer if tokenizer is not None else _tokenizer(options.tokenizer))
+    meter = step.meter
+    assert meter is not None
     replayer = Replayer(step)
-    memory = step.memory
     trims = _Trims()
-
-    def render(shown: Sequence[Event]) -> list[Message]:
-        result = step.show(shown, replayer.initial_user_action)
-        if policy is not None:
-            trims.add(result.trim)
-        return result.messages
-
-    meter = PromptMeter(tokenizer if tokenizer is not None else _tokenizer(options.tokenizer), render=render)
     metrics = RunMetrics(options.context_limit)
     costs = RunCosts(options.pricings)
     clock = RequestClock(options.step_seconds)
     repairs = 0
     for item in replayer.replay(clock.track(events) if costs else events):
         if isinstance(item, AgentStep):
-            metrics.add_step(meter(item.shown), meter.last_cached)
-            repairs += memory.last_repairs.count
+            result = step.show(item.shown, replayer.initial_user_action)
+            if policy is not None:
+                trims.add(result.trim)
+            metrics.add_step(step.prompt_tokens(result, item.shown), meter.last_cached)
+            repairs += result.repairs
             if costs:
                 costs.add_step(item.number, meter.last_blocks, at=clock.now(item.event), static_blocks=meter.last_static_blocks)
         elif isinstance(item, CondensationMade):

@@ -2,11 +2,13 @@
 
 `replay_log(path)` (or `replay_events(events)`) runs the log through a `Replayer` (see
 `openhands_memory.replay.driver`): at every agent step it renders the view the model is shown as
-messages (`ConversationMemory`) and counts their tokens with litellm's tokenizer for `model`
-(offline: litellm ships the tokenizer files; `model=None` estimates at four characters a token
-without litellm). The result, a `ReplayReport`, has one row per step, every condensation with its
-record, and the replayed history, which `write_log` saves as a log that loads back with the same
-view. The source is only read.
+messages (`Pipeline.show`) and counts the prompt as sent, tool definitions included, with the
+pipeline's one counter (`Pipeline.prompt_tokens`, see `openhands_memory.prompt_tokens`): with
+`model`'s tokenizer (offline: litellm ships the tokenizer files), or with `model=None` at four
+characters a token without litellm. The bench counts with the same counter, so for the same log,
+pipeline and tokenizer both print the same tokens. The result, a `ReplayReport`, has one row per
+step, every condensation with its record, and the replayed history, which `write_log` saves as a
+log that loads back with the same view. The source is only read.
 
 Which condensations:
 
@@ -21,7 +23,7 @@ with `model`: the report's tokens are what the model would count, the triggers s
 With pricings (`pricing=["claude-sonnet-4-5"]`), every step's prompt is also priced as that
 model's provider bills it, prompt cache included, and the summarizer's calls at the same prices
 (`ReplayReport.costs`, see `openhands_memory.replay.costs`). The prompt is priced as blocks: the
-tool definitions, then each message, counted as the report counts them.
+tool definitions, then each message, counted as the report counts them (as the bench prices them).
 
 A step whose view makes the message layer leave tool calls or results out (see
 `ConversationMemory.last_repairs`) says how many in `tool_call_repairs`; the report sums them. A
@@ -33,24 +35,18 @@ from __future__ import annotations
 import os
 import time
 
-import orjson
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from openhands_memory.condenser import (
-    ApproximateTokenCounter,
     CompressionEvent,
     Condenser,
-    LLMTokenCounter,
     NoOpCondenser,
     compression_events,
     compressions_by_type,
 )
-from openhands_memory.condenser.tokens import tools_of
-from openhands_memory.llm.estimate import estimate_tokens
-from openhands_memory.conversation_memory import approximate_message_tokens
 from openhands_memory.errors import StepNotFoundError
 from openhands_memory.events import CondensationAction, Event, MessageAction, load_events
 from openhands_memory.stream import Redactor
@@ -59,7 +55,8 @@ from openhands_memory.llm.prompt_cache import PromptBlock, PromptPricing, resolv
 from openhands_memory.replay.costs import DEFAULT_STEP_SECONDS, RequestClock, RunCosts
 from openhands_memory.replay.driver import AgentStep, CondensationMade, RecordedCondensation, Replayer
 from openhands_memory.view import View
-from openhands_memory.pipeline import Pipeline, describe_config, load_pipeline
+from openhands_memory.pipeline import Pipeline, ShownMessages, describe_config, load_pipeline
+from openhands_memory.prompt_tokens import LiteLLMTokenizer
 
 __all__ = [
     "DEFAULT_TOKEN_MODEL",
@@ -312,82 +309,48 @@ class StepSnapshot:
 
 
 class _Measure:
-    """Renders what the model is shown and counts its tokens, step after step (caching per event and message)."""
+    """Renders what the model is shown and counts its tokens step after step, with the pipeline's one counter (`Pipeline.prompt_tokens`)."""
 
     def __init__(self, model: str | None, pipeline: Pipeline) -> None:
-        self.policy = pipeline.history_policy
         self.trimmed = 0
         """Messages the policy dropped from the last step's chat."""
         self.repairs = 0
         """Tool calls or results the renderer left out of the last step's chat."""
-        self.llm: Any = None
-        self._shown: View | None = None
-        self._initial: MessageAction | None = None
-        self._messages: list[Message] = []
-        self.counter: ApproximateTokenCounter | LLMTokenCounter
-        if model is None:
-            self.counter = ApproximateTokenCounter()
-        else:
-            from openhands_memory.llm import LLM, LLMConfig
-
-            self.llm = LLM(LLMConfig(model=model))
-            self.counter = LLMTokenCounter(self.llm, render=self._rendered)
-        # The policy's max_tokens counts with the report's tokenizer (with a model), so it trims what the report measures.
-        llm = self.llm
-        self.pipeline = pipeline.with_settings(message_tokens=None if llm is None else (lambda m: int(llm.count_tokens([m]))))
-        self.memory = self.pipeline.memory
+        # The policy's max_tokens counts with the same meter, so it trims what the report measures.
+        self.pipeline = pipeline.measured_by(model)
+        meter = self.pipeline.meter
+        assert meter is not None
+        self.meter = meter
+        self._shown: ShownMessages | None = None
 
     def load(self) -> float:
-        """Load the tokenizer now (litellm's import takes seconds), so it is not timed as replay; returns the seconds."""
-        if self.llm is None:
+        """Load the tokenizer now (it may take seconds), so it is not timed as replay; returns the seconds."""
+        if self.estimated:
             return 0.0
         started = time.perf_counter()
-        self.llm.count_tokens([{"role": "user", "content": "x"}])  # a message: the tokenizer itself loads
+        self.meter.tokenizer.encode("x")
         return time.perf_counter() - started
 
     @property
     def estimated(self) -> bool:
-        """Some count was estimated: all of them (no model), or some (litellm could not count it)."""
-        counter = self.counter
-        return not isinstance(counter, LLMTokenCounter) or counter.is_estimate
+        """The counts are estimated (no model's tokenizer)."""
+        return not isinstance(self.meter.tokenizer, LiteLLMTokenizer)
 
     def messages(self, shown: View, initial: MessageAction | None) -> list[Message]:
         # THE step's rendering and trim (`Pipeline.show`): what `History` would send.
         result = self.pipeline.show(shown, initial)
-        messages = result.messages
         self.trimmed, self.repairs = result.trim.dropped, result.repairs
-        self._messages = messages
-        self._shown, self._initial = shown, initial
-        return messages
-
-    def _rendered(self, events: Sequence[Event]) -> list[Message]:
-        # The counter is asked about the view `messages` has just rendered: reuse its messages.
-        if events is self._shown:
-            return self._messages
-        return self.memory.process_events(events, self._initial)
-
-    def blocks(self, shown: View) -> tuple[list[PromptBlock], int]:
-        """The prompt `messages` rendered last, as blocks for a prompt cache, and how many lead it unchanged (tools, system)."""
-        blocks: list[PromptBlock] = []
-        tools = tools_of(shown)
-        llm = self.llm
-        # With a model, each part is what it adds to the count (the reply's priming tokens, a few, left out).
-        priming = int(llm.count_tokens([])) if llm is not None else 0
-        if tools:
-            text = orjson.dumps(list(tools), option=orjson.OPT_SORT_KEYS, default=str).decode()
-            tokens = int(llm.count_tokens([], tools=tools)) - priming if llm is not None else estimate_tokens(len(text))
-            blocks.append(PromptBlock(("tools", text), tokens))
-        for message in self._messages:
-            tokens = int(llm.count_tokens([message])) - priming if llm is not None else approximate_message_tokens(message)
-            blocks.append(PromptBlock(message, tokens))
-        static = (1 if tools else 0) + (1 if self._messages and self._messages[0].role == "system" else 0)
-        return blocks, static
+        self._shown = result
+        return result.messages
 
     def tokens(self, shown: View) -> int:
-        if self.policy is not None and self.llm is None:
-            # The offline counter estimates a view's events; with a policy, estimate the messages it left.
-            return sum(map(approximate_message_tokens, self._messages))
-        return self.counter(shown)
+        """The tokens of the prompt `messages` rendered last (`shown`'s tools, then the messages)."""
+        assert self._shown is not None
+        return self.pipeline.prompt_tokens(self._shown, shown)
+
+    def blocks(self) -> tuple[list[PromptBlock], int]:
+        """The prompt `tokens` counted last, as blocks for a prompt cache, and how many lead it unchanged (tools, system)."""
+        return self.meter.last_blocks, self.meter.last_static_blocks
 
 
 def _condenser_for(condenser: Condenser | Pipeline | None, recorded: bool) -> Pipeline:
@@ -462,7 +425,8 @@ def replay_events(
         condenser: what condenses (a `Condenser`, or a `Pipeline` to name it); None: the default
             offline pipeline, or with `recorded` only the log's condensations.
         recorded: keep and apply the log's condensations.
-        model: count tokens with this model's tokenizer (litellm); None estimates them offline.
+        model: count tokens with this model's tokenizer (litellm); None (or `approximate`)
+            estimates them offline, as the bench's `approximate` tokenizer does.
         source: names the log in the report.
         progress: called with (events replayed, total or None) every few events and at the end.
         pricing: also price every step as these models bill it, prompt cache included (model
@@ -508,7 +472,7 @@ def replay_events(
                 )
             )
             if costs:
-                blocks, static = measure.blocks(shown)
+                blocks, static = measure.blocks()
                 costs.add_step(item.number, blocks, at=clock.now(item.event), static_blocks=static)
         else:
             condensation = _condensation_of(item, replayer.history)

@@ -7,6 +7,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from conftest import REAL_LOGS_DIR, REPO_ROOT, require_real_logs_dir
 
@@ -23,6 +24,7 @@ from openhands_memory.errors import CondenserConfigError, StepNotFoundError
 from openhands_memory.events import CmdRunAction, CondensationAction, ToolCallMetadata, agent_history, load_events
 from openhands_memory.history import DEFAULT_CONDENSER_CONFIG
 from openhands_memory.llm import LLM, LLMConfig, PromptPricing
+from openhands_memory.prompt_tokens import prompt_text
 from openhands_memory.replay import (
     Pipeline,
     load_pipeline,
@@ -55,14 +57,17 @@ def test_every_step_is_measured_and_the_totals_add_up() -> None:
     assert sum(s.condensations for s in report.steps) == len(report.condensations)
 
 
-def test_tokens_are_litellm_s_count_of_the_messages_the_model_is_sent() -> None:
+def test_tokens_are_gpt_4o_s_tokens_of_the_prompt_sent_tools_and_messages() -> None:
     report = replay_log(BUNDLED, model="gpt-4o")
     assert report.model == "gpt-4o" and not report.tokens_estimated
     step = report.steps[40]
     snapshot = snapshot_at(load_events(BUNDLED), step.number, condenser=Condenser.from_config(dict(DEFAULT_CONDENSER_CONFIG)), recorded=False)
     assert len(snapshot.shown) == step.view_events and len(snapshot.messages) == step.messages
     tools = snapshot.shown[0].tools  # type: ignore[attr-defined]
-    assert LLM(LLMConfig(model="gpt-4o")).count_tokens(snapshot.messages, tools=tools) == step.tokens
+    encode = LLM(LLMConfig(model="gpt-4o")).encode
+    tools_tokens = len(encode(orjson.dumps(tools, option=orjson.OPT_SORT_KEYS, default=str).decode()))
+    message_tokens = sum(len(encode(prompt_text(m.to_litellm_dict()))) for m in snapshot.messages)
+    assert tools_tokens > 0 and step.tokens == tools_tokens + message_tokens
 
 
 def test_counting_tokens_needs_no_network(monkeypatch: pytest.MonkeyPatch) -> None:
