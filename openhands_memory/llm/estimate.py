@@ -2,7 +2,8 @@
 
 Every estimate without a model's tokenizer uses it: the condensers' default counter
 (`ApproximateTokenCounter`), the history policy's message estimate, `LLM.count_tokens` where
-litellm cannot count, replay's offline report and the bench's `approximate` tokenizer. Each adds
+litellm cannot count, and the `approximate` tokenizer of the prompt counter replay and bench share
+(`openhands_memory.prompt_tokens`). Each adds
 its own framing per event or message on top (what it counts differs: events, messages, raw text).
 """
 
