@@ -31,7 +31,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from openhands_memory.llm._storable import Repairs, argument_problem, clean_text, load_json
+from openhands_memory.llm._storable import Repairs, argument_problem, clean_text, load_json, storable
 from openhands_memory.llm.message import Content, Message, TextContent, ToolCall, ToolCallFunction
 
 logger = logging.getLogger(__name__)
@@ -169,7 +169,7 @@ def _json_type(info: Mapping[str, Any]) -> str | None:
     return kind if isinstance(kind, str) else None
 
 
-def _decode_value(raw: str, info: Any) -> Any:
+def _decode_value(raw: str, info: Any, repairs: Repairs) -> Any:
     value = raw[1:] if raw.startswith("\n") else raw
     value = value[:-1] if value.endswith("\n") else value
     kind = _json_type(info) if isinstance(info, Mapping) else None
@@ -191,7 +191,12 @@ def _decode_value(raw: str, info: Any) -> Any:
     except (ValueError, RecursionError):  # (too deep to read is as unreadable as bad JSON)
         return value
     # A value no event could store (nested too deep, an integer beyond 64 bits) stays the text written.
-    return value if argument_problem(decoded) is not None else decoded
+    if argument_problem(decoded) is not None:
+        return value
+    # JSON escapes can spell what the text could not hold (`"\ud800"`): clean what they decoded to.
+    cleaned, changed = storable(decoded)
+    repairs.update(changed)
+    return cleaned
 
 
 def _new_call_id() -> str:
@@ -242,7 +247,7 @@ def parse_text_tool_calls(
         fields = _MALFORMED_PARAMETER_RE.sub(r"<parameter=\1>\2</parameter>", match.group(2))
         for param in _PARAMETER_RE.finditer(fields):
             param_name = param.group(1).strip()
-            arguments[param_name] = _decode_value(param.group(2), properties.get(param_name))
+            arguments[param_name] = _decode_value(param.group(2), properties.get(param_name), repairs)
         calls.append(
             ToolCall(
                 id=new_id(),

@@ -237,6 +237,15 @@ def test_values_no_event_could_hold_stay_the_text_written(caplog: pytest.LogCapt
     _stored(reply)
 
 
+def test_a_lone_surrogate_spelled_as_a_json_escape_in_a_value_is_replaced_too() -> None:
+    # Found by the property above: the text is clean, but the object it holds decodes to "\ud800".
+    text = '<function=execute_bash>\n<parameter=env>{"query": "\\ud800"}</parameter>\n'
+    reply = parse_text_tool_calls(text, TOOLS)
+    assert json.loads(reply.tool_calls[0].function.arguments) == {"env": {"query": "\ufffd"}}
+    assert reply.repairs == ("1 lone surrogate(s) replaced with U+FFFD",)
+    _stored(reply)
+
+
 def test_describe_tools_lists_parameters_with_type_requirement_and_allowed_values() -> None:
     text = describe_tools(TOOLS)
     assert "---- FUNCTION 1: execute_bash ----\nDescription: Run a bash command.\nParameters:" in text
