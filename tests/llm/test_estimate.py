@@ -17,12 +17,12 @@ PACKAGE = Path(__file__).resolve().parents[2] / "openhands_memory"
 
 def test_the_characters_a_token_are_defined_in_one_place() -> None:
     defined = [
-        f"{path.relative_to(PACKAGE)}:{number}"
+        str(path.relative_to(PACKAGE))
         for path in sorted(PACKAGE.rglob("*.py"))
-        for number, line in enumerate(path.read_text().splitlines(), 1)
+        for line in path.read_text().splitlines()
         if re.match(r"\s*_?CHARS_PER_TOKEN\b\s*(:[^=]*)?=", line)
     ]
-    assert defined == ["llm/estimate.py:16"]
+    assert defined == ["llm/estimate.py"]  # once, in that file (any line)
 
 
 def test_every_offline_estimator_counts_the_same_text_alike() -> None:
