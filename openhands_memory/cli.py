@@ -236,7 +236,7 @@ def _checked_secrets(args: argparse.Namespace) -> dict[str, str] | None:
         SecretEnvError: a named variable is not set (usage error).
         InvalidSecretError: a value is too short to hide safely.
     """
-    from openhands_memory.stream._redact import Redactor
+    from openhands_memory.stream import Redactor
 
     secrets = secrets_from_env(args.secret_envs)
     Redactor(secrets)
@@ -393,7 +393,7 @@ def _replay(args: argparse.Namespace) -> int:
 def _inspect(args: argparse.Namespace) -> int:
     from openhands_memory.replay.formatting import format_inspection
     from openhands_memory.replay.inspection import inspect_events
-    from openhands_memory.stream._redact import Redactor
+    from openhands_memory.stream import Redactor
     from openhands_memory.stream.locations import load_log, shown_location
 
     if args.top < 0:
@@ -536,7 +536,7 @@ def _convert(args: argparse.Namespace) -> int:
 
 def _search(args: argparse.Namespace) -> int:
     from openhands_memory.recall import SearchIndex, search_log
-    from openhands_memory.stream._redact import Redactor
+    from openhands_memory.stream import Redactor
     from openhands_memory.stream.locations import is_database_url, load_log
 
     if args.limit < 1:
