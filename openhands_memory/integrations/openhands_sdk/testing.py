@@ -30,6 +30,7 @@ from pydantic import Field, PrivateAttr
 
 from openhands.sdk import LLM, Agent, Conversation
 from openhands.sdk.context.condenser import CondenserBase, LLMSummarizingCondenser
+from openhands.sdk.context.view import View
 from openhands.sdk.event import Condensation
 from openhands.sdk.tool import Action, Observation, Tool, ToolAnnotations, ToolDefinition, ToolExecutor, register_tool
 
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from openhands.sdk.conversation.state import ConversationState
 
 __all__ = [
+    "CondensationRow",
     "ConversationRun",
     "ListFilesTool",
     "RunCommandTool",
@@ -306,6 +308,46 @@ class ConversationRun:
     """The folder the tools worked in."""
     status: str = ""
     """The conversation's execution status when `run()` returned (`finished` when the agent called `finish`)."""
+    requests_before: list[int] = field(default_factory=list)
+    """For each condensation, the agent's model requests made before it."""
+
+    def condensation_rows(self) -> list[CondensationRow]:
+        """Each condensation as the SDK made it: its step, what it forgot, the view before and after."""
+        rows = []
+        for number, (condensation, requests) in enumerate(zip(self.condensations, self.requests_before, strict=True)):
+            position = self.events.index(condensation)
+            rows.append(
+                CondensationRow(
+                    step=requests + number + 1,
+                    request=requests,
+                    forgotten=len(condensation.forgotten_event_ids),
+                    summary_offset=condensation.summary_offset,
+                    view_before=len(View.from_events(self.events[:position])),
+                    view_after=len(View.from_events(self.events[: position + 1])),
+                    summary=condensation.summary,
+                )
+            )
+        return rows
+
+
+@dataclass(frozen=True)
+class CondensationRow:
+    """One condensation of a scripted conversation, as `benchmarks/sdk_conversation.py` prints it."""
+
+    step: int
+    """The agent step it was made at (1-based; each model request and each condensation is a step)."""
+    request: int
+    """The agent's model requests made before it."""
+    forgotten: int
+    """Events it forgot."""
+    summary_offset: int | None
+    """Where its summary goes in the view (None: no summary)."""
+    view_before: int
+    """Events of the SDK's view before it."""
+    view_after: int
+    """Events of the SDK's view once it is applied (its summary included)."""
+    summary: str | None
+    """Its summary."""
 
 
 def summarizing_condenser(*, max_size: int = 24, keep_first: int = 2) -> tuple[LLMSummarizingCondenser, ScriptedLLM]:
@@ -337,12 +379,18 @@ def run_scripted_conversation(
         condenser=condenser,
     )
     run = ConversationRun(folder=Path(), agent_llm=llm, workspace=workspace)
+
+    def on_event(event: Any) -> None:
+        run.events.append(event)
+        if isinstance(event, Condensation):
+            run.requests_before.append(len(llm.requests))
+
     conversation = Conversation(
         agent=agent,
         workspace=str(workspace),
         persistence_dir=str(persistence_dir),
         conversation_id=uuid.UUID(int=24),
-        callbacks=[run.events.append],
+        callbacks=[on_event],
         max_iteration_per_run=4 * steps + 20,
         visualizer=None,
     )

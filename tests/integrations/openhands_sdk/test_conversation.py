@@ -71,6 +71,12 @@ def test_conversation_runs_to_its_finish_through_several_condensations(summarizi
     # The conversation kept going after each condensation: the last one came well before the end.
     positions = [run.events.index(c) for c in run.condensations]
     assert len(run.events) - positions[-1] > 10
+    # Each row of the benchmark's table: the view over max_size shrinks by what was forgotten, plus its summary.
+    rows = run.condensation_rows()
+    assert [row.step for row in rows] == [r + n for n, r in enumerate(run.requests_before, start=1)]
+    for row in rows:
+        assert row.view_before > 24 and row.summary_offset == 2
+        assert row.view_after == row.view_before - row.forgotten + 1 < row.view_before
 
 
 def test_tools_really_ran_in_the_workspace(summarizing_run: ConversationRun) -> None:
