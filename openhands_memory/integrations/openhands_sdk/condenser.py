@@ -94,9 +94,17 @@ class _Asked:
     """The strategy's answer for one SDK view (asked once, whatever the SDK calls next)."""
 
     sdk_view: SdkView
+    contents: tuple[Any, ...]
+    """What `sdk_view` held when asked (`_contents`): the SDK's conversation hands the same `View`
+    object every step and appends to it in place, so the object alone does not say the view is the same."""
     imported: ImportedView
     outcome: View | Condensation
     sdk_condensation: SdkCondensation | None = None
+
+
+def _contents(view: SdkView) -> tuple[Any, ...]:
+    """The view's event ids and request flag: equal exactly when the view holds the same events."""
+    return (*(event.id for event in view.events), view.unhandled_condensation_request)
 
 
 class OpenHandsMemoryCondenser(RollingCondenser):
@@ -215,7 +223,7 @@ class OpenHandsMemoryCondenser(RollingCondenser):
 
     def _ask(self, view: SdkView, agent_llm: SdkLLM | None) -> _Asked:
         asked = self._asked
-        if asked is not None and asked.sdk_view is view:
+        if asked is not None and asked.sdk_view is view and asked.contents == _contents(view):
             return asked
         pipeline = self._built(agent_llm)
         guard = self._guard
@@ -224,7 +232,7 @@ class OpenHandsMemoryCondenser(RollingCondenser):
         outcome = pipeline.condense(imported.view, guard)
         if not isinstance(outcome, Condensation):
             guard.reset()  # the view settled: the next condensation starts a new step
-        asked = self._asked = _Asked(view, imported, outcome)
+        asked = self._asked = _Asked(view, _contents(view), imported, outcome)
         return asked
 
     def condensation_requirement(self, view: SdkView, agent_llm: SdkLLM | None = None) -> CondensationRequirement | None:
@@ -291,7 +299,7 @@ class OpenHandsMemoryCondenser(RollingCondenser):
 
     def _shown(self, view: SdkView) -> SdkView:
         asked = self._asked
-        assert asked is not None and asked.sdk_view is view
+        assert asked is not None and asked.sdk_view is view and asked.contents == _contents(view)
         outcome = asked.outcome
         if isinstance(outcome, Condensation):  # SOFT and nothing to forget after all: the view as it is
             return view
