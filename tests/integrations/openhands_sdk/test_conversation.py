@@ -1,7 +1,9 @@
 """A real OpenHands SDK conversation, offline: 60+ steps through a condenser, every request a valid chat,
 and the persisted folder read back here with the views the SDK showed its model.
 
-One conversation per condenser (module-scoped, a few seconds each); the harness is
+One conversation per condenser (module-scoped, a few seconds each): the SDK's own
+`LLMSummarizingCondenser` (scripted summarizer), and ours, `OpenHandsMemoryCondenser`, with our
+`llm` strategy and with a pipeline of observation masking and amortized forgetting. The harness is
 `openhands_memory.integrations.openhands_sdk.testing` (a scripted model at litellm's
 `mock_response`, two real tools, a request recorder).
 
@@ -33,6 +35,7 @@ from openhands.sdk.event import Event as SDKEvent  # noqa: E402
 from openhands_memory import cli  # noqa: E402
 from openhands_memory.condenser import Condenser, NoOpCondenser  # noqa: E402
 from openhands_memory.events import AgentCondensationObservation, load_events  # noqa: E402
+from openhands_memory.integrations.openhands_sdk import OpenHandsMemoryCondenser  # noqa: E402
 from openhands_memory.integrations.openhands_sdk.testing import (  # noqa: E402
     ConversationRun,
     ScriptedLLM,
@@ -67,8 +70,43 @@ def _sdk_summarizing(folder: Path) -> tuple[CondenserBase, ScriptedLLM | None]:
     return summarizing_condenser(max_size=24, keep_first=2)
 
 
+OURS_SUMMARIZING = """\
+[condenser]
+type = "llm"
+keep_first = 2
+max_size = 30
+
+[condenser.llm_config]
+model = "gpt-4o"
+mock_response = "The agent listed, read and counted the notes files of the workspace."
+"""
+"""Our `llm` strategy; its model answers through litellm's `mock_response` (offline)."""
+
+OURS_MASKING_PIPELINE = """\
+[condenser]
+type = "pipeline"
+
+[[condenser.condensers]]
+type = "observation_masking"
+attention_window = 6
+
+[[condenser.condensers]]
+type = "amortized"
+keep_first = 2
+max_size = 30
+"""
+"""Our observation masking (a view transform), then amortized forgetting (condensations)."""
+
+
+def _ours(folder: Path) -> tuple[CondenserBase, ScriptedLLM | None]:
+    """`OpenHandsMemoryCondenser` from the scenario's pipeline file, the file our replay reads too."""
+    return OpenHandsMemoryCondenser.from_file(folder / "pipeline.toml"), None
+
+
 SCENARIOS = [
     Scenario("sdk-LLMSummarizingCondenser", _sdk_summarizing),
+    Scenario("ours-llm", _ours, OURS_SUMMARIZING),
+    Scenario("ours-masking-amortized", _ours, OURS_MASKING_PIPELINE, transforms_views=True, has_summaries=False),
 ]
 
 
