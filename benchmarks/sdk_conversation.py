@@ -6,7 +6,9 @@ Runs the scripted conversation of `openhands_memory.integrations.openhands_sdk.t
 `Agent` whose model is answered by a script through litellm's `mock_response`, two real tools that
 read and count files of a workspace, `--steps` tool-call steps then `finish`) with:
 
-- `--pipeline FILE`: our pipeline file as the SDK condenser (`OpenHandsMemoryCondenser.from_file`);
+- `--pipeline FILE`: our pipeline file as the SDK condenser (`OpenHandsMemoryCondenser.from_file`),
+  e.g. `benchmarks/pipelines/sdk_conversation_llm.toml` or `sdk_conversation_masking.toml` (a
+  model-backed strategy needs `mock_response` in its `llm_config`: real model requests are refused);
 - otherwise the SDK's own `LLMSummarizingCondenser` (`--max-size`, default 24; keep_first 2),
   its summarizer scripted too.
 
@@ -14,7 +16,7 @@ Prints one row per condensation: the agent step it was made at (each model reque
 condensation is a step of the SDK's agent), the model requests before it, the events it forgot,
 its summary offset, and the SDK view's size before and after it; then checks every request the
 model got is a valid chat. Needs `openhands-sdk` (Python 3.12+); no network, no key. The exit
-status is 1 if a request was not a valid chat.
+status is 1 if the conversation stopped or a request was not a valid chat.
 """
 
 from __future__ import annotations
@@ -38,6 +40,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, help="run in this folder and keep the conversation (default: a temporary one)")
     args = parser.parse_args(argv)
 
+    import openhands_memory.llm.llm as llm_module
+
+    # The agent's model is the script's, which our strategies cannot reach: a strategy that would call
+    # a real model (no `mock_response` in its file) fails at once instead of going to the network.
+    llm_module.ALLOW_MODEL_REQUESTS = False
     from openhands_memory.integrations.openhands_sdk.testing import (
         check_valid_chat,
         run_scripted_conversation,
@@ -56,7 +63,11 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory(prefix="sdk-conversation-") as scratch:
         base = args.keep or Path(scratch)
-        run = run_scripted_conversation(base / "conversations", base / "workspace", condenser=condenser, steps=args.steps)
+        try:
+            run = run_scripted_conversation(base / "conversations", base / "workspace", condenser=condenser, steps=args.steps)
+        except Exception as exc:  # the SDK wraps what the condenser raised: one line, not its traceback
+            print(f"error: the conversation stopped: {exc.__cause__ or exc}", file=sys.stderr)
+            return 1
         rows = run.condensation_rows()
         invalid = []
         for number, request in enumerate(run.agent_llm.requests, start=1):
