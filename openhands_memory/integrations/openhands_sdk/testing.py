@@ -45,6 +45,7 @@ __all__ = [
     "ScriptedLLM",
     "agent_script",
     "check_valid_chat",
+    "register_tools",
     "run_scripted_conversation",
     "summarizer_script",
     "write_workspace",
@@ -62,7 +63,9 @@ class ScriptedLLM(LLM):
 
     Only the last hop is replaced: the SDK formats the messages and tools as for a real provider,
     litellm builds the `ModelResponse` from the scripted message, and the SDK parses it into its
-    own events. `requests[i]` is the list of chat dicts the i-th call sent.
+    own events. `requests[i]` is the list of chat dicts the i-th call sent. The hook is the SDK's
+    `_transport_call` (its one call of `litellm.completion`, synchronous: `Conversation.run`); the
+    SDK's own `TestLLM` replaces `completion` whole, so the formatting would not run.
     """
 
     model: str = Field(default="gpt-4o")
@@ -222,8 +225,14 @@ class RunCommandTool(ToolDefinition[RunCommandAction, RunCommandObservation]):
         ]
 
 
-register_tool(ListFilesTool.name, ListFilesTool)
-register_tool(RunCommandTool.name, RunCommandTool)
+def register_tools() -> None:
+    """Register `list_files` and `run_command` with the SDK (once), so an `Agent` can name them in `Tool(name=...)`."""
+    from openhands.sdk.tool import list_registered_tools
+
+    registered = set(list_registered_tools())
+    for tool in (ListFilesTool, RunCommandTool):
+        if tool.name not in registered:
+            register_tool(tool.name, tool)
 
 
 # --- the script ------------------------------------------------------------------------------------
@@ -370,6 +379,7 @@ def run_scripted_conversation(
     The conversation is persisted under `persistence_dir` (the SDK adds the conversation id's hex);
     `ConversationRun.folder` is that folder.
     """
+    register_tools()
     names = write_workspace(workspace, files=files)
     llm = ScriptedLLM.scripted(agent_script(steps, names), usage_id="agent")
     agent = Agent(

@@ -191,40 +191,6 @@ def test_every_request_the_model_got_is_a_valid_chat(ran: Ran) -> None:
         assert all([m["role"] for m in request] == ["system", "user"] for request in ran.run.summarizer.requests)
 
 
-@pytest.mark.parametrize(
-    ("chat", "message"),
-    [
-        ([{"role": "user", "content": "hi"}], "the chat does not start with the system message: ['user']"),
-        (
-            [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}, {"role": "system", "content": "s"}],
-            "message 2: a second system message",
-        ),
-        (
-            [{"role": "system", "content": "s"}, {"role": "tool", "tool_call_id": "c1", "content": "r"}],
-            "message 1: tool result 'c1' answers no pending call ([])",
-        ),
-        (
-            [{"role": "system", "content": "s"}, _call := {"role": "assistant", "tool_calls": [{"id": "c1"}, {"id": "c2"}]},
-             {"role": "tool", "tool_call_id": "c1", "content": "r"}, {"role": "assistant", "content": "next"}],
-            "message 3 (assistant): tool calls ['c2'] unanswered before it",
-        ),
-        (
-            [{"role": "system", "content": "s"}, _call, {"role": "tool", "tool_call_id": "c1", "content": "r"},
-             {"role": "tool", "tool_call_id": "c1", "content": "r"}],
-            "message 3: tool result 'c1' answers no pending call (['c2'])",
-        ),
-        ([{"role": "system", "content": "s"}, _call], "tool calls ['c1', 'c2'] unanswered at the end"),
-        (
-            [{"role": "system", "content": "s"}, {"role": "assistant", "tool_calls": [{"id": "c1"}, {"id": "c1"}]}],
-            "message 1: repeated tool call ids ['c1', 'c1']",
-        ),
-    ],
-)  # fmt: skip
-def test_check_valid_chat_names_what_is_wrong(chat: list[dict[str, Any]], message: str) -> None:
-    with pytest.raises(AssertionError, match=re.escape(message)):
-        check_valid_chat(chat)
-
-
 # --- the persisted folder, read here -----------------------------------------------------------------
 
 
