@@ -13,6 +13,12 @@ agent steps are the points before each model response's first action, so replay 
 SDK's k-th model request (1-based), and what our replay shows at step k, rendered, is that request.
 A condenser's view transforms (masking) are not in the log: the replay runs the same pipeline on
 top of the log's condensations (`--pipeline FILE --recorded`) to show them again.
+
+What is compared, message by message: role, text parts, tool calls (id, name, arguments) and the
+`tool_call_id` of results. Two differences, both deliberate: consecutive user messages (see
+`comparable`), and the tools: the SDK's log holds their names and descriptions but not their
+parameter schemas (the SDK builds those from its action classes), so our replay lists the same
+tools by name and description only.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from openhands.sdk.event import Event as SDKEvent  # noqa: E402
 
 from openhands_memory import cli  # noqa: E402
 from openhands_memory.condenser import Condenser, NoOpCondenser  # noqa: E402
-from openhands_memory.events import AgentCondensationObservation, load_events  # noqa: E402
+from openhands_memory.events import AgentCondensationObservation, SystemMessageAction, load_events  # noqa: E402
 from openhands_memory.integrations.openhands_sdk import OpenHandsMemoryCondenser  # noqa: E402
 from openhands_memory.integrations.openhands_sdk.testing import (  # noqa: E402
     ConversationRun,
@@ -201,6 +207,10 @@ def test_replayed_messages_equal_what_the_sdk_sent_its_model_at_every_step(ran: 
     for (step, ours), sent in zip(steps, requests, strict=True):
         assert step.condensations == 0, f"step {step.number}: the replay condensed where the SDK had not"
         assert comparable(ours) == comparable(sent), f"step {step.number}: the replayed chat differs from the request"
+    # The tools the SDK offered are the ones our imported system prompt lists.
+    system = steps[0][0].view[0]
+    assert isinstance(system, SystemMessageAction) and system.tools is not None
+    assert [tool["function"]["name"] for tool in system.tools] == ran.run.agent_llm.tool_names[0]
     if ran.scenario.has_summaries:
         assert sum(any(isinstance(e, AgentCondensationObservation) for e in step.shown) for step, _ in steps) > 10
     if ran.scenario.transforms_views:
