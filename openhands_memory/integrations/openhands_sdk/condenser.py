@@ -64,6 +64,7 @@ from openhands_memory.integrations.openhands_sdk._agent_llm import (
     token_counter_for,
     tokenizer_name,
 )
+from openhands_memory.integrations.openhands_sdk._history_trim import trimmed_by_policy
 from openhands_memory.integrations.openhands_sdk._view_export import to_sdk_condensation, to_sdk_view
 from openhands_memory.integrations.openhands_sdk._view_import import ImportedView, SdkViewImporter
 from openhands_memory.llm import LLMConfig
@@ -94,6 +95,8 @@ class _Asked:
     """The strategy's answer for one SDK view (asked once, whatever the SDK calls next)."""
 
     sdk_view: SdkView
+    key: tuple[bool, tuple[str, ...]]
+    """What the view showed when asked: its request flag and event ids."""
     imported: ImportedView
     outcome: View | Condensation
     sdk_condensation: SdkCondensation | None = None
@@ -108,8 +111,8 @@ class OpenHandsMemoryCondenser(RollingCondenser):
     condenser: PipelineMember = Field(description="Our condenser config: the `[condenser]` table of a pipeline file.")
     history_policy: HistoryPolicy | None = Field(
         default=None,
-        description="The `[history_policy]` table. The SDK renders the view into messages itself, so the "
-        "message trim is not applied there; kept so a pipeline file reads the same everywhere.",
+        description="The `[history_policy]` table: the oldest events are left out of the view handed back until "
+        "its messages fit (whole tool loops; `roles` is not applied in the SDK).",
     )
     llm_configs: dict[str, LLMConfig] = Field(
         default_factory=dict, description="Named model configs (`[llm.NAME]`) for a strategy's `llm_config = \"NAME\"`."
@@ -214,8 +217,11 @@ class OpenHandsMemoryCondenser(RollingCondenser):
     # -- one SDK view, asked once ------------------------------------------------------------------
 
     def _ask(self, view: SdkView, agent_llm: SdkLLM | None) -> _Asked:
+        # The SDK hands its cached view back step after step, grown in place: the same object may
+        # show new events, so an answer is reused only for the same events (and request flag).
+        key = (view.unhandled_condensation_request, tuple(event.id for event in view.events))
         asked = self._asked
-        if asked is not None and asked.sdk_view is view:
+        if asked is not None and asked.sdk_view is view and asked.key == key:
             return asked
         pipeline = self._built(agent_llm)
         guard = self._guard
@@ -224,7 +230,7 @@ class OpenHandsMemoryCondenser(RollingCondenser):
         outcome = pipeline.condense(imported.view, guard)
         if not isinstance(outcome, Condensation):
             guard.reset()  # the view settled: the next condensation starts a new step
-        asked = self._asked = _Asked(view, imported, outcome)
+        asked = self._asked = _Asked(view, key, imported, outcome)
         return asked
 
     def condensation_requirement(self, view: SdkView, agent_llm: SdkLLM | None = None) -> CondensationRequirement | None:
@@ -290,14 +296,14 @@ class OpenHandsMemoryCondenser(RollingCondenser):
         return await asyncio.to_thread(self.condense, view, agent_llm)
 
     def _shown(self, view: SdkView) -> SdkView:
-        asked = self._asked
-        assert asked is not None and asked.sdk_view is view
+        asked = self._ask(view, None)  # the answer already given for this view
         outcome = asked.outcome
-        if isinstance(outcome, Condensation):  # SOFT and nothing to forget after all: the view as it is
-            return view
-        shown, lost = to_sdk_view(asked.imported, outcome, transformed_by=self.strategy().name)
-        self._not_carried.extend(lost)
-        return shown
+        # A SOFT requirement with nothing to forget after all: the view as it is.
+        ours = asked.imported.view if isinstance(outcome, Condensation) else outcome
+        exported = to_sdk_view(asked.imported, ours, transformed_by=self.strategy().name)
+        exported = trimmed_by_policy(self._built(None), exported)
+        self._not_carried.extend(exported.lost)
+        return exported.view
 
     def hard_context_reset(self, view: SdkView, agent_llm: SdkLLM | None = None) -> SdkCondensation | None:
         """Forget every event after the system prompt, with our offline structured summary of them in their place.

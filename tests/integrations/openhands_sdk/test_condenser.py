@@ -13,6 +13,7 @@ pytest.importorskip("openhands.sdk", reason="needs openhands-sdk (Python 3.12+):
 from openhands.sdk import LLM, Agent  # noqa: E402
 from openhands.sdk.context.condenser.base import CondensationRequirement, NoCondensationAvailableException  # noqa: E402
 from openhands.sdk.context.view import View  # noqa: E402
+from openhands.sdk.context.view.properties import ALL_PROPERTIES  # noqa: E402
 from openhands.sdk.event import CondensationRequest, ObservationEvent, SystemPromptEvent  # noqa: E402
 from openhands.sdk.event.condenser import Condensation  # noqa: E402
 from pydantic import SecretStr, ValidationError  # noqa: E402
@@ -201,3 +202,39 @@ def test_the_input_view_of_a_condensation_is_never_changed() -> None:
     before = view.model_dump()
     assert isinstance(condenser.condense(view), Condensation)
     assert view.model_dump() == before
+
+
+def test_the_sdks_cached_view_grown_in_place_gets_a_fresh_answer() -> None:
+    # ConversationState hands the agent one View object, appending new events to it in place.
+    condenser = OpenHandsMemoryCondenser(condenser={"type": "amortized", "max_size": 10, "keep_first": 2}, tokenizer="approximate")
+    events = long_conversation(3)
+    view = View.from_events(events)
+    assert isinstance(condenser.condense(view), View)
+    for event in long_conversation(6)[2:]:
+        view.append_event(event)
+    assert isinstance(condenser.condense(view), Condensation)
+
+
+def test_a_history_policy_leaves_out_the_oldest_events_until_the_messages_fit() -> None:
+    condenser = OpenHandsMemoryCondenser(condenser={"type": "noop"}, history_policy={"max_messages": 6}, tokenizer="approximate")
+    events = long_conversation(10)
+    view = View.from_events(events)
+    shown = condenser.condense(view)
+    assert isinstance(shown, View)
+    # The system prompt and the task, then the newest three calls with their results (six messages).
+    assert [e.id for e in shown.events] == [e.id for e in view.events[:2]] + [e.id for e in view.events[-6:]]
+    for prop in ALL_PROPERTIES:
+        assert prop.enforce(list(shown.events), events) == set()
+    unlimited = OpenHandsMemoryCondenser(condenser={"type": "noop"}, tokenizer="approximate").condense(view)
+    assert [e.id for e in unlimited.events] == [e.id for e in view.events]
+
+
+def test_inkeep_without_a_summarizer_brings_its_fixed_limits_from_a_pipeline_file(tmp_path: Path) -> None:
+    path = tmp_path / "inkeep.toml"
+    path.write_text('[condenser]\ntype = "inkeep"\n')
+    condenser = OpenHandsMemoryCondenser.from_file(path, tokenizer="approximate")
+    assert condenser.history_policy is not None and condenser.history_policy.preset == "inkeep_fixed_limit"
+    view = View.from_events(long_conversation(40))
+    shown = condenser.condense(view)
+    assert isinstance(shown, View) and 2 < len(shown.events) <= 2 + 50
+    assert len(shown.events) < len(view.events)

@@ -4,7 +4,7 @@ Nothing here names a strategy: each test runs once per strategy the registry hol
 from its config model by `openhands_memory.testing.condenser_configs`), so a new strategy is covered
 when it is added. At every step of a conversation:
 
-- a view handed back satisfies the SDK's own view properties (`ALL_PROPERTIES`: nothing to enforce),
+- a view handed back (after the `[history_policy]` drawn, if any) satisfies the SDK's own view properties (`ALL_PROPERTIES`: nothing to enforce),
   and `View.from_events` of it changes nothing; it keeps the input's order, and every event it did
   not change is the SDK's own object;
 - a condensation names only events of the view, and the SDK's view after it shows exactly the events
@@ -56,6 +56,20 @@ STEPS = 6
 """SDK steps per conversation: condensations are appended and the condenser asked again, as the agent does."""
 
 
+POLICIES = st.one_of(
+    st.none(),
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "max_messages": st.integers(min_value=1, max_value=12),
+            "step_window": st.integers(min_value=1, max_value=5),
+            "max_tokens": st.integers(min_value=50, max_value=2_000),
+        },
+    ),
+)
+"""No `[history_policy]`, or one with small limits (applied to the views handed back)."""
+
+
 def configs(type_name: str) -> st.SearchStrategy[dict[str, Any]]:
     members = st.one_of([small_configs(strategy, sizes=REPLAYABLE_SIZES) for strategy in NESTABLE])
     return small_configs(strategy_of(type_name), sizes=REPLAYABLE_SIZES, members=members)
@@ -105,9 +119,9 @@ def test_every_answer_satisfies_the_sdks_view_properties(type_name: str) -> None
     logging.getLogger("openhands_memory").setLevel(logging.ERROR)
 
     @PER_STRATEGY
-    @given(conversations, configs(type_name))
-    def check(events: list[Any], config: dict[str, Any]) -> None:
-        condenser = OpenHandsMemoryCondenser(condenser=config, tokenizer="approximate")
+    @given(conversations, configs(type_name), POLICIES)
+    def check(events: list[Any], config: dict[str, Any], policy: dict[str, Any] | None) -> None:
+        condenser = OpenHandsMemoryCondenser(condenser=config, history_policy=policy, tokenizer="approximate")
         for _ in range(STEPS):
             view = View.from_events(events)
             before = view.model_dump()
