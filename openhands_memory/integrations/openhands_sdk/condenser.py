@@ -24,8 +24,8 @@ At each step the SDK's view becomes ours (`_view_import`), our pipeline asks the
   when it condenses for size (a heuristic, as the SDK's own condenser says); None otherwise.
 - `get_condensation` raises the SDK's `NoCondensationAvailableException` when the strategy forgets
   nothing; on a HARD requirement the SDK then calls `hard_context_reset`: every event after the
-  system prompt forgotten, with our offline structured summary of them, within
-  `hard_reset_summary_tokens`.
+  system prompt forgotten, with our summarizer's summary of them (the strategy's model, else the
+  offline structured summary), within `hard_reset_summary_tokens`.
 - The loop guard holds across the SDK's steps: a strategy that asks to condense again without
   making the prompt smaller (or more than `max_condensations_per_step` times before the view
   settles) raises `CondensationStalledError`.
@@ -52,18 +52,16 @@ from openhands.sdk.llm import LLM as SdkLLM
 from pydantic import Field, PrivateAttr, field_validator
 
 from openhands_memory.condenser import Condensation, Condenser, CondenserContext
-from openhands_memory.condenser._text import truncate
 from openhands_memory.condenser.config import PipelineMember, parse_condenser_config
 from openhands_memory.condenser.guard import MAX_CONDENSATIONS_PER_STEP, CondensationGuard
-from openhands_memory.condenser.offline_summary import offline_summary
 from openhands_memory.conversation_memory.history_policy import HistoryPolicy
-from openhands_memory.events import AgentCondensationObservation
 from openhands_memory.integrations.openhands_sdk._agent_llm import (
     AGENT_TOKENIZER,
     agent_llm_config,
     token_counter_for,
     tokenizer_name,
 )
+from openhands_memory.integrations.openhands_sdk._hard_reset import hard_reset_summary
 from openhands_memory.integrations.openhands_sdk._history_trim import trimmed_by_policy
 from openhands_memory.integrations.openhands_sdk._view_export import to_sdk_condensation, to_sdk_view
 from openhands_memory.integrations.openhands_sdk._view_import import ImportedView, SdkViewImporter
@@ -306,11 +304,11 @@ class OpenHandsMemoryCondenser(RollingCondenser):
         return exported.view
 
     def hard_context_reset(self, view: SdkView, agent_llm: SdkLLM | None = None) -> SdkCondensation | None:
-        """Forget every event after the system prompt, with our offline structured summary of them in their place.
+        """Forget every event after the system prompt, with our summary of them in their place.
 
-        The summary takes at most `hard_reset_summary_tokens` (by our token counter); no model is
-        called, since a hard reset comes when the context is in trouble. None when nothing follows
-        the system prompt.
+        The summary is our strategy's summarizer's (its model, else the offline structured summary)
+        within `hard_reset_summary_tokens` by our token counter (see `_hard_reset`). None when
+        nothing follows the system prompt.
 
         Raises:
             CondensationStalledError: the loop guard (a reset right after a condensation that
@@ -321,19 +319,7 @@ class OpenHandsMemoryCondenser(RollingCondenser):
         if keep >= len(events):
             return None
         asked = self._ask(view, agent_llm)
-        ours = list(asked.imported.view)[keep:]
-        counter = self.strategy(agent_llm).token_counter
-        budget = self.hard_reset_summary_tokens
-
-        def fits(text: str) -> bool:
-            return counter([AgentCondensationObservation(content=text)]) <= budget
-
-        previous = [e.content for e in ours if isinstance(e, AgentCondensationObservation) and e.id is None]
-        summary = offline_summary(ours, previous=previous, fits=fits)
-        limit = len(summary)
-        while not fits(summary) and limit > 64:
-            limit = limit * 3 // 4
-            summary = truncate(summary, limit)
+        summary = hard_reset_summary(self.strategy(agent_llm), asked.imported.view, keep, max_tokens=self.hard_reset_summary_tokens)
         guard = self._guard
         assert guard is not None
         if not isinstance(asked.outcome, Condensation):  # else the guard counted this view's condensation already

@@ -16,11 +16,13 @@ pytest.importorskip("openhands.sdk", reason="needs openhands-sdk (Python 3.12+):
 import litellm  # noqa: E402
 from openhands.sdk import LLM  # noqa: E402
 from openhands.sdk.context.view import View  # noqa: E402
+from openhands.sdk.event import CondensationRequest  # noqa: E402
 from openhands.sdk.event.condenser import Condensation  # noqa: E402
 from pydantic import SecretStr  # noqa: E402
 
 from openhands_memory.condenser import ApproximateTokenCounter  # noqa: E402
 from openhands_memory.condenser._model_backed import SHRINK_TRIES  # noqa: E402
+from openhands_memory.events import AgentCondensationObservation  # noqa: E402
 from openhands_memory.errors import CondensationStalledError, LLMContextWindowExceededError  # noqa: E402
 from openhands_memory.integrations.openhands_sdk import OpenHandsMemoryCondenser  # noqa: E402
 from openhands_memory.prompt_tokens import PromptMeter  # noqa: E402
@@ -133,3 +135,29 @@ def test_a_summarizer_that_cannot_shrink_the_prompt_is_stopped_by_the_loop_guard
     with pytest.raises(CondensationStalledError, match=re.escape("did not make the prompt smaller")):
         run(condenser, events)
     assert 1 <= len(fake.calls) <= 2
+
+
+def test_a_hard_context_reset_summarizes_with_the_strategys_model_within_its_budget(fake: FakeLLM) -> None:
+    # keep_first covers the view: the request cannot be met by the strategy, so the SDK resets.
+    condenser = OpenHandsMemoryCondenser(
+        condenser={**SUMMARIZER, "max_size": 200, "keep_first": 90}, tokenizer="approximate", hard_reset_summary_tokens=100
+    )
+    events = [*long_conversation(8), CondensationRequest()]
+    view = View.from_events(events)
+    reset = condenser.condense(view, agent_llm=agent_llm())
+    assert isinstance(reset, Condensation) and reset.summary_offset == 1
+    assert reset.summary == "The agent read the files and found the failing assertion."
+    assert len(fake.calls) == 1 and "cat file0.txt" in str(fake.calls[0].messages)
+    assert reset.forgotten_event_ids == {e.id for e in view.events[1:]}
+
+
+def test_a_hard_context_reset_falls_back_to_the_offline_summary_when_the_model_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = FakeLLM(default=litellm_error("ContextWindowExceededError", "prompt is too long"))
+    monkeypatch.setattr(litellm, "completion", fake)
+    condenser = OpenHandsMemoryCondenser(
+        condenser={**SUMMARIZER, "max_size": 200, "keep_first": 90}, tokenizer="approximate", hard_reset_summary_tokens=100
+    )
+    reset = condenser.condense(View.from_events([*long_conversation(8), CondensationRequest()]), agent_llm=agent_llm())
+    assert isinstance(reset, Condensation) and reset.summary
+    assert ApproximateTokenCounter()([AgentCondensationObservation(content=reset.summary)]) <= 100
+    assert len(fake.calls) == SHRINK_TRIES + 1
