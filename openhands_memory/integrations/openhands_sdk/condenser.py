@@ -20,7 +20,7 @@ At each step the SDK's view becomes ours (`_view_import`), our pipeline asks the
 `Condensation` naming SDK ids, or a new SDK `View` (view transforms). What the SDK's contract asks:
 
 - `condensation_requirement`: HARD when the strategy condenses for tokens or a request, or when
-  the view is over the agent's input limit or holds a request the strategy did not answer; SOFT
+  the view is over the agent's input limit (`effective_max_input_tokens`) or holds a request the strategy did not answer; SOFT
   when it condenses for size (a heuristic, as the SDK's own condenser says); None otherwise.
 - `get_condensation` raises the SDK's `NoCondensationAvailableException` when the strategy forgets
   nothing; on a HARD requirement the SDK then calls `hard_context_reset`: every event after the
@@ -244,7 +244,8 @@ class OpenHandsMemoryCondenser(RollingCondenser):
         return None
 
     def _over_input_limit(self, view: View, agent_llm: SdkLLM | None) -> bool:
-        limit = getattr(agent_llm, "max_input_tokens", None) if agent_llm is not None else None
+        # The SDK's own limit: the configured one, else what the model's metadata says.
+        limit = getattr(agent_llm, "effective_max_input_tokens", None) if agent_llm is not None else None
         if not isinstance(limit, int) or limit <= 0:
             return False
         return self.strategy(agent_llm).token_counter(view) > limit

@@ -238,3 +238,29 @@ def test_inkeep_without_a_summarizer_brings_its_fixed_limits_from_a_pipeline_fil
     shown = condenser.condense(view)
     assert isinstance(shown, View) and 2 < len(shown.events) <= 2 + 50
     assert len(shown.events) < len(view.events)
+
+
+def test_a_view_over_the_agents_input_limit_is_a_hard_requirement_met_by_a_hard_reset() -> None:
+    # noop forgets nothing: a view over the agent's limit can only be reset.
+    condenser = OpenHandsMemoryCondenser(condenser={"type": "noop"}, tokenizer="approximate", hard_reset_summary_tokens=200)
+    view = View.from_events(long_conversation(20, output_lines=200))  # about 22,000 tokens
+    small = agent_llm(max_input_tokens=16_384)
+    assert condenser.condensation_requirement(view, agent_llm=small) is CondensationRequirement.HARD
+    reset = condenser.condense(view, agent_llm=small)
+    assert isinstance(reset, Condensation) and reset.forgotten_event_ids == {e.id for e in view.events[1:]}
+    assert condenser.condensation_requirement(view, agent_llm=agent_llm(max_input_tokens=100_000)) is None
+
+
+def test_large_output_previews_reach_the_sdk_in_copies_of_its_observation_events() -> None:
+    events = long_conversation(6, output_lines=400)
+    view = View.from_events(events)
+    offload = OpenHandsMemoryCondenser(
+        condenser={"type": "large_output_offload", "large_payload_threshold": 2_000, "preview_chars": 300, "last_keep": 4},
+        tokenizer="approximate",
+    )
+    shown = offload.condense(view)
+    previews = [e for e in shown.events if isinstance(getattr(e, "observation", None), MemoryViewObservation)]
+    assert previews and all(e.observation.transformed_by == "large_output_offload" for e in previews)
+    original = next(e for e in view.events if e.id == previews[0].id)
+    assert previews[0].observation.text.startswith(original.observation.text[:300])
+    assert len(previews[0].observation.text) < len(original.observation.text)

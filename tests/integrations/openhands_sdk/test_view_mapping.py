@@ -12,11 +12,20 @@ from openhands.sdk.context.view import View  # noqa: E402
 from openhands.sdk.event import CondensationSummaryEvent  # noqa: E402
 
 from openhands_memory.condenser import Condensation  # noqa: E402
-from openhands_memory.events import AgentCondensationObservation, CmdOutputObservation, CmdRunAction, CondensationAction  # noqa: E402
-from openhands_memory.integrations.openhands_sdk._view_export import to_sdk_condensation  # noqa: E402
+from openhands_memory.events import (  # noqa: E402
+    AgentCondensationObservation,
+    CmdOutputObservation,
+    CmdRunAction,
+    CondensationAction,
+    ErrorObservation,
+    MessageAction,
+)
+from openhands_memory.integrations.openhands_sdk._view_export import to_sdk_condensation, to_sdk_view  # noqa: E402
 from openhands_memory.integrations.openhands_sdk._view_import import SdkViewImporter  # noqa: E402
 
-from .sdk_events import condensation_of, long_conversation  # noqa: E402
+from openhands_memory.view import View as OurView  # noqa: E402
+
+from .sdk_events import condensation_of, conversation, long_conversation  # noqa: E402
 
 
 def imported(importer: SdkViewImporter, events: list[Any]) -> Any:
@@ -82,3 +91,23 @@ def test_a_summary_our_strategy_puts_before_the_system_prompt_goes_just_after_it
     assert made.summary_offset == 1
     shown = View.from_events([*events, made])
     assert [type(e).__name__ for e in shown.events[:3]] == ["SystemPromptEvent", "CondensationSummaryEvent", "MessageEvent"]
+
+
+def test_changed_messages_and_errors_become_copies_of_the_sdk_events_with_the_new_text() -> None:
+    importer = SdkViewImporter()
+    events = conversation([("user", "a long message " * 50), ("tools", [("terminal", "boom", True)])])
+    ours = imported(importer, events)
+    view = list(ours.view)
+    message_at = next(i for i, e in enumerate(view) if isinstance(e, MessageAction) and "long message" in e.content)
+    error_at = next(i for i, e in enumerate(view) if isinstance(e, ErrorObservation))
+    changed = list(view)
+    changed[message_at] = view[message_at].model_copy(update={"content": "[compacted message]"})
+    changed[error_at] = view[error_at].model_copy(update={"content": "[masked error]"})
+    exported = to_sdk_view(ours, OurView(changed), transformed_by="compact_history")
+    sdk = exported.view.events
+    assert [e.id for e in sdk] == [e.id for e in ours.sdk_events]
+    assert sdk[message_at].llm_message.content[0].text == "[compacted message]"
+    assert sdk[error_at].error == "[masked error]" and sdk[error_at].tool_call_id == ours.sdk_events[error_at].tool_call_id
+    assert all(a is b for i, (a, b) in enumerate(zip(sdk, ours.sdk_events, strict=True)) if i not in (message_at, error_at))
+    assert exported.lost == []
+    assert ours.sdk_events[message_at].llm_message.content[0].text.startswith("a long message")  # the input is untouched
