@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ import pytest
 pytest.importorskip("openhands.sdk", reason="needs openhands-sdk (Python 3.12+): see the README's SDK test command")
 
 from openhands.sdk import LLM, Agent  # noqa: E402
+from openhands.sdk.agent.utils import aprepare_llm_messages, prepare_llm_messages  # noqa: E402
 from openhands.sdk.context.condenser.base import CondensationRequirement, NoCondensationAvailableException  # noqa: E402
 from openhands.sdk.context.view import View  # noqa: E402
 from openhands.sdk.context.view.properties import ALL_PROPERTIES  # noqa: E402
@@ -264,3 +266,17 @@ def test_large_output_previews_reach_the_sdk_in_copies_of_its_observation_events
     original = next(e for e in view.events if e.id == previews[0].id)
     assert previews[0].observation.text.startswith(original.observation.text[:300])
     assert len(previews[0].observation.text) < len(original.observation.text)
+
+
+def test_the_sdks_own_step_helpers_take_its_answers() -> None:
+    # What Agent.step does with a condenser: prepare_llm_messages (and its async twin, which calls acondense).
+    condenser = OpenHandsMemoryCondenser(condenser=MASKING, tokenizer="approximate")
+    view = View.from_events(long_conversation(10))
+    messages = prepare_llm_messages(view, condenser=condenser, llm=agent_llm())
+    assert isinstance(messages, list) and messages[0].role == "system"
+    tool_texts = [m.content[0].text for m in messages if m.role == "tool"]
+    assert len(tool_texts) == 10 and tool_texts[0] == "<MASKED>" and tool_texts[-1].startswith("output 9")
+    again = asyncio.run(aprepare_llm_messages(view, condenser=condenser, llm=agent_llm()))
+    assert [m.model_dump() for m in again] == [m.model_dump() for m in messages]
+    forgetting = OpenHandsMemoryCondenser(condenser={"type": "amortized", "max_size": 12, "keep_first": 2}, tokenizer="approximate")
+    assert isinstance(prepare_llm_messages(view, condenser=forgetting, llm=agent_llm()), Condensation)
