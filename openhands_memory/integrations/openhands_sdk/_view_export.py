@@ -19,6 +19,7 @@ import hashlib
 import logging
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from openhands.sdk.context.view import View as SdkView
@@ -45,7 +46,7 @@ from openhands_memory.integrations.openhands_sdk._view_import import ImportedVie
 from openhands_memory.integrations.openhands_sdk.observation import MemoryViewObservation
 from openhands_memory.view import View
 
-__all__ = ["to_sdk_condensation", "to_sdk_view"]
+__all__ = ["ExportedView", "to_sdk_condensation", "to_sdk_view"]
 
 logger = logging.getLogger(__name__)
 
@@ -94,17 +95,31 @@ def _response_id(condensation: Condensation) -> str:
     return f"openhands-memory-{uuid.uuid4().hex}"
 
 
-def to_sdk_view(imported: ImportedView, view: View, *, transformed_by: str) -> tuple[SdkView, list[str]]:
+@dataclass(frozen=True, slots=True)
+class ExportedView:
+    """The SDK view for a view of ours, and what could not be carried over."""
+
+    view: SdkView
+    """The view to hand the SDK."""
+    ours: list[Event]
+    """Our event behind each of its events, position for position."""
+    lost: list[str]
+    """One line for each event of ours it could not show the SDK way (each also logged)."""
+
+
+def to_sdk_view(imported: ImportedView, view: View, *, transformed_by: str) -> ExportedView:
     """The SDK `View` for a view of ours derived from `imported.view`, and what could not be carried over.
 
-    Returns the view and one line for each event of ours it could not show the SDK way (logged
-    too): an event the strategy added that is no summary, or a change to an event whose SDK class
-    has no place for it (the SDK's own event is shown then).
+    An event of ours it cannot show the SDK way is named in `lost` (and logged): one the strategy
+    added that is no summary (left out), or a change to an event whose SDK class has no place for
+    it (the SDK's own event is shown then).
     """
     originals = {event.original_id: (event, sdk) for event, sdk in zip(imported.view, imported.sdk_events, strict=True)}
     if view is imported.view:
-        return SdkView(events=list(imported.sdk_events), unhandled_condensation_request=view.unhandled_condensation_request), []
+        shown = SdkView(events=list(imported.sdk_events), unhandled_condensation_request=view.unhandled_condensation_request)
+        return ExportedView(shown, list(view), [])
     events: list[Any] = []
+    behind: list[Event] = []
     lost: list[str] = []
     for event in view:
         found = originals.get(event.original_id) if event.original_id is not None else None
@@ -114,8 +129,10 @@ def to_sdk_view(imported: ImportedView, view: View, *, transformed_by: str) -> t
                 lost.append(f"{event.kind} {event.id}: added by {transformed_by}, has no SDK event")
             else:
                 events.append(made)
+                behind.append(event)
             continue
         ours, sdk = found
+        behind.append(event)
         if event is ours:
             events.append(sdk)
             continue
@@ -126,7 +143,8 @@ def to_sdk_view(imported: ImportedView, view: View, *, transformed_by: str) -> t
         events.append(replaced)
     for line in lost:
         logger.warning("openhands-memory view for the SDK: %s", line)
-    return SdkView(events=events, unhandled_condensation_request=view.unhandled_condensation_request), lost
+    shown = SdkView(events=events, unhandled_condensation_request=view.unhandled_condensation_request)
+    return ExportedView(shown, behind, lost)
 
 
 def _text_of(event: Event) -> str:

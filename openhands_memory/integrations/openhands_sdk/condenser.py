@@ -20,12 +20,12 @@ At each step the SDK's view becomes ours (`_view_import`), our pipeline asks the
 `Condensation` naming SDK ids, or a new SDK `View` (view transforms). What the SDK's contract asks:
 
 - `condensation_requirement`: HARD when the strategy condenses for tokens or a request, or when
-  the view is over the agent's input limit or holds a request the strategy did not answer; SOFT
+  the view is over the agent's input limit (`effective_max_input_tokens`) or holds a request the strategy did not answer; SOFT
   when it condenses for size (a heuristic, as the SDK's own condenser says); None otherwise.
 - `get_condensation` raises the SDK's `NoCondensationAvailableException` when the strategy forgets
   nothing; on a HARD requirement the SDK then calls `hard_context_reset`: every event after the
-  system prompt forgotten, with our offline structured summary of them, within
-  `hard_reset_summary_tokens`.
+  system prompt forgotten, with our summarizer's summary of them (the strategy's model, else the
+  offline structured summary), within `hard_reset_summary_tokens`.
 - The loop guard holds across the SDK's steps: a strategy that asks to condense again without
   making the prompt smaller (or more than `max_condensations_per_step` times before the view
   settles) raises `CondensationStalledError`.
@@ -52,18 +52,17 @@ from openhands.sdk.llm import LLM as SdkLLM
 from pydantic import Field, PrivateAttr, field_validator
 
 from openhands_memory.condenser import Condensation, Condenser, CondenserContext
-from openhands_memory.condenser._text import truncate
 from openhands_memory.condenser.config import PipelineMember, parse_condenser_config
 from openhands_memory.condenser.guard import MAX_CONDENSATIONS_PER_STEP, CondensationGuard
-from openhands_memory.condenser.offline_summary import offline_summary
 from openhands_memory.conversation_memory.history_policy import HistoryPolicy
-from openhands_memory.events import AgentCondensationObservation
 from openhands_memory.integrations.openhands_sdk._agent_llm import (
     AGENT_TOKENIZER,
     agent_llm_config,
     token_counter_for,
     tokenizer_name,
 )
+from openhands_memory.integrations.openhands_sdk._hard_reset import hard_reset_summary
+from openhands_memory.integrations.openhands_sdk._history_trim import trimmed_by_policy
 from openhands_memory.integrations.openhands_sdk._view_export import to_sdk_condensation, to_sdk_view
 from openhands_memory.integrations.openhands_sdk._view_import import ImportedView, SdkViewImporter
 from openhands_memory.llm import LLMConfig
@@ -94,17 +93,11 @@ class _Asked:
     """The strategy's answer for one SDK view (asked once, whatever the SDK calls next)."""
 
     sdk_view: SdkView
-    contents: tuple[Any, ...]
-    """What `sdk_view` held when asked (`_contents`): the SDK's conversation hands the same `View`
-    object every step and appends to it in place, so the object alone does not say the view is the same."""
+    key: tuple[bool, tuple[str, ...]]
+    """What the view showed when asked: its request flag and event ids."""
     imported: ImportedView
     outcome: View | Condensation
     sdk_condensation: SdkCondensation | None = None
-
-
-def _contents(view: SdkView) -> tuple[Any, ...]:
-    """The view's event ids and request flag: equal exactly when the view holds the same events."""
-    return (*(event.id for event in view.events), view.unhandled_condensation_request)
 
 
 class OpenHandsMemoryCondenser(RollingCondenser):
@@ -116,8 +109,8 @@ class OpenHandsMemoryCondenser(RollingCondenser):
     condenser: PipelineMember = Field(description="Our condenser config: the `[condenser]` table of a pipeline file.")
     history_policy: HistoryPolicy | None = Field(
         default=None,
-        description="The `[history_policy]` table. The SDK renders the view into messages itself, so the "
-        "message trim is not applied there; kept so a pipeline file reads the same everywhere.",
+        description="The `[history_policy]` table: the oldest events are left out of the view handed back until "
+        "its messages fit (whole tool loops; `roles` is not applied in the SDK).",
     )
     llm_configs: dict[str, LLMConfig] = Field(
         default_factory=dict, description="Named model configs (`[llm.NAME]`) for a strategy's `llm_config = \"NAME\"`."
@@ -222,8 +215,11 @@ class OpenHandsMemoryCondenser(RollingCondenser):
     # -- one SDK view, asked once ------------------------------------------------------------------
 
     def _ask(self, view: SdkView, agent_llm: SdkLLM | None) -> _Asked:
+        # The SDK hands its cached view back step after step, grown in place: the same object may
+        # show new events, so an answer is reused only for the same events (and request flag).
+        key = (view.unhandled_condensation_request, tuple(event.id for event in view.events))
         asked = self._asked
-        if asked is not None and asked.sdk_view is view and asked.contents == _contents(view):
+        if asked is not None and asked.sdk_view is view and asked.key == key:
             return asked
         pipeline = self._built(agent_llm)
         guard = self._guard
@@ -232,7 +228,7 @@ class OpenHandsMemoryCondenser(RollingCondenser):
         outcome = pipeline.condense(imported.view, guard)
         if not isinstance(outcome, Condensation):
             guard.reset()  # the view settled: the next condensation starts a new step
-        asked = self._asked = _Asked(view, _contents(view), imported, outcome)
+        asked = self._asked = _Asked(view, key, imported, outcome)
         return asked
 
     def condensation_requirement(self, view: SdkView, agent_llm: SdkLLM | None = None) -> CondensationRequirement | None:
@@ -248,7 +244,8 @@ class OpenHandsMemoryCondenser(RollingCondenser):
         return None
 
     def _over_input_limit(self, view: View, agent_llm: SdkLLM | None) -> bool:
-        limit = getattr(agent_llm, "max_input_tokens", None) if agent_llm is not None else None
+        # The SDK's own limit: the configured one, else what the model's metadata says.
+        limit = getattr(agent_llm, "effective_max_input_tokens", None) if agent_llm is not None else None
         if not isinstance(limit, int) or limit <= 0:
             return False
         return self.strategy(agent_llm).token_counter(view) > limit
@@ -298,21 +295,21 @@ class OpenHandsMemoryCondenser(RollingCondenser):
         return await asyncio.to_thread(self.condense, view, agent_llm)
 
     def _shown(self, view: SdkView) -> SdkView:
-        asked = self._asked
-        assert asked is not None and asked.sdk_view is view and asked.contents == _contents(view)
+        asked = self._ask(view, None)  # the answer already given for this view
         outcome = asked.outcome
-        if isinstance(outcome, Condensation):  # SOFT and nothing to forget after all: the view as it is
-            return view
-        shown, lost = to_sdk_view(asked.imported, outcome, transformed_by=self.strategy().name)
-        self._not_carried.extend(lost)
-        return shown
+        # A SOFT requirement with nothing to forget after all: the view as it is.
+        ours = asked.imported.view if isinstance(outcome, Condensation) else outcome
+        exported = to_sdk_view(asked.imported, ours, transformed_by=self.strategy().name)
+        exported = trimmed_by_policy(self._built(None), exported)
+        self._not_carried.extend(exported.lost)
+        return exported.view
 
     def hard_context_reset(self, view: SdkView, agent_llm: SdkLLM | None = None) -> SdkCondensation | None:
-        """Forget every event after the system prompt, with our offline structured summary of them in their place.
+        """Forget every event after the system prompt, with our summary of them in their place.
 
-        The summary takes at most `hard_reset_summary_tokens` (by our token counter); no model is
-        called, since a hard reset comes when the context is in trouble. None when nothing follows
-        the system prompt.
+        The summary is our strategy's summarizer's (its model, else the offline structured summary)
+        within `hard_reset_summary_tokens` by our token counter (see `_hard_reset`). None when
+        nothing follows the system prompt.
 
         Raises:
             CondensationStalledError: the loop guard (a reset right after a condensation that
@@ -323,19 +320,7 @@ class OpenHandsMemoryCondenser(RollingCondenser):
         if keep >= len(events):
             return None
         asked = self._ask(view, agent_llm)
-        ours = list(asked.imported.view)[keep:]
-        counter = self.strategy(agent_llm).token_counter
-        budget = self.hard_reset_summary_tokens
-
-        def fits(text: str) -> bool:
-            return counter([AgentCondensationObservation(content=text)]) <= budget
-
-        previous = [e.content for e in ours if isinstance(e, AgentCondensationObservation) and e.id is None]
-        summary = offline_summary(ours, previous=previous, fits=fits)
-        limit = len(summary)
-        while not fits(summary) and limit > 64:
-            limit = limit * 3 // 4
-            summary = truncate(summary, limit)
+        summary = hard_reset_summary(self.strategy(agent_llm), asked.imported.view, keep, max_tokens=self.hard_reset_summary_tokens)
         guard = self._guard
         assert guard is not None
         if not isinstance(asked.outcome, Condensation):  # else the guard counted this view's condensation already

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from pathlib import Path
 from typing import Any
@@ -11,8 +12,10 @@ import pytest
 pytest.importorskip("openhands.sdk", reason="needs openhands-sdk (Python 3.12+): see the README's SDK test command")
 
 from openhands.sdk import LLM, Agent  # noqa: E402
+from openhands.sdk.agent.utils import aprepare_llm_messages, prepare_llm_messages  # noqa: E402
 from openhands.sdk.context.condenser.base import CondensationRequirement, NoCondensationAvailableException  # noqa: E402
 from openhands.sdk.context.view import View  # noqa: E402
+from openhands.sdk.context.view.properties import ALL_PROPERTIES  # noqa: E402
 from openhands.sdk.event import CondensationRequest, ObservationEvent, SystemPromptEvent  # noqa: E402
 from openhands.sdk.event.condenser import Condensation  # noqa: E402
 from pydantic import SecretStr, ValidationError  # noqa: E402
@@ -201,3 +204,79 @@ def test_the_input_view_of_a_condensation_is_never_changed() -> None:
     before = view.model_dump()
     assert isinstance(condenser.condense(view), Condensation)
     assert view.model_dump() == before
+
+
+def test_the_sdks_cached_view_grown_in_place_gets_a_fresh_answer() -> None:
+    # ConversationState hands the agent one View object, appending new events to it in place.
+    condenser = OpenHandsMemoryCondenser(condenser={"type": "amortized", "max_size": 10, "keep_first": 2}, tokenizer="approximate")
+    events = long_conversation(3)
+    view = View.from_events(events)
+    assert isinstance(condenser.condense(view), View)
+    for event in long_conversation(6)[2:]:
+        view.append_event(event)
+    assert isinstance(condenser.condense(view), Condensation)
+
+
+def test_a_history_policy_leaves_out_the_oldest_events_until_the_messages_fit() -> None:
+    condenser = OpenHandsMemoryCondenser(condenser={"type": "noop"}, history_policy={"max_messages": 6}, tokenizer="approximate")
+    events = long_conversation(10)
+    view = View.from_events(events)
+    shown = condenser.condense(view)
+    assert isinstance(shown, View)
+    # The system prompt and the task, then the newest three calls with their results (six messages).
+    assert [e.id for e in shown.events] == [e.id for e in view.events[:2]] + [e.id for e in view.events[-6:]]
+    for prop in ALL_PROPERTIES:
+        assert prop.enforce(list(shown.events), events) == set()
+    unlimited = OpenHandsMemoryCondenser(condenser={"type": "noop"}, tokenizer="approximate").condense(view)
+    assert [e.id for e in unlimited.events] == [e.id for e in view.events]
+
+
+def test_inkeep_without_a_summarizer_brings_its_fixed_limits_from_a_pipeline_file(tmp_path: Path) -> None:
+    path = tmp_path / "inkeep.toml"
+    path.write_text('[condenser]\ntype = "inkeep"\n')
+    condenser = OpenHandsMemoryCondenser.from_file(path, tokenizer="approximate")
+    assert condenser.history_policy is not None and condenser.history_policy.preset == "inkeep_fixed_limit"
+    view = View.from_events(long_conversation(40))
+    shown = condenser.condense(view)
+    assert isinstance(shown, View) and 2 < len(shown.events) <= 2 + 50
+    assert len(shown.events) < len(view.events)
+
+
+def test_a_view_over_the_agents_input_limit_is_a_hard_requirement_met_by_a_hard_reset() -> None:
+    # noop forgets nothing: a view over the agent's limit can only be reset.
+    condenser = OpenHandsMemoryCondenser(condenser={"type": "noop"}, tokenizer="approximate", hard_reset_summary_tokens=200)
+    view = View.from_events(long_conversation(20, output_lines=200))  # about 22,000 tokens
+    small = agent_llm(max_input_tokens=16_384)
+    assert condenser.condensation_requirement(view, agent_llm=small) is CondensationRequirement.HARD
+    reset = condenser.condense(view, agent_llm=small)
+    assert isinstance(reset, Condensation) and reset.forgotten_event_ids == {e.id for e in view.events[1:]}
+    assert condenser.condensation_requirement(view, agent_llm=agent_llm(max_input_tokens=100_000)) is None
+
+
+def test_large_output_previews_reach_the_sdk_in_copies_of_its_observation_events() -> None:
+    events = long_conversation(6, output_lines=400)
+    view = View.from_events(events)
+    offload = OpenHandsMemoryCondenser(
+        condenser={"type": "large_output_offload", "large_payload_threshold": 2_000, "preview_chars": 300, "last_keep": 4},
+        tokenizer="approximate",
+    )
+    shown = offload.condense(view)
+    previews = [e for e in shown.events if isinstance(getattr(e, "observation", None), MemoryViewObservation)]
+    assert previews and all(e.observation.transformed_by == "large_output_offload" for e in previews)
+    original = next(e for e in view.events if e.id == previews[0].id)
+    assert previews[0].observation.text.startswith(original.observation.text[:300])
+    assert len(previews[0].observation.text) < len(original.observation.text)
+
+
+def test_the_sdks_own_step_helpers_take_its_answers() -> None:
+    # What Agent.step does with a condenser: prepare_llm_messages (and its async twin, which calls acondense).
+    condenser = OpenHandsMemoryCondenser(condenser=MASKING, tokenizer="approximate")
+    view = View.from_events(long_conversation(10))
+    messages = prepare_llm_messages(view, condenser=condenser, llm=agent_llm())
+    assert isinstance(messages, list) and messages[0].role == "system"
+    tool_texts = [m.content[0].text for m in messages if m.role == "tool"]
+    assert len(tool_texts) == 10 and tool_texts[0] == "<MASKED>" and tool_texts[-1].startswith("output 9")
+    again = asyncio.run(aprepare_llm_messages(view, condenser=condenser, llm=agent_llm()))
+    assert [m.model_dump() for m in again] == [m.model_dump() for m in messages]
+    forgetting = OpenHandsMemoryCondenser(condenser={"type": "amortized", "max_size": 12, "keep_first": 2}, tokenizer="approximate")
+    assert isinstance(prepare_llm_messages(view, condenser=forgetting, llm=agent_llm()), Condensation)
