@@ -21,7 +21,7 @@ from openhands.sdk.event.condenser import Condensation  # noqa: E402
 from pydantic import SecretStr, ValidationError  # noqa: E402
 
 import openhands_memory.integrations.openhands_sdk as bridge  # noqa: E402
-from openhands_memory.errors import CondensationStalledError, CondenserConfigError  # noqa: E402
+from openhands_memory.errors import CondenserConfigError  # noqa: E402
 from openhands_memory.integrations.openhands_sdk import MemoryViewObservation, OpenHandsMemoryCondenser  # noqa: E402
 
 from .sdk_events import long_conversation  # noqa: E402
