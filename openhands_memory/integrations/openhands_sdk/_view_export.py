@@ -182,8 +182,3 @@ def _new_event(event: Event) -> Any | None:
         digest = hashlib.sha256(event.content.encode("utf-8", "surrogatepass")).hexdigest()[:24]
         return CondensationSummaryEvent(id=f"openhands-memory-{digest}-summary", summary=event.content)
     return None
-
-
-def sdk_ids(events: Sequence[Any]) -> list[str]:
-    """The ids of SDK events, in order (for tests and logs)."""
-    return [event.id for event in events]

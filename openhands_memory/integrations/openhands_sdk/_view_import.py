@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from openhands_memory.events import AgentCondensationObservation, Event
+from openhands_memory.events import Event
 from openhands_memory.events._sdk_import import import_sdk_events
 from openhands_memory.view import View
 
@@ -39,14 +39,6 @@ class ImportedView:
     """The SDK view's events (never changed)."""
     view: View
     """Our view: one event of ours for each SDK event, in the same order."""
-
-    def sdk_event_of(self, event: Event) -> Any | None:
-        """The SDK event `event` (one of ours, or a copy a strategy made of it) stands for, by its `original_id`."""
-        index = self._positions().get(event.original_id) if event.original_id is not None else None
-        return None if index is None else self.sdk_events[index]
-
-    def _positions(self) -> dict[str, int]:
-        return {sdk.id: index for index, sdk in enumerate(self.sdk_events)}
 
 
 class SdkViewImporter:
@@ -109,8 +101,3 @@ class SdkViewImporter:
         self._events = seen
         view = View(events, unhandled_condensation_request=unhandled_condensation_request)
         return ImportedView(list(sdk_events), view)
-
-
-def is_sdk_summary(event: Event) -> bool:
-    """True for our stand-in of an SDK `CondensationSummaryEvent`."""
-    return type(event) is AgentCondensationObservation and event.id is None

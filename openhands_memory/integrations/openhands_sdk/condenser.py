@@ -13,7 +13,8 @@ It is a pydantic model whose fields are our config (the `[condenser]` table, `[h
 with the agent's model at hand: its token budgets count with the agent's tokenizer
 (`tokenizer = "agent"`), and a strategy whose `llm_config` names `agent_llm_name` ("agent")
 summarizes with the agent's model, key and base URL. It keeps its state from step to step, as our
-condensers do; that state is neither serialized nor compared.
+condensers do, one strategy per conversation (told by its system prompt's id: the SDK shares an
+agent's condenser with its sub-agents); that state is neither serialized nor compared.
 
 At each step the SDK's view becomes ours (`_view_import`), our pipeline asks the strategy once
 (`Pipeline.condense`, with the loop guard), and the answer goes back (`_view_export`): an SDK
@@ -37,7 +38,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from dataclasses import dataclass
+from collections import OrderedDict
+from dataclasses import dataclass, field
 from typing import Any
 
 from openhands.sdk.context.condenser.base import (
@@ -74,6 +76,9 @@ __all__ = ["CondensationRecord", "OpenHandsMemoryCondenser"]
 
 logger = logging.getLogger(__name__)
 
+_MAX_CONVERSATIONS = 32
+"""Conversations whose state one condenser keeps (the least recently condensed is dropped first)."""
+
 _HARD_REASONS = frozenset({"tokens", "request"})
 """Our condensation reasons that the SDK calls a HARD requirement (the rest are size heuristics: SOFT)."""
 
@@ -89,9 +94,24 @@ class CondensationRecord:
 
 
 @dataclass(slots=True)
+class _Conversation:
+    """The strategy of one conversation and what it keeps between steps."""
+
+    pipeline: Pipeline
+    guard: CondensationGuard
+    importer: SdkViewImporter = field(default_factory=SdkViewImporter)
+    asked: _Asked | None = None
+
+    @property
+    def strategy(self) -> Condenser:
+        return self.pipeline.condenser
+
+
+@dataclass(slots=True)
 class _Asked:
     """The strategy's answer for one SDK view (asked once, whatever the SDK calls next)."""
 
+    conversation: _Conversation
     sdk_view: SdkView
     key: tuple[bool, tuple[str, ...]]
     """What the view showed when asked: its request flag and event ids."""
@@ -103,7 +123,9 @@ class _Asked:
 class OpenHandsMemoryCondenser(RollingCondenser):
     """Any openhands-memory strategy as an OpenHands SDK condenser (see the module docstring).
 
-    Equal when configured alike: the state a conversation built up is not part of it.
+    Equal when configured alike: the state a conversation built up is not part of it. One instance
+    may serve several conversations (the SDK hands an agent's condenser to its sub-agents): each
+    conversation, told by the id of its system prompt, gets a strategy of its own.
     """
 
     condenser: PipelineMember = Field(description="Our condenser config: the `[condenser]` table of a pipeline file.")
@@ -131,10 +153,7 @@ class OpenHandsMemoryCondenser(RollingCondenser):
         default=2_000, ge=64, description="The most tokens the summary of a hard context reset may take."
     )
 
-    _importer: SdkViewImporter = PrivateAttr(default_factory=SdkViewImporter)
-    _pipeline: Pipeline | None = PrivateAttr(default=None)
-    _guard: CondensationGuard | None = PrivateAttr(default=None)
-    _asked: _Asked | None = PrivateAttr(default=None)
+    _conversations: OrderedDict[str, _Conversation] = PrivateAttr(default_factory=OrderedDict)
     _records: list[CondensationRecord] = PrivateAttr(default_factory=list)
     _not_carried: list[str] = PrivateAttr(default_factory=list)
     _handles: bool | None = PrivateAttr(default=None)
@@ -169,8 +188,11 @@ class OpenHandsMemoryCondenser(RollingCondenser):
     # -- what the strategy is ----------------------------------------------------------------------
 
     def strategy(self, agent_llm: SdkLLM | None = None) -> Condenser:
-        """Our condenser, built from the config on first use (`agent_llm` for its tokenizer and models)."""
-        return self._built(agent_llm).condenser
+        """Our condenser of the conversation condensed last; before any, a new one built from the config
+        (`agent_llm` for its tokenizer and models)."""
+        if self._conversations:
+            return next(reversed(self._conversations.values())).strategy
+        return self._build(agent_llm).condenser
 
     @property
     def condensation_records(self) -> list[CondensationRecord]:
@@ -182,23 +204,31 @@ class OpenHandsMemoryCondenser(RollingCondenser):
         """What the strategy changed in views that the SDK's events could not show (each also logged)."""
         return list(self._not_carried)
 
-    def _built(self, agent_llm: SdkLLM | None) -> Pipeline:
-        pipeline = self._pipeline
-        if pipeline is None:
-            configs: dict[str, Any] = dict(self.llm_configs)
-            if self.agent_llm_name is not None and agent_llm is not None:
-                configs.setdefault(self.agent_llm_name, agent_llm_config(agent_llm))
-            name = tokenizer_name(self.tokenizer, agent_llm)
-            counter = None if name == APPROXIMATE else token_counter_for(name)
-            condenser = Condenser.from_config(self.condenser, context=CondenserContext(token_counter=counter, llm_configs=configs))
-            pipeline = self._pipeline = Pipeline(condenser, None, self.history_policy)
-            self._guard = pipeline.guard(self.max_condensations_per_step)
-        return pipeline
+    def _build(self, agent_llm: SdkLLM | None) -> Pipeline:
+        """Our pipeline, built from the config with the agent's model for `tokenizer` and `agent_llm_name`."""
+        configs: dict[str, Any] = dict(self.llm_configs)
+        if self.agent_llm_name is not None and agent_llm is not None:
+            configs.setdefault(self.agent_llm_name, agent_llm_config(agent_llm))
+        name = tokenizer_name(self.tokenizer, agent_llm)
+        counter = None if name == APPROXIMATE else token_counter_for(name)
+        condenser = Condenser.from_config(self.condenser, context=CondenserContext(token_counter=counter, llm_configs=configs))
+        return Pipeline(condenser, None, self.history_policy)
+
+    def _conversation(self, view: SdkView, agent_llm: SdkLLM | None) -> _Conversation:
+        """The state of the conversation `view` belongs to (told by its system prompt's id), made on first sight."""
+        key = next((event.id for event in view.events if isinstance(event, SystemPromptEvent)), "")
+        conversations = self._conversations
+        conversation = conversations.get(key)
+        if conversation is None:
+            pipeline = self._build(agent_llm)
+            conversation = conversations[key] = _Conversation(pipeline, pipeline.guard(self.max_condensations_per_step))
+            while len(conversations) > _MAX_CONVERSATIONS:
+                conversations.popitem(last=False)
+        conversations.move_to_end(key)
+        return conversation
 
     def handles_condensation_requests(self) -> bool:
         """Whether our strategy answers a condensation request (the SDK then sends them)."""
-        if self._pipeline is not None:
-            return self._pipeline.condenser.handles_requests
         handles = self._handles
         if handles is None:
             # A throwaway build, not the strategy for good: the agent's model is not known yet.
@@ -215,20 +245,19 @@ class OpenHandsMemoryCondenser(RollingCondenser):
     # -- one SDK view, asked once ------------------------------------------------------------------
 
     def _ask(self, view: SdkView, agent_llm: SdkLLM | None) -> _Asked:
+        conversation = self._conversation(view, agent_llm)
         # The SDK hands its cached view back step after step, grown in place: the same object may
         # show new events, so an answer is reused only for the same events (and request flag).
         key = (view.unhandled_condensation_request, tuple(event.id for event in view.events))
-        asked = self._asked
+        asked = conversation.asked
         if asked is not None and asked.sdk_view is view and asked.key == key:
             return asked
-        pipeline = self._built(agent_llm)
-        guard = self._guard
-        assert guard is not None
-        imported = self._importer.import_view(view.events, unhandled_condensation_request=view.unhandled_condensation_request)
-        outcome = pipeline.condense(imported.view, guard)
+        guard = conversation.guard
+        imported = conversation.importer.import_view(view.events, unhandled_condensation_request=view.unhandled_condensation_request)
+        outcome = conversation.pipeline.condense(imported.view, guard)
         if not isinstance(outcome, Condensation):
             guard.reset()  # the view settled: the next condensation starts a new step
-        asked = self._asked = _Asked(view, key, imported, outcome)
+        asked = conversation.asked = _Asked(conversation, view, key, imported, outcome)
         return asked
 
     def condensation_requirement(self, view: SdkView, agent_llm: SdkLLM | None = None) -> CondensationRequirement | None:
@@ -239,29 +268,29 @@ class OpenHandsMemoryCondenser(RollingCondenser):
             return CondensationRequirement.HARD if reason in _HARD_REASONS else CondensationRequirement.SOFT
         if view.unhandled_condensation_request and self.handles_condensation_requests():
             return CondensationRequirement.HARD  # asked, and our strategy answered with no condensation
-        if self._over_input_limit(outcome, agent_llm):
+        if self._over_input_limit(asked.conversation.strategy, outcome, agent_llm):
             return CondensationRequirement.HARD
         return None
 
-    def _over_input_limit(self, view: View, agent_llm: SdkLLM | None) -> bool:
+    def _over_input_limit(self, strategy: Condenser, view: View, agent_llm: SdkLLM | None) -> bool:
         # The SDK's own limit: the configured one, else what the model's metadata says.
         limit = getattr(agent_llm, "effective_max_input_tokens", None) if agent_llm is not None else None
         if not isinstance(limit, int) or limit <= 0:
             return False
-        return self.strategy(agent_llm).token_counter(view) > limit
+        return strategy.token_counter(view) > limit
 
     def get_condensation(self, view: SdkView, agent_llm: SdkLLM | None = None) -> SdkCondensation:
         asked = self._ask(view, agent_llm)
         outcome = asked.outcome
         if not isinstance(outcome, Condensation):
-            raise NoCondensationAvailableException(f"{self.strategy(agent_llm).name}: nothing in this view can be forgotten")
+            raise NoCondensationAvailableException(f"{asked.conversation.strategy.name}: nothing in this view can be forgotten")
         if asked.sdk_condensation is None:
             made = to_sdk_condensation(asked.imported, outcome)
             if not made.forgotten_event_ids and made.summary is None:
                 # Our strategies answer a request they cannot meet by marking it handled; the SDK sends
                 # a request when the context overflowed, so that would only ask again: say so instead
                 # (on a HARD requirement the SDK then resets the context).
-                raise NoCondensationAvailableException(f"{self.strategy(agent_llm).name}: every event in view is kept for good")
+                raise NoCondensationAvailableException(f"{asked.conversation.strategy.name}: every event in view is kept for good")
             asked.sdk_condensation = made
             metadata = outcome.metadata.to_dict() if outcome.metadata is not None else {}
             self._records.append(CondensationRecord(made.id, metadata))
@@ -299,8 +328,9 @@ class OpenHandsMemoryCondenser(RollingCondenser):
         outcome = asked.outcome
         # A SOFT requirement with nothing to forget after all: the view as it is.
         ours = asked.imported.view if isinstance(outcome, Condensation) else outcome
-        exported = to_sdk_view(asked.imported, ours, transformed_by=self.strategy().name)
-        exported = trimmed_by_policy(self._built(None), exported)
+        conversation = asked.conversation
+        exported = to_sdk_view(asked.imported, ours, transformed_by=conversation.strategy.name)
+        exported = trimmed_by_policy(conversation.pipeline, exported)
         self._not_carried.extend(exported.lost)
         return exported.view
 
@@ -320,9 +350,9 @@ class OpenHandsMemoryCondenser(RollingCondenser):
         if keep >= len(events):
             return None
         asked = self._ask(view, agent_llm)
-        summary = hard_reset_summary(self.strategy(agent_llm), asked.imported.view, keep, max_tokens=self.hard_reset_summary_tokens)
-        guard = self._guard
-        assert guard is not None
+        conversation = asked.conversation
+        summary = hard_reset_summary(conversation.strategy, asked.imported.view, keep, max_tokens=self.hard_reset_summary_tokens)
+        guard = conversation.guard
         if not isinstance(asked.outcome, Condensation):  # else the guard counted this view's condensation already
             guard.condensed(asked.imported.view)
         made = SdkCondensation(

@@ -21,7 +21,7 @@ from openhands.sdk.event.condenser import Condensation  # noqa: E402
 from pydantic import SecretStr, ValidationError  # noqa: E402
 
 import openhands_memory.integrations.openhands_sdk as bridge  # noqa: E402
-from openhands_memory.errors import CondensationStalledError, CondenserConfigError  # noqa: E402
+from openhands_memory.errors import CondenserConfigError  # noqa: E402
 from openhands_memory.integrations.openhands_sdk import MemoryViewObservation, OpenHandsMemoryCondenser  # noqa: E402
 
 from .sdk_events import long_conversation  # noqa: E402
@@ -280,3 +280,15 @@ def test_the_sdks_own_step_helpers_take_its_answers() -> None:
     assert [m.model_dump() for m in again] == [m.model_dump() for m in messages]
     forgetting = OpenHandsMemoryCondenser(condenser={"type": "amortized", "max_size": 12, "keep_first": 2}, tokenizer="approximate")
     assert isinstance(prepare_llm_messages(view, condenser=forgetting, llm=agent_llm()), Condensation)
+
+
+def test_conversations_sharing_one_condenser_keep_their_own_state() -> None:
+    # The SDK hands an agent's condenser to its sub-agents: each conversation (its own system prompt)
+    # gets its own strategy and loop guard, so one's condensations do not count against the other's.
+    condenser = OpenHandsMemoryCondenser(
+        condenser={"type": "amortized", "max_size": 10, "keep_first": 2}, tokenizer="approximate", max_condensations_per_step=1
+    )
+    parent, child = long_conversation(10), long_conversation(10)
+    assert isinstance(condenser.condense(View.from_events(parent)), Condensation)
+    assert isinstance(condenser.condense(View.from_events(child)), Condensation)
+    assert len(condenser._conversations) == 2

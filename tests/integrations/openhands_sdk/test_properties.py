@@ -90,7 +90,7 @@ def check_condensation(condenser: OpenHandsMemoryCondenser, view: View, events: 
     if view.events and isinstance(view.events[0], SystemPromptEvent):
         assert after.events[0] is view.events[0], "the system prompt stays first"
     # Our side: our condensation applied to our view shows the same events, summary included.
-    asked = condenser._asked
+    asked = next(reversed(condenser._conversations.values())).asked  # the conversation condensed last
     assert asked is not None and asked.sdk_view is view
     if asked.sdk_condensation is made:
         ours = condensed_events(asked.imported.view, asked.outcome.action)
