@@ -24,6 +24,10 @@ SDK itself, step by step, on the same events. Its rules, in the SDK's order:
   (tool-call matching; here also an action and the observation whose `cause` it is), or inside a
   tool loop (an action whose model response has thinking blocks, with the tool calls and results
   that follow it: tool-loop atomicity). Observation uniqueness constrains no cut.
+- **The SDK's view.** Counts, cuts and the forgotten range are those of the events the SDK's view
+  would hold (`sdk_visible`): a tool call with no result in the view, a result whose call is not
+  in it, and a second result of one call are left out (the SDK's property enforcement drops them);
+  here they are never forgotten (a result may still come).
 - **The summary** goes where the forgotten range began (`summary_offset` = its start) and persists
   as the SDK's do (`summary_persists`): it stays until a later condensation forgets it. It is the
   model's (`llm_config`, with the `llm` strategy's prompt) or, with no model, the offline
@@ -75,7 +79,7 @@ SdkRequirement = Literal["hard", "soft"]
 
 
 class SdkSummarizingCondenserConfig(ModelConfig):
-    """`sdk_summarizing`: the OpenHands SDK's `LLMSummarizingCondenser`, with its defaults."""
+    """`sdk_summarizing`: decides as the OpenHands SDK's `LLMSummarizingCondenser`: past `max_size` events, the token limit, or on a request, forget from the head to a suffix; a persisting summary there."""
 
     type: Literal["sdk_summarizing"] = "sdk_summarizing"
     """The condenser type."""
@@ -181,6 +185,35 @@ def manipulation_indices(events: Sequence[Event]) -> list[bool]:
     return allowed
 
 
+def sdk_visible(events: Sequence[Event]) -> list[int]:
+    """The indexes of the events the SDK's view would hold (its property enforcement): all but a
+    tool call with no result in the view, a result whose call is not in the view, and a second
+    result of one call (the first stays). The others are never counted, cut at, or forgotten here."""
+    calls: set[str] = set()
+    results: set[str] = set()
+    for event in events:
+        metadata = event.tool_call_metadata
+        if metadata is None:
+            continue
+        if _is_tool_action(event):
+            calls.add(metadata.tool_call_id)
+        elif _is_tool_result(event):
+            results.add(metadata.tool_call_id)
+    visible: list[int] = []
+    seen: set[str] = set()
+    for index, event in enumerate(events):
+        metadata = event.tool_call_metadata
+        if metadata is not None and _is_tool_action(event):
+            if metadata.tool_call_id not in results:
+                continue
+        elif metadata is not None and _is_tool_result(event):
+            if metadata.tool_call_id not in calls or metadata.tool_call_id in seen:
+                continue
+            seen.add(metadata.tool_call_id)
+        visible.append(index)
+    return visible
+
+
 def _next_allowed(allowed: list[bool], threshold: int) -> int | None:
     """The smallest allowed index >= `threshold` (the SDK's `find_next`), or None."""
     for index in range(max(threshold, 0), len(allowed)):
@@ -251,15 +284,21 @@ class SdkSummarizingCondenser(ModelCaller, RollingCondenser):
         limits = [limit for limit in (self.max_tokens, self.max_input_tokens) if limit is not None]
         return min(limits) if limits else None
 
+    def sdk_view(self, view: View) -> list[Event]:
+        """The events of `view` the SDK's view would hold (see `sdk_visible`): what is counted and cut."""
+        events = view.events
+        return [events[i] for i in sdk_visible(events)]
+
     def condensation_reasons(self, view: View) -> set[SdkReason]:
         """Why `view` should be condensed now (empty: it should not)."""
+        events = self.sdk_view(view)
         reasons: set[SdkReason] = set()
         if view.unhandled_condensation_request:
             reasons.add("request")
         limit = self.token_limit
-        if limit is not None and self.token_counter(view.events) > limit:
+        if limit is not None and self.token_counter(events) > limit:
             reasons.add("tokens")
-        if len(view) > self.max_size:
+        if len(events) > self.max_size:
             reasons.add("events")
         return reasons
 
@@ -305,13 +344,13 @@ class SdkSummarizingCondenser(ModelCaller, RollingCondenser):
         return self._condensation(view, reasons, requirement)
 
     def forgotten_range(self, view: View, reasons: set[SdkReason]) -> tuple[int, int]:
-        """The indexes `[start, end)` of `view` that a condensation for `reasons` forgets.
+        """The indexes `[start, end)` of the SDK's view (`sdk_view(view)`) that a condensation for `reasons` forgets.
 
         Raises:
             NoCondensationAvailable: no manipulation index past the suffix, an empty range, or one
                 below `minimum_progress` (the SDK's three refusals).
         """
-        events = view.events
+        events = self.sdk_view(view)
         n = len(events)
         keep_first = self.keep_first
         suffixes: list[int] = []
@@ -354,13 +393,12 @@ class SdkSummarizingCondenser(ModelCaller, RollingCondenser):
         first_user = first_user_message_index(events)
         return first_user + 1 if first_user is not None else 0
 
-    def kept_head(self, events: Sequence[Event]) -> int:
-        """How many first events the hard context reset keeps: up to the first manipulation index
-        at or after `protected_prefix` (or all but a call still waiting for its result)."""
-        allowed = manipulation_indices(events)
-        end = max(i for i, ok in enumerate(allowed) if ok)
-        start = _next_allowed(allowed, self.protected_prefix(events))
-        return end if start is None or start > end else start
+    def kept_head(self, view: View) -> int:
+        """How many first events of the SDK's view the hard context reset keeps: up to the first
+        manipulation index at or after `protected_prefix` (all of them when there is none)."""
+        events = self.sdk_view(view)
+        start = _next_allowed(manipulation_indices(events), self.protected_prefix(events))
+        return len(events) if start is None else start
 
     def _suffix_after_reduction(self, events: Sequence[Event], reduction: int, base: Sequence[Event]) -> int:
         """How many of the newest `events` stay once the shortest prefix worth more than `reduction`
@@ -402,28 +440,28 @@ class SdkSummarizingCondenser(ModelCaller, RollingCondenser):
         """
         self.add_metadata("sdk_reasons", sorted(reasons))
         self.add_metadata("requirement", "hard")
-        events = view.events
-        allowed = manipulation_indices(events)
+        events = self.sdk_view(view)
         system = next((i for i, e in enumerate(events) if isinstance(e, SystemMessageAction)), None)
-        start = self.kept_head(events)
-        end = max(i for i, ok in enumerate(allowed) if ok)
+        start = self.kept_head(view)
         self.add_metadata("hard_context_reset", {"kept_head": start})
         if start > (system + 1 if system is not None else 0):
             self.add_metadata("sdk_deviation", f"the hard context reset kept the first {start} events")
-        if start >= end:
+        if start >= len(events):
             if view.unhandled_condensation_request:
-                return Condensation(condensation_action(events, []))  # nothing to forget: only mark the request handled
+                return Condensation(condensation_action(view.events, []))  # nothing to forget: only mark the request handled
             raise NoCondensationAvailable(self.name, "nothing after the head can be forgotten")
-        return Condensation(self._summarized(view, start, end))
+        return Condensation(self._summarized(view, start, len(events)))
 
     def _summarized(self, view: View, start: int, end: int) -> CondensationAction:
-        """The condensation forgetting `view[start:end]` with a persisting summary at `start`."""
+        """The condensation forgetting the SDK view's `[start:end)` with a persisting summary where it began."""
         events = view.events
+        positions = sdk_visible(events)[start:end]
         standing = standing_summary_index(view)
-        forgotten = [e for i, e in enumerate(events[start:end], start) if i != standing]  # a V0 summary only a newer one replaces
+        forgotten = [events[i] for i in positions if i != standing]  # a V0 summary: only a newer one replaces it
         ids = [i for i in map(forget_id, forgotten) if i is not None]
         summary = self._summary(forgotten)
-        offset = start - (1 if standing is not None and standing < start else 0)
+        first = positions[0]
+        offset = first - (1 if standing is not None and standing < first else 0)
         action = condensation_action(events, ids, summary=summary, summary_offset=offset)
         action.summary_persists = True
         return action

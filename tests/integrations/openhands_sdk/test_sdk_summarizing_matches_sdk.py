@@ -240,7 +240,7 @@ class Walk:
             sdk_reset = len(sdk_view) > 1 and sdk_view.events[1].id in sdk_result.forgotten_event_ids  # past any keep_first >= 2
             if not isinstance(our_result, Condensation):
                 # The one case: the SDK's hard context reset would forget only what we keep for good.
-                head = {e.id for e in sdk_view.events[: self.ours.kept_head(our_view.events)]}
+                head = {e.id for e in sdk_view.events[: self.ours.kept_head(our_view)]}
                 assert sdk_reset and sdk_result.forgotten_event_ids <= head, f"{where}: the SDK condensed ({sdk_reasons}), we did not"
                 assert not sdk_view.unhandled_condensation_request, f"{where}: a request must be handled"
                 self.hard_resets += 1
