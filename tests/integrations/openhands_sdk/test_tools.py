@@ -41,6 +41,8 @@ from openhands_memory.integrations.openhands_sdk import (
     memory_tools,
     register_memory_tools,
 )
+from openhands_memory.events import event_to_dict
+from openhands_memory.events._sdk_import import import_sdk_events
 from openhands_memory.stream import SECRET_PLACEHOLDER
 
 FORGOTTEN = "The build failed with error ZEBRA-4471 in module quux: pin libfoo to 2.3."
@@ -210,6 +212,17 @@ def test_the_index_is_an_owner_only_sidecar_beside_the_events_folder_and_the_sdk
     assert len([name for name in os.listdir(events) if EVENT_NAME_RE.match(name)]) == len(story.conversation.state.events)
 
 
+def test_the_tools_read_the_log_the_sdk_wrote_to_its_events_folder(story: Story) -> None:
+    files = sorted((story.folder / "events").glob("event-*.json"))
+    written = import_sdk_events([json.loads(file.read_text(encoding="utf-8")) for file in files])
+    executor = story.conversation.agent.tools_map["context_reload"].executor
+    (recall,) = executor._recalls.values()
+    read = recall.store.snapshot()  # as stored (the stream shows them with the secrets hidden)
+    # Up to the last call's own action (its answer and the finish came after the last read).
+    assert [event_to_dict(e) for e in read] == [event_to_dict(e) for e in written[: len(read)]]
+    assert [e.original_id for e in read] == [EVENT_NAME_RE.match(f.name).group("event_id") for f in files[: len(read)]]
+
+
 def test_a_resumed_conversation_searches_with_the_index_it_left(story: Story, tmp_path: Path) -> None:
     state = story.conversation.state
     llm = ScriptedLLM.from_messages(
@@ -234,19 +247,26 @@ def test_a_resumed_conversation_searches_with_the_index_it_left(story: Story, tm
         resumed.close()
 
 
-def test_a_conversation_without_persistence_dir_searches_in_memory(tmp_path: Path) -> None:
+def test_a_conversation_without_persistence_dir_searches_in_memory_and_answers_parallel_calls(tmp_path: Path) -> None:
+    both = Message(
+        role="assistant",
+        content=[TextContent(text="Both at once.")],
+        tool_calls=[
+            MessageToolCall(id="search", name="search_history", arguments='{"query": "libfoo"}', origin="completion"),
+            MessageToolCall(id="reload", name="context_reload", arguments='{"event_id": 2}', origin="completion"),
+        ],
+    )
     llm = ScriptedLLM.from_messages(
-        [
-            tool_call("think", {"thought": FORGOTTEN}, "think"),
-            tool_call("search_history", {"query": "libfoo"}, "search"),
-            tool_call("finish", {"message": "done"}, "finish"),
-        ]
+        [tool_call("think", {"thought": FORGOTTEN}, "think"), both, tool_call("finish", {"message": "done"}, "finish")]
     )
     conversation = Conversation(agent=Agent(llm=llm, tools=memory_tools()), workspace=str(tmp_path), visualizer=None)
     try:
         conversation.send_message("go")
         conversation.run()
         assert "(think action, in view): " in answer_text(conversation, "search")
+        assert answer_text(conversation, "reload").endswith(FORGOTTEN)
+        (recall,) = conversation.agent.tools_map["search_history"].executor._recalls.values()
+        assert recall.runtime.index is not None and recall.runtime.index.path is None  # in memory
         assert list(tmp_path.rglob("*.search.sqlite")) == []
     finally:
         conversation.close()
