@@ -1,1 +1,4 @@
-"""Bridges to other agent frameworks; each is an optional extra, and nothing else of this library imports them."""
+"""Bridges to other agent frameworks: each subpackage plugs this library into one (an optional extra each).
+
+Nothing else of ours imports these packages; importing one needs its framework installed.
+"""
