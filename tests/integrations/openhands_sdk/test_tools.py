@@ -204,8 +204,9 @@ def test_answers_and_the_index_hide_the_conversations_secrets(story: Story) -> N
 
 
 def test_the_index_is_an_owner_only_sidecar_beside_the_events_folder_and_the_sdk_resumes_the_conversation(story: Story) -> None:
-    sidecar = story.folder / "events.search.sqlite"
-    assert sidecar.stat().st_mode & 0o777 == 0o600
+    files = sorted(story.folder.glob("events.search.sqlite*"))  # the database, and SQLite's journal files while open
+    assert story.folder / "events.search.sqlite" in files
+    assert {path.name: path.stat().st_mode & 0o777 for path in files} == {path.name: 0o600 for path in files}
     events = story.folder / "events"
     # Inside the events folder only the SDK's own files: event files and its dot-files (lock, count marker).
     assert all(EVENT_NAME_RE.match(name) or name.startswith(".") for name in os.listdir(events))
