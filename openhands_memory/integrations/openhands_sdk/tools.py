@@ -43,6 +43,7 @@ from openhands_memory.recall.memory_tools import (
     CONTEXT_RELOAD,
     DEFAULT_SEARCH_LIMIT,
     MAX_SEARCH_LIMIT,
+    SEARCH_HISTORY,
     echo,
     memory_tool_schemas,
 )
@@ -129,7 +130,7 @@ class MemoryToolExecutor(ToolExecutor[Action, Observation]):
 
     def __call__(self, action: Action, conversation: LocalConversation | None = None) -> Observation:
         """The observation answering `action`; never raises (a failure is an answer that says what failed)."""
-        tool = CONTEXT_RELOAD if isinstance(action, ContextReloadAction) else "search_history"
+        tool = CONTEXT_RELOAD if isinstance(action, ContextReloadAction) else SEARCH_HISTORY
         try:
             answer = self._answer(action, conversation)
         except Exception as exc:  # the SDK's loop must go on: the agent reads what failed
@@ -217,7 +218,7 @@ class SearchHistoryTool(ToolDefinition[SearchHistoryAction, SearchHistoryObserva
     def with_executor(cls, executor: MemoryToolExecutor) -> Self:
         """The tool, answered by `executor`."""
         return cls(
-            description=_DESCRIPTIONS["search_history"],
+            description=_DESCRIPTIONS[SEARCH_HISTORY],
             action_type=SearchHistoryAction,
             observation_type=SearchHistoryObservation,
             annotations=_READ_ONLY,

@@ -303,9 +303,9 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-@given(tool=st.sampled_from(["context_reload", "search_history"]), arguments=ARGUMENTS, number=st.integers(0, 10**9))
-def test_any_arguments_the_agent_writes_become_an_answer_it_reads(hostile: Any, tool: str, arguments: Any, number: int) -> None:
-    call_id = f"hostile-{number}-{len(hostile.state.events)}"
+@given(tool=st.sampled_from(["context_reload", "search_history"]), arguments=ARGUMENTS)
+def test_any_arguments_the_agent_writes_become_an_answer_it_reads(hostile: Any, tool: str, arguments: Any) -> None:
+    call_id = f"hostile-{len(hostile.state.events)}"
     hostile.agent.llm.script(tool_call(tool, arguments, call_id), tool_call("finish", {"message": "ok"}, f"{call_id}-finish"))
     hostile.send_message("next")
     hostile.run()  # an exception here would be the SDK's loop breaking
