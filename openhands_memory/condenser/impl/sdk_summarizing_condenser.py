@@ -309,21 +309,24 @@ class SdkSummarizingCondenser(ModelCaller, RollingCondenser):
             return None
         return "soft" if reasons == {"events"} else "hard"
 
-    def condensation_reason(self, view: View) -> CondensationReason | None:
-        reasons = self.condensation_reasons(view)
+    @staticmethod
+    def recorded_reason(reasons: set[SdkReason]) -> CondensationReason | None:
+        """The reason a condensation record gives for `reasons`: a request first, then tokens, then size."""
         if "request" in reasons:
             return "request"
         if "tokens" in reasons:
             return "tokens"
         return "size" if reasons else None
 
+    def condensation_reason(self, view: View) -> CondensationReason | None:
+        return self.recorded_reason(self.condensation_reasons(view))
+
     def condense(self, view: View) -> View | Condensation:
         reasons = self.condensation_reasons(view)
         requirement = self.requirement_of(reasons)
-        if requirement is None:
+        reason = self.recorded_reason(reasons)
+        if requirement is None or reason is None:
             return view
-        reason = self.condensation_reason(view)
-        assert reason is not None
         started = time.perf_counter()
         try:
             return self.record_condensation(view, lambda: self._condensation(view, reasons, requirement), reason=reason, started=started)
