@@ -26,7 +26,10 @@ thought, as V0 combines them); `FinishAction` -> `AgentFinishAction(final_though
 call and that result, as the SDK does, instead of V0's call-less finish);
 `TaskTrackerAction` -> `TaskTrackingAction`; `MCPToolAction` -> `MCPAction(name=tool_name,
 arguments=data)`; `BrowserNavigateAction` -> `BrowseURLAction`, other `Browser*Action` ->
-`BrowseInteractiveAction` (`browser_actions` = `tool_name(json arguments)`); any other kind ->
+`BrowseInteractiveAction` (`browser_actions` = `tool_name(json arguments)`); this library's own
+SDK memory tools (`openhands_memory.integrations.openhands_sdk`): `SearchHistoryAction` ->
+`SearchHistoryAction`, `ContextReloadAction` -> `ContextReloadAction` when its `event_id` is a number
+(a UUID or a value of the wrong type is kept as written, like an unlisted kind); any other kind ->
 `UnknownAction(action=<kind>)` with the SDK action's fields as its args; an event whose `action`
 is null (a tool call the SDK could not parse) -> `UnknownAction(action="NonExecutableAction")`.
 `security_risk` LOW/MEDIUM/HIGH/UNKNOWN becomes 0/1/2/-1 where the V0 class has the field.
@@ -36,13 +39,16 @@ total_calls_in_response)`. `model_response` is a minimal litellm-style completio
 `{"id": llm_response_id, "choices": [{"message": {"role": "assistant", "content": <thought of the
 batch's first action, or None>, "tool_calls": [...]}}]}`, whose `tool_calls` are every call of that
 response (the actions sharing its `llm_response_id`, in file order); parallel calls share one dict.
-`reasoning_content` is added to the message when the SDK recorded one.
+`reasoning_content` and `thinking_blocks` (as the SDK recorded them on the batch's first action) are
+added to the message when the SDK recorded them.
 
 Observations, by `observation.kind`: bash/terminal -> `CmdOutputObservation` (`metadata` kept, with
 `exit_code` and `working_dir`); editor -> `FileReadObservation` for `view`, `FileEditObservation`
 otherwise, `ErrorObservation` when the editor reported an error; `ThinkObservation` ->
 `AgentThinkObservation`; `TaskTrackerObservation` -> `TaskTrackingObservation`; `MCPToolObservation`
--> `MCPObservation`; `BrowserObservation` -> `BrowserOutputObservation`; any other kind (the SDK's
+-> `MCPObservation`; `BrowserObservation` -> `BrowserOutputObservation`; the memory tools'
+`SearchHistoryObservation` / `ContextReloadObservation` -> theirs (copies of other events, which the
+search index leaves out); any other kind (the SDK's
 `FinishObservation`, say) -> `UnknownObservation(observation=<kind>)` with the text as `content`.
 An observation's `cause` is the int id of the action whose UUID is its `action_id`, and it carries
 a copy of that action's `tool_call_metadata`; when the action is not in the file (a trimmed log),
@@ -70,7 +76,7 @@ Events no model sees in the SDK (state updates, pauses, token logs, ...) become 
 model sees, so a hidden event left in the view would shift every summary after it.
 
 What is not carried over: SDK fields with no V0 place (`critic_result`, `summary` of an action,
-`thinking_blocks`, `activated_microagents`, the observation's `full_output_save_dir`, images in tool
+`activated_microagents`, the observation's `full_output_save_dir`, images in tool
 results, `reset` of a terminal action, ...). The import is for replaying and condensing, not for
 writing SDK logs back.
 """
@@ -94,10 +100,12 @@ from openhands_memory.events.actions import (
     CmdRunAction,
     CondensationAction,
     CondensationRequestAction,
+    ContextReloadAction,
     FileEditAction,
     FileReadAction,
     MCPAction,
     MessageAction,
+    SearchHistoryAction,
     SystemMessageAction,
     TaskTrackingAction,
     UnknownAction,
@@ -108,10 +116,12 @@ from openhands_memory.events.observations import (
     AgentThinkObservation,
     BrowserOutputObservation,
     CmdOutputObservation,
+    ContextReloadObservation,
     ErrorObservation,
     FileEditObservation,
     FileReadObservation,
     MCPObservation,
+    SearchHistoryObservation,
     TaskTrackingObservation,
     UnknownObservation,
     UserRejectObservation,
@@ -367,6 +377,9 @@ class _Importer:
         reasoning = batch[0].get("reasoning_content")
         if reasoning:
             message["reasoning_content"] = reasoning
+        thinking = batch[0].get("thinking_blocks")
+        if thinking:  # the SDK's tool-loop atomicity starts at such a response (`sdk_summarizing` reads it)
+            message["thinking_blocks"] = thinking
         response = {"id": response_id, "choices": [{"index": 0, "message": message}]}
         self.responses[response_id] = response
         return response
@@ -622,6 +635,25 @@ def _browse_url(action: dict[str, Any], tool_name: str, thought: str, risk: int)
     return BrowseURLAction(url=url, thought=thought, security_risk=risk)
 
 
+def _context_reload(action: dict[str, Any], tool_name: str, thought: str, risk: int) -> Action:
+    """`ContextReloadAction` for this library's `context_reload` SDK tool, when it names an event by its number."""
+    event_id = action.get("event_id")
+    if not isinstance(event_id, int) or isinstance(event_id, bool) or not -(2**63) <= event_id < 2**63:
+        return _other_action(action, tool_name, thought, risk)  # a UUID, or what the model wrote: kept as written
+    # No `thought` field, as when `History` records the call: the text is in the model response it carries.
+    return ContextReloadAction(event_id=event_id)
+
+
+def _search_history(action: dict[str, Any], tool_name: str, thought: str, risk: int) -> Action:
+    """`SearchHistoryAction` for this library's `search_history` SDK tool, when its query is text and its limit a number."""
+    query, limit = action.get("query"), action.get("limit")
+    if limit is None:
+        limit = SearchHistoryAction.model_fields["limit"].default
+    if not isinstance(query, str) or not isinstance(limit, int) or isinstance(limit, bool) or not -(2**63) <= limit < 2**63:
+        return _other_action(action, tool_name, thought, risk)
+    return SearchHistoryAction(query=query, limit=limit)
+
+
 def _other_action(action: dict[str, Any], tool_name: str, thought: str, risk: int) -> Action:
     """`BrowseInteractiveAction` for a `Browser*Action`, else `UnknownAction` with the action's fields as args."""
     kind = action.get("kind")
@@ -645,6 +677,8 @@ _ACTION_MAKERS: dict[str, _ActionMaker] = {
     "TaskTrackerAction": _task_tracking,
     "MCPToolAction": _mcp,
     "BrowserNavigateAction": _browse_url,
+    "ContextReloadAction": _context_reload,
+    "SearchHistoryAction": _search_history,
 }
 """SDK `action.kind` -> its maker; any other kind is `_other_action`'s."""
 
@@ -757,6 +791,23 @@ def _browser_output(
     )
 
 
+def _context_reload_observation(
+    observation: dict[str, Any], text: str, record: Mapping[str, Any], action: Event | None
+) -> Observation:
+    """`ContextReloadObservation`: a copy of another event (never indexed for search), with the number it reloaded."""
+    reloaded = observation.get("reloaded_event_id")
+    if not isinstance(reloaded, int) or isinstance(reloaded, bool) or not 0 <= reloaded < 2**63:
+        reloaded = None
+    return ContextReloadObservation(content=text, reloaded_event_id=reloaded)
+
+
+def _search_history_observation(
+    observation: dict[str, Any], text: str, record: Mapping[str, Any], action: Event | None
+) -> Observation:
+    """`SearchHistoryObservation`: snippets of other events (never indexed for search)."""
+    return SearchHistoryObservation(content=text)
+
+
 _OBSERVATION_MAKERS: dict[str, _ObservationMaker] = {
     "ExecuteBashObservation": _cmd_output,
     "TerminalObservation": _cmd_output,
@@ -767,6 +818,8 @@ _OBSERVATION_MAKERS: dict[str, _ObservationMaker] = {
     "TaskTrackerObservation": _task_tracking_observation,
     "MCPToolObservation": _mcp_observation,
     "BrowserObservation": _browser_output,
+    "ContextReloadObservation": _context_reload_observation,
+    "SearchHistoryObservation": _search_history_observation,
 }
 """SDK `observation.kind` -> its maker; any other kind is `_other_observation`'s."""
 
