@@ -51,7 +51,7 @@ from openhands.sdk.context.view import View as SdkView
 from openhands.sdk.event import SystemPromptEvent
 from openhands.sdk.event.condenser import Condensation as SdkCondensation
 from openhands.sdk.llm import LLM as SdkLLM
-from pydantic import Field, PrivateAttr, field_validator
+from pydantic import Field, PrivateAttr, ValidationInfo, field_serializer, field_validator
 
 from openhands_memory.condenser import Condensation, Condenser, CondenserContext
 from openhands_memory.condenser.config import PipelineMember, parse_condenser_config
@@ -65,6 +65,7 @@ from openhands_memory.integrations.openhands_sdk._agent_llm import (
 )
 from openhands_memory.integrations.openhands_sdk._hard_reset import hard_reset_summary
 from openhands_memory.integrations.openhands_sdk._history_trim import trimmed_by_policy
+from openhands_memory.integrations.openhands_sdk._secrets import dump_secrets, load_secrets
 from openhands_memory.integrations.openhands_sdk._view_export import to_sdk_condensation, to_sdk_view
 from openhands_memory.integrations.openhands_sdk._view_import import ImportedView, SdkViewImporter
 from openhands_memory.llm import LLMConfig
@@ -160,9 +161,19 @@ class OpenHandsMemoryCondenser(RollingCondenser):
 
     @field_validator("condenser", mode="before")
     @classmethod
-    def _our_config(cls, value: Any) -> Any:
+    def _our_config(cls, value: Any, info: ValidationInfo) -> Any:
         # Our own validation first: its errors name the type and the field and suggest a fix.
-        return parse_condenser_config(value)
+        return parse_condenser_config(load_secrets(value, info))
+
+    @field_validator("llm_configs", mode="before")
+    @classmethod
+    def _our_llm_configs(cls, value: Any, info: ValidationInfo) -> Any:
+        return load_secrets(value, info)
+
+    @field_serializer("condenser", "llm_configs", when_used="always")
+    def _with_sdk_secrets(self, value: Any, info: Any) -> Any:
+        # Keys are redacted, exposed or encrypted as the SDK's context says, like the SDK's own LLM's.
+        return dump_secrets(value, info)
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str], **settings: Any) -> OpenHandsMemoryCondenser:
