@@ -77,6 +77,9 @@ def test_from_file_reads_a_pipeline_file_with_the_clis_loader(tmp_path: Path) ->
     assert condenser.condenser.llm_config.model == "gpt-4o-mini"  # the [llm.summarizer] table, resolved
     assert condenser.history_policy is not None and condenser.history_policy.max_messages == 30
     assert condenser.tokenizer == "approximate"
+    # The strategy summarizes with the file's own model (litellm's mock_response: offline).
+    made = condenser.condense(View.from_events(long_conversation(30)), agent_llm=agent_llm())
+    assert isinstance(made, Condensation) and made.summary == "a summary"
 
 
 def test_from_file_reports_a_bad_file_with_its_name(tmp_path: Path) -> None:
