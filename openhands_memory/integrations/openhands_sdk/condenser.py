@@ -38,7 +38,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,6 +79,9 @@ logger = logging.getLogger(__name__)
 
 _MAX_CONVERSATIONS = 32
 """Conversations whose state one condenser keeps (the least recently condensed is dropped first)."""
+
+_KEPT_RECORDS = 1_024
+"""How many condensation records and lines of what was not carried over a condenser keeps."""
 
 _HARD_REASONS = frozenset({"tokens", "request"})
 """Our condensation reasons that the SDK calls a HARD requirement (the rest are size heuristics: SOFT)."""
@@ -155,8 +158,9 @@ class OpenHandsMemoryCondenser(RollingCondenser):
     )
 
     _conversations: OrderedDict[str, _Conversation] = PrivateAttr(default_factory=OrderedDict)
-    _records: list[CondensationRecord] = PrivateAttr(default_factory=list)
-    _not_carried: list[str] = PrivateAttr(default_factory=list)
+    # Bounded: a long conversation condenses again and again (each line is also logged).
+    _records: deque[CondensationRecord] = PrivateAttr(default_factory=lambda: deque(maxlen=_KEPT_RECORDS))
+    _not_carried: deque[str] = PrivateAttr(default_factory=lambda: deque(maxlen=_KEPT_RECORDS))
     _handles: bool | None = PrivateAttr(default=None)
 
     @field_validator("condenser", mode="before")
@@ -207,12 +211,12 @@ class OpenHandsMemoryCondenser(RollingCondenser):
 
     @property
     def condensation_records(self) -> list[CondensationRecord]:
-        """Our record of each condensation handed to the SDK, oldest first."""
+        """Our record of each condensation handed to the SDK, oldest first (the last 1,024)."""
         return list(self._records)
 
     @property
     def not_carried_over(self) -> list[str]:
-        """What the strategy changed in views that the SDK's events could not show (each also logged)."""
+        """What the strategy changed in views that the SDK's events could not show (the last 1,024; each also logged)."""
         return list(self._not_carried)
 
     def _build(self, agent_llm: SdkLLM | None) -> Pipeline:
