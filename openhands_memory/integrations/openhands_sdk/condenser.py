@@ -38,6 +38,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import uuid
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -374,7 +375,7 @@ class OpenHandsMemoryCondenser(RollingCondenser):
             forgotten_event_ids={event.id for event in events[keep:]},
             summary=summary,
             summary_offset=keep,
-            llm_response_id=f"openhands-memory-hard-reset-{len(self._records)}",
+            llm_response_id=f"openhands-memory-hard-reset-{uuid.uuid4().hex}",
         )
         self._records.append(CondensationRecord(made.id, {"condenser": "hard_context_reset", "forgotten": len(events) - keep}))
         logger.warning("openhands-memory hard context reset: %d events summarized", len(events) - keep)
