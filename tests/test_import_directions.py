@@ -66,7 +66,11 @@ def test_only_the_sdk_bridge_imports_the_openhands_sdk_and_nothing_imports_the_b
 
 
 def test_the_sdk_bridge_imports_only_what_design_md_allows() -> None:
-    # `stream`: the SDK memory tools (sdk-tools, `_recall.py`) read the conversation's log through an EventStream, as recall does.
-    allowed = {"integrations", "pipeline", "condenser", "events", "recall", "stream", "view", "llm", "prompt_tokens", "conversation_memory", "errors"}
+    # The condenser runs the pipeline (condenser, view, renderer, token counts); the memory tools read
+    # the conversation's log (events, stream) with the recall runtime.
+    allowed = {
+        "integrations", "pipeline", "condenser", "events", "recall", "stream", "view", "llm", "prompt_tokens",
+        "conversation_memory", "errors",
+    }  # fmt: skip
     reached = {name for name in imported_modules("integrations") if name.split(".")[1] not in allowed}
     assert reached == set()

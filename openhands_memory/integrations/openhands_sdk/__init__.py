@@ -6,9 +6,9 @@ SDK condensers, and its memory tools as SDK tools.
 
     agent = Agent(llm=llm, tools=tools, condenser=OpenHandsMemoryCondenser.from_file("pipeline.toml"))
 
-The SDK resolves a condenser's `kind` among the subclasses loaded so far, so this package must be
-imported before `Agent.model_validate(...)` reads a condenser of ours. See `docs/openhands_sdk.md`.
-Importing it imports the SDK; nothing else of this library imports it.
+The SDK resolves a condenser's (and a tool's) `kind` among the subclasses loaded so far, so this
+package must be imported before `Agent.model_validate(...)` reads a condenser of ours. Importing it
+imports the SDK; nothing else of this library imports it. See `docs/openhands_sdk.md`.
 """
 
 from openhands_memory.integrations.openhands_sdk.condenser import CondensationRecord, OpenHandsMemoryCondenser

@@ -38,7 +38,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections import OrderedDict
+import uuid
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,7 +52,7 @@ from openhands.sdk.context.view import View as SdkView
 from openhands.sdk.event import SystemPromptEvent
 from openhands.sdk.event.condenser import Condensation as SdkCondensation
 from openhands.sdk.llm import LLM as SdkLLM
-from pydantic import Field, PrivateAttr, field_validator
+from pydantic import Field, PrivateAttr, ValidationInfo, field_serializer, field_validator
 
 from openhands_memory.condenser import Condensation, Condenser, CondenserContext
 from openhands_memory.condenser.config import PipelineMember, parse_condenser_config
@@ -65,6 +66,7 @@ from openhands_memory.integrations.openhands_sdk._agent_llm import (
 )
 from openhands_memory.integrations.openhands_sdk._hard_reset import hard_reset_summary
 from openhands_memory.integrations.openhands_sdk._history_trim import trimmed_by_policy
+from openhands_memory.integrations.openhands_sdk._secrets import dump_secrets, load_secrets
 from openhands_memory.integrations.openhands_sdk._view_export import to_sdk_condensation, to_sdk_view
 from openhands_memory.integrations.openhands_sdk._view_import import ImportedView, SdkViewImporter
 from openhands_memory.llm import LLMConfig
@@ -78,6 +80,9 @@ logger = logging.getLogger(__name__)
 
 _MAX_CONVERSATIONS = 32
 """Conversations whose state one condenser keeps (the least recently condensed is dropped first)."""
+
+_KEPT_RECORDS = 1_024
+"""How many condensation records and lines of what was not carried over a condenser keeps."""
 
 _HARD_REASONS = frozenset({"tokens", "request"})
 """Our condensation reasons that the SDK calls a HARD requirement (the rest are size heuristics: SOFT)."""
@@ -154,15 +159,26 @@ class OpenHandsMemoryCondenser(RollingCondenser):
     )
 
     _conversations: OrderedDict[str, _Conversation] = PrivateAttr(default_factory=OrderedDict)
-    _records: list[CondensationRecord] = PrivateAttr(default_factory=list)
-    _not_carried: list[str] = PrivateAttr(default_factory=list)
+    # Bounded: a long conversation condenses again and again (each line is also logged).
+    _records: deque[CondensationRecord] = PrivateAttr(default_factory=lambda: deque(maxlen=_KEPT_RECORDS))
+    _not_carried: deque[str] = PrivateAttr(default_factory=lambda: deque(maxlen=_KEPT_RECORDS))
     _handles: bool | None = PrivateAttr(default=None)
 
     @field_validator("condenser", mode="before")
     @classmethod
-    def _our_config(cls, value: Any) -> Any:
+    def _our_config(cls, value: Any, info: ValidationInfo) -> Any:
         # Our own validation first: its errors name the type and the field and suggest a fix.
-        return parse_condenser_config(value)
+        return parse_condenser_config(load_secrets(value, info))
+
+    @field_validator("llm_configs", mode="before")
+    @classmethod
+    def _our_llm_configs(cls, value: Any, info: ValidationInfo) -> Any:
+        return load_secrets(value, info)
+
+    @field_serializer("condenser", "llm_configs", when_used="always")
+    def _with_sdk_secrets(self, value: Any, info: Any) -> Any:
+        # Keys are redacted, exposed or encrypted as the SDK's context says, like the SDK's own LLM's.
+        return dump_secrets(value, info)
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str], **settings: Any) -> OpenHandsMemoryCondenser:
@@ -196,12 +212,12 @@ class OpenHandsMemoryCondenser(RollingCondenser):
 
     @property
     def condensation_records(self) -> list[CondensationRecord]:
-        """Our record of each condensation handed to the SDK, oldest first."""
+        """Our record of each condensation handed to the SDK, oldest first (the last 1,024)."""
         return list(self._records)
 
     @property
     def not_carried_over(self) -> list[str]:
-        """What the strategy changed in views that the SDK's events could not show (each also logged)."""
+        """What the strategy changed in views that the SDK's events could not show (the last 1,024; each also logged)."""
         return list(self._not_carried)
 
     def _build(self, agent_llm: SdkLLM | None) -> Pipeline:
@@ -359,7 +375,7 @@ class OpenHandsMemoryCondenser(RollingCondenser):
             forgotten_event_ids={event.id for event in events[keep:]},
             summary=summary,
             summary_offset=keep,
-            llm_response_id=f"openhands-memory-hard-reset-{len(self._records)}",
+            llm_response_id=f"openhands-memory-hard-reset-{uuid.uuid4().hex}",
         )
         self._records.append(CondensationRecord(made.id, {"condenser": "hard_context_reset", "forgotten": len(events) - keep}))
         logger.warning("openhands-memory hard context reset: %d events summarized", len(events) - keep)

@@ -18,6 +18,7 @@ from openhands.sdk.context.view import View  # noqa: E402
 from openhands.sdk.context.view.properties import ALL_PROPERTIES  # noqa: E402
 from openhands.sdk.event import CondensationRequest, ObservationEvent, SystemPromptEvent  # noqa: E402
 from openhands.sdk.event.condenser import Condensation  # noqa: E402
+from openhands.sdk.utils.cipher import Cipher  # noqa: E402
 from pydantic import SecretStr, ValidationError  # noqa: E402
 
 import openhands_memory.integrations.openhands_sdk as bridge  # noqa: E402
@@ -53,7 +54,7 @@ def run(condenser: OpenHandsMemoryCondenser, events: list[Any], *, steps: int = 
 # -- configuration ------------------------------------------------------------------------------------
 
 
-def test_the_public_names_are_exported() -> None:
+def test_the_condensers_public_names_are_exported() -> None:
     assert {"CondensationRecord", "MemoryViewObservation", "OpenHandsMemoryCondenser"} <= set(bridge.__all__)
     assert all(hasattr(bridge, name) for name in bridge.__all__)
 
@@ -77,6 +78,9 @@ def test_from_file_reads_a_pipeline_file_with_the_clis_loader(tmp_path: Path) ->
     assert condenser.condenser.llm_config.model == "gpt-4o-mini"  # the [llm.summarizer] table, resolved
     assert condenser.history_policy is not None and condenser.history_policy.max_messages == 30
     assert condenser.tokenizer == "approximate"
+    # The strategy summarizes with the file's own model (litellm's mock_response: offline).
+    made = condenser.condense(View.from_events(long_conversation(30)), agent_llm=agent_llm())
+    assert isinstance(made, Condensation) and made.summary == "a summary"
 
 
 def test_from_file_reports_a_bad_file_with_its_name(tmp_path: Path) -> None:
@@ -293,3 +297,24 @@ def test_conversations_sharing_one_condenser_keep_their_own_state() -> None:
     assert isinstance(condenser.condense(View.from_events(parent)), Condensation)
     assert isinstance(condenser.condense(View.from_events(child)), Condensation)
     assert len(condenser._conversations) == 2
+
+
+def test_api_keys_in_our_configs_are_written_as_the_sdk_writes_its_own() -> None:
+    condenser = OpenHandsMemoryCondenser(
+        condenser={"type": "llm", "llm_config": {"model": "gpt-4o-mini", "api_key": "sk-inline-secret"}},
+        llm_configs={"other": {"model": "gpt-4o", "api_key": "sk-named-secret"}},
+    )
+    agent = Agent(llm=agent_llm(), tools=[], condenser=condenser)
+    redacted = agent.model_dump_json()
+    assert "sk-inline-secret" not in redacted and "sk-named-secret" not in redacted
+    reloaded = Agent.model_validate_json(redacted).condenser
+    assert reloaded.condenser.llm_config.api_key is None  # a redacted key reads as none, never as '****'
+    cipher = Cipher(secret_key="a-test-key-for-the-cipher-0123456789")
+    stored = agent.model_dump_json(context={"cipher": cipher})
+    assert "sk-inline-secret" not in stored and "sk-named-secret" not in stored
+    restored = Agent.model_validate_json(stored, context={"cipher": cipher}).condenser
+    assert restored == condenser
+    assert restored.condenser.llm_config.api_key.get_secret_value() == "sk-inline-secret"
+    assert restored.llm_configs["other"].api_key.get_secret_value() == "sk-named-secret"
+    exposed = Agent.model_validate_json(agent.model_dump_json(context={"expose_secrets": True})).condenser
+    assert exposed == condenser
