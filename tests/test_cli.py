@@ -745,3 +745,25 @@ def test_python_dash_m_openhands_memory_is_the_command() -> None:
     usage = subprocess.run([sys.executable, "-m", "openhands_memory"], capture_output=True, text=True, cwd=REPO, timeout=HANG_GUARD_SECONDS)
     assert usage.returncode == 2
     assert usage.stderr == "error: the following arguments are required: COMMAND (see 'openhands-memory --help')\n"
+
+
+def test_model_alone_counts_with_its_tokenizer_calls_nothing_and_points_at_summarizer_model(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    for name in [n for n in os.environ if n.startswith("OPENAI_")]:
+        monkeypatch.delenv(name)  # --model is never called: no key is needed
+    pipeline = PIPELINES / "llm_summarizing.toml"
+    note = (
+        "note: --model gpt-4o-mini counts and sizes the prompts, it is never called: model-backed condensers (llm) "
+        "run with no model: the offline structured summarizer writes their summaries (--summarizer-model M calls M for real)"
+    )
+    assert main(["replay", str(BUNDLED), "--pipeline", str(pipeline), "--model", "gpt-4o-mini"]) == 0
+    out, err = capsys.readouterr()
+    assert rows(out)["tokens counted for"] == "gpt-4o-mini" and rows(out)["summarizer"] == "offline structured summarizer"
+    assert err.splitlines() == [note]
+    assert main(["view", str(BUNDLED), "--at", "3", "--pipeline", str(pipeline), "--model", "gpt-4o-mini"]) == 0
+    assert capsys.readouterr().err.splitlines()[0] == note
+    out_dir = tmp_path / "out"
+    assert main(["bench", str(BUNDLED), "--pipeline", str(pipeline), "--model", "gpt-4o-mini", "--no-plot", "--out", str(out_dir)]) == 0
+    out, err = capsys.readouterr()
+    assert err.splitlines()[0] == note and "tokens counted by  gpt-4o-mini (litellm's tokenizer)" in out
