@@ -26,7 +26,10 @@ thought, as V0 combines them); `FinishAction` -> `AgentFinishAction(final_though
 call and that result, as the SDK does, instead of V0's call-less finish);
 `TaskTrackerAction` -> `TaskTrackingAction`; `MCPToolAction` -> `MCPAction(name=tool_name,
 arguments=data)`; `BrowserNavigateAction` -> `BrowseURLAction`, other `Browser*Action` ->
-`BrowseInteractiveAction` (`browser_actions` = `tool_name(json arguments)`); any other kind ->
+`BrowseInteractiveAction` (`browser_actions` = `tool_name(json arguments)`); this library's own
+SDK memory tools (`openhands_memory.integrations.openhands_sdk`): `SearchHistoryAction` ->
+`SearchHistoryAction`, `ContextReloadAction` -> `ContextReloadAction` when its `event_id` is a number
+(a UUID or a value of the wrong type is kept as written, like an unlisted kind); any other kind ->
 `UnknownAction(action=<kind>)` with the SDK action's fields as its args; an event whose `action`
 is null (a tool call the SDK could not parse) -> `UnknownAction(action="NonExecutableAction")`.
 `security_risk` LOW/MEDIUM/HIGH/UNKNOWN becomes 0/1/2/-1 where the V0 class has the field.
@@ -42,7 +45,9 @@ Observations, by `observation.kind`: bash/terminal -> `CmdOutputObservation` (`m
 `exit_code` and `working_dir`); editor -> `FileReadObservation` for `view`, `FileEditObservation`
 otherwise, `ErrorObservation` when the editor reported an error; `ThinkObservation` ->
 `AgentThinkObservation`; `TaskTrackerObservation` -> `TaskTrackingObservation`; `MCPToolObservation`
--> `MCPObservation`; `BrowserObservation` -> `BrowserOutputObservation`; any other kind (the SDK's
+-> `MCPObservation`; `BrowserObservation` -> `BrowserOutputObservation`; the memory tools'
+`SearchHistoryObservation` / `ContextReloadObservation` -> theirs (copies of other events, which the
+search index leaves out); any other kind (the SDK's
 `FinishObservation`, say) -> `UnknownObservation(observation=<kind>)` with the text as `content`.
 An observation's `cause` is the int id of the action whose UUID is its `action_id`, and it carries
 a copy of that action's `tool_call_metadata`; when the action is not in the file (a trimmed log),
@@ -94,10 +99,12 @@ from openhands_memory.events.actions import (
     CmdRunAction,
     CondensationAction,
     CondensationRequestAction,
+    ContextReloadAction,
     FileEditAction,
     FileReadAction,
     MCPAction,
     MessageAction,
+    SearchHistoryAction,
     SystemMessageAction,
     TaskTrackingAction,
     UnknownAction,
@@ -108,10 +115,12 @@ from openhands_memory.events.observations import (
     AgentThinkObservation,
     BrowserOutputObservation,
     CmdOutputObservation,
+    ContextReloadObservation,
     ErrorObservation,
     FileEditObservation,
     FileReadObservation,
     MCPObservation,
+    SearchHistoryObservation,
     TaskTrackingObservation,
     UnknownObservation,
     UserRejectObservation,
@@ -614,6 +623,25 @@ def _browse_url(action: dict[str, Any], tool_name: str, thought: str, risk: int)
     return BrowseURLAction(url=url, thought=thought, security_risk=risk)
 
 
+def _context_reload(action: dict[str, Any], tool_name: str, thought: str, risk: int) -> Action:
+    """`ContextReloadAction` for this library's `context_reload` SDK tool, when it names an event by its number."""
+    event_id = action.get("event_id")
+    if not isinstance(event_id, int) or isinstance(event_id, bool) or not -(2**63) <= event_id < 2**63:
+        return _other_action(action, tool_name, thought, risk)  # a UUID, or what the model wrote: kept as written
+    # No `thought` field, as when `History` records the call: the text is in the model response it carries.
+    return ContextReloadAction(event_id=event_id)
+
+
+def _search_history(action: dict[str, Any], tool_name: str, thought: str, risk: int) -> Action:
+    """`SearchHistoryAction` for this library's `search_history` SDK tool, when its query is text and its limit a number."""
+    query, limit = action.get("query"), action.get("limit")
+    if limit is None:
+        limit = SearchHistoryAction.model_fields["limit"].default
+    if not isinstance(query, str) or not isinstance(limit, int) or isinstance(limit, bool) or not -(2**63) <= limit < 2**63:
+        return _other_action(action, tool_name, thought, risk)
+    return SearchHistoryAction(query=query, limit=limit)
+
+
 def _other_action(action: dict[str, Any], tool_name: str, thought: str, risk: int) -> Action:
     """`BrowseInteractiveAction` for a `Browser*Action`, else `UnknownAction` with the action's fields as args."""
     kind = action.get("kind")
@@ -637,6 +665,8 @@ _ACTION_MAKERS: dict[str, _ActionMaker] = {
     "TaskTrackerAction": _task_tracking,
     "MCPToolAction": _mcp,
     "BrowserNavigateAction": _browse_url,
+    "ContextReloadAction": _context_reload,
+    "SearchHistoryAction": _search_history,
 }
 """SDK `action.kind` -> its maker; any other kind is `_other_action`'s."""
 
@@ -749,6 +779,23 @@ def _browser_output(
     )
 
 
+def _context_reload_observation(
+    observation: dict[str, Any], text: str, record: Mapping[str, Any], action: Event | None
+) -> Observation:
+    """`ContextReloadObservation`: a copy of another event (never indexed for search), with the number it reloaded."""
+    reloaded = observation.get("reloaded_event_id")
+    if not isinstance(reloaded, int) or isinstance(reloaded, bool) or not 0 <= reloaded < 2**63:
+        reloaded = None
+    return ContextReloadObservation(content=text, reloaded_event_id=reloaded)
+
+
+def _search_history_observation(
+    observation: dict[str, Any], text: str, record: Mapping[str, Any], action: Event | None
+) -> Observation:
+    """`SearchHistoryObservation`: snippets of other events (never indexed for search)."""
+    return SearchHistoryObservation(content=text)
+
+
 _OBSERVATION_MAKERS: dict[str, _ObservationMaker] = {
     "ExecuteBashObservation": _cmd_output,
     "TerminalObservation": _cmd_output,
@@ -759,6 +806,8 @@ _OBSERVATION_MAKERS: dict[str, _ObservationMaker] = {
     "TaskTrackerObservation": _task_tracking_observation,
     "MCPToolObservation": _mcp_observation,
     "BrowserObservation": _browser_output,
+    "ContextReloadObservation": _context_reload_observation,
+    "SearchHistoryObservation": _search_history_observation,
 }
 """SDK `observation.kind` -> its maker; any other kind is `_other_observation`'s."""
 

@@ -3,8 +3,9 @@
 `History` (the facade) parses the model's call, appends the action and the observation; this
 module makes the observation. The search index is a projection of the log: opened the first time
 a search needs it (a history whose model never searches never pays for indexing a long log),
-beside a JSONL log, in the database of a Postgres log, in memory otherwise, fed every event
-appended from then on. When it cannot be
+beside a JSONL log, in the database of a Postgres log, beside `index_beside` for a stream that
+is a copy of a log kept elsewhere (an OpenHands SDK conversation's events folder), in memory
+otherwise, fed every event appended from then on. When it cannot be
 opened or fed, the error is logged and `search_history` answers that search is unavailable; the
 history itself goes on. The index's storage errors arrive as `SearchIndexError` (never a raw
 `sqlite3.Error`).
@@ -13,6 +14,7 @@ history itself goes on. The index's storage errors arrive as `SearchIndexError` 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -43,9 +45,12 @@ Visibility = Callable[[int], str]
 class MemoryToolRuntime:
     """Runs `context_reload` and `search_history` against `stream`, keeping its search index (see the module docstring)."""
 
-    def __init__(self, stream: EventStream) -> None:
+    def __init__(self, stream: EventStream, *, index_beside: str | os.PathLike[str] | None = None) -> None:
         self.stream = stream
         """The log the tools read."""
+        self.index_beside = index_beside
+        """The log (a file or a folder) whose sidecar `<name>.search.sqlite` keeps the index when the stream's store
+        is not a file of its own (a copy of that log in memory); None: such a stream's index is kept in memory."""
         self.index: SearchIndex | PostgresSearchIndex | None = None
         """The open search index (None: not opened yet, or failed)."""
         self.failure: str | None = None
@@ -73,6 +78,8 @@ class MemoryToolRuntime:
                 index = PostgresSearchIndex.for_store(store, redactor=redactor)
             elif isinstance(store, JsonlEventStore):
                 index = SearchIndex.for_log(store.path, redactor=redactor)
+            elif self.index_beside is not None:
+                index = SearchIndex.for_log(self.index_beside, redactor=redactor)
             else:
                 index = SearchIndex.in_memory(redactor=redactor)
         except (OSError, OpenHandsMemoryError) as exc:

@@ -25,6 +25,8 @@ from openhands_memory.events import (
     CmdRunAction,
     CondensationAction,
     CondensationRequestAction,
+    ContextReloadAction,
+    ContextReloadObservation,
     ErrorObservation,
     Event,
     FileEditAction,
@@ -35,6 +37,8 @@ from openhands_memory.events import (
     MCPObservation,
     MessageAction,
     Observation,
+    SearchHistoryAction,
+    SearchHistoryObservation,
     SystemMessageAction,
     TaskTrackingAction,
     TaskTrackingObservation,
@@ -441,6 +445,10 @@ def state_update() -> dict[str, Any]:
         ({"kind": "BrowserClickAction", "index": 3}, "browser_click", BrowseInteractiveAction, {"browser_actions": 'browser_click({"index":3})'}),
         ({"kind": "GlobAction", "pattern": "*.py"}, "glob", UnknownAction, {"action": "GlobAction"}),
         (None, "terminal", UnknownAction, {"action": "NonExecutableAction"}),
+        # This library's SDK memory tools: their events are its own kinds, which the search index leaves out.
+        ({"kind": "SearchHistoryAction", "query": "zebra", "limit": None}, "search_history", SearchHistoryAction, {"query": "zebra", "limit": 5}),
+        ({"kind": "SearchHistoryAction", "query": "zebra", "limit": 12}, "search_history", SearchHistoryAction, {"limit": 12}),
+        ({"kind": "ContextReloadAction", "event_id": 3}, "context_reload", ContextReloadAction, {"event_id": 3}),
     ],
 )
 def test_action_kinds_map_to_v0_actions(action: dict[str, Any] | None, tool: str, expected: type[Action], fields: dict[str, Any]) -> None:
@@ -466,6 +474,11 @@ def test_action_kinds_map_to_v0_actions(action: dict[str, Any] | None, tool: str
         ({"kind": 5, "x": 1}, "odd", UnknownAction, {"action": "UnknownSDKAction", "x": 1}),
         ({"kind": ["TerminalAction"], "x": 1}, "odd", UnknownAction, {"action": "UnknownSDKAction", "x": 1}),
         ({"kind": {"a": 1}, "x": 1}, "odd", UnknownAction, {"action": "UnknownSDKAction", "x": 1}),
+        # A memory tool's call that names an event by its UUID, or holds what the model wrote, is kept as written.
+        ({"kind": "ContextReloadAction", "event_id": "6d3c0b7e-uuid"}, "context_reload", UnknownAction, {"action": "ContextReloadAction", "event_id": "6d3c0b7e-uuid"}),
+        ({"kind": "ContextReloadAction", "event_id": True}, "context_reload", UnknownAction, {"action": "ContextReloadAction", "event_id": True}),
+        ({"kind": "SearchHistoryAction", "query": ["x"], "limit": None}, "search_history", UnknownAction, {"action": "SearchHistoryAction", "query": ["x"]}),
+        ({"kind": "SearchHistoryAction", "query": "x", "limit": 2**64}, "search_history", UnknownAction, {"action": "SearchHistoryAction", "limit": 2**64}),
     ],
 )
 def test_action_without_what_its_kind_needs_maps_like_an_unlisted_kind(
@@ -502,6 +515,18 @@ def test_action_without_what_its_kind_needs_maps_like_an_unlisted_kind(
         ({"kind": "MCPToolAction", "data": {"q": 1}}, {"kind": "MCPToolObservation", "content": [{"type": "text", "text": "page"}], "is_error": False, "tool_name": "fetch"}, MCPObservation, "page"),
         ({"kind": "BrowserNavigateAction", "url": "https://x"}, {"kind": "BrowserObservation", "output": "page text", "error": None, "screenshot_data": None}, BrowserOutputObservation, "page text"),
         ({"kind": "FinishAction", "message": "bye"}, {"kind": "FinishObservation", "message": "bye"}, UnknownObservation, "bye"),
+        (
+            {"kind": "SearchHistoryAction", "query": "zebra"},
+            {"kind": "SearchHistoryObservation", "content": [{"type": "text", "text": "1 event matches"}], "is_error": False},
+            SearchHistoryObservation,
+            "1 event matches",
+        ),
+        (
+            {"kind": "ContextReloadAction", "event_id": 0},
+            {"kind": "ContextReloadObservation", "content": [{"type": "text", "text": "[event 0: ...]"}], "is_error": False, "reloaded_event_id": 0},
+            ContextReloadObservation,
+            "[event 0: ...]",
+        ),
     ],
 )
 def test_observation_kinds_map_to_v0_observations(action: dict[str, Any], observation: dict[str, Any], expected: type[Observation], content: str) -> None:

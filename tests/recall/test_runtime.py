@@ -71,3 +71,20 @@ def test_reload_names_the_event_and_whether_it_is_still_seen() -> None:
     assert answer.content.splitlines()[0].endswith(", forgotten; its content as logged follows]")
     missing = runtime.reload(ContextReloadAction(event_id=9), everything_in_view)
     assert missing.content.startswith("There is no event 9 in the history: event ids go from 0 to 2.")
+
+
+def test_a_copy_of_a_log_kept_elsewhere_keeps_its_index_beside_that_log(tmp_path: Path) -> None:
+    folder = tmp_path / "conversation" / "events"
+    folder.mkdir(parents=True)
+    runtime = MemoryToolRuntime(_stream(), index_beside=folder)
+    answer = runtime.search(SearchHistoryAction(query="quokka"), 6, everything_in_view)
+    assert "event 2" in answer.content
+    assert runtime.index is not None and runtime.index.path == tmp_path / "conversation" / "events.search.sqlite"
+    assert runtime.index.path.stat().st_mode & 0o777 == 0o600
+    assert list(folder.iterdir()) == []  # beside the folder, never in it
+    runtime.close()
+    # Another runtime over the same log finds the index there, already filled.
+    again = MemoryToolRuntime(_stream(), index_beside=folder)
+    again.use_index()
+    assert again.index is not None and again.index.rebuilds == 0 and again.index.last_indexed_id == 2
+    again.close()
