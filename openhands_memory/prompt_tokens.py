@@ -312,7 +312,7 @@ class PromptTokenCounter:
       `ApproximateTokenCounter`'s count.
     """
 
-    __slots__ = ("meter", "overhead_per_event", "render", "_cache")
+    __slots__ = ("meter", "overhead_per_event", "render", "_cache", "_messages")
 
     def __init__(self, meter: PromptMeter, render: EventsRenderer, *, overhead_per_event: int = 4) -> None:
         self.meter = meter
@@ -322,6 +322,20 @@ class PromptTokenCounter:
         self.overhead_per_event = overhead_per_event
         """Tokens added per event of a part for its framing (role, separators)."""
         self._cache: dict[int, tuple[Event, int]] = {}
+        # By identity first: the renderer hands back the same Message objects step after step, and
+        # hashing one (the meter's cache is keyed by equal content) costs more than the lookup.
+        self._messages: dict[int, tuple[Message, int]] = {}
+
+    def message_tokens(self, message: Message) -> int:
+        """The tokens of one message as the meter counts it (remembered by identity)."""
+        entry = self._messages.get(id(message))
+        if entry is not None and entry[0] is message:
+            return entry[1]
+        if len(self._messages) >= _CACHE_MAX:
+            self._messages.clear()
+        tokens = self.meter.message_tokens(message)
+        self._messages[id(message)] = (message, tokens)
+        return tokens
 
     def event_tokens(self, event: Event) -> int:
         """The tokens of one event counted alone: its prompt text's, plus the overhead (cached by identity)."""
@@ -337,4 +351,6 @@ class PromptTokenCounter:
     def __call__(self, events: Sequence[Event], /) -> int:
         if not any(isinstance(event, SystemMessageAction) for event in events):
             return sum(self.event_tokens(event) for event in events)
-        return self.meter.count(self.render(events), tools=tools_of(events))
+        tools = tools_of(events)
+        total = self.meter.count((), tools=tools) if tools else 0
+        return total + sum(self.message_tokens(message) for message in self.render(events))
