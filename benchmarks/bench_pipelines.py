@@ -6,7 +6,8 @@
 
 Pipelines (`benchmarks/pipelines/*.toml`, in this order): no condensation, OpenHands' default
 pipeline, observation masking, amortized forgetting, LLM summarizing, each with OpenHands' own
-defaults, large output offload and auto_context (AutoContextMemory) with AgentScope's, QitOS'
+defaults, the OpenHands SDK's own `LLMSummarizingCondenser` (240/2) and its `default_condenser`
+(80/4) as `sdk_summarizing` decides them, large output offload and auto_context (AutoContextMemory) with AgentScope's, QitOS'
 compact_history and token_budget_summary with QitOS' defaults, Inkeep's
 fixed-limit fallback (no condensation, the last 50 messages and 8,000 tokens of them, by a
 `[history_policy]`), the library's own default offline pipeline, and the cache-aware scheduler
@@ -44,7 +45,8 @@ REPO = HERE.parent
 SHARED_LOGS = Path(os.environ.get("OPENHANDS_MEMORY_LOGS", "").strip() or REPO.parent / "shared" / "fixtures" / "openhands-logs").expanduser()
 
 PIPELINES = (
-    "no_condensation", "openhands_default", "observation_masking", "amortized", "llm_summarizing", "large_output_offload",
+    "no_condensation", "openhands_default", "observation_masking", "amortized", "llm_summarizing",
+    "sdk_llm_summarizing", "sdk_default_condenser", "large_output_offload",
     "auto_context", "compact_history", "token_budget_summary", "fixed_limit",
     "default_offline", "cache_aware_default", "cache_aware", "cache_aware_openai",
 )  # fmt: skip

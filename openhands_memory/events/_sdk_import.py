@@ -39,7 +39,8 @@ total_calls_in_response)`. `model_response` is a minimal litellm-style completio
 `{"id": llm_response_id, "choices": [{"message": {"role": "assistant", "content": <thought of the
 batch's first action, or None>, "tool_calls": [...]}}]}`, whose `tool_calls` are every call of that
 response (the actions sharing its `llm_response_id`, in file order); parallel calls share one dict.
-`reasoning_content` is added to the message when the SDK recorded one.
+`reasoning_content` and `thinking_blocks` (as the SDK recorded them on the batch's first action) are
+added to the message when the SDK recorded them.
 
 Observations, by `observation.kind`: bash/terminal -> `CmdOutputObservation` (`metadata` kept, with
 `exit_code` and `working_dir`); editor -> `FileReadObservation` for `view`, `FileEditObservation`
@@ -75,7 +76,7 @@ Events no model sees in the SDK (state updates, pauses, token logs, ...) become 
 model sees, so a hidden event left in the view would shift every summary after it.
 
 What is not carried over: SDK fields with no V0 place (`critic_result`, `summary` of an action,
-`thinking_blocks`, `activated_microagents`, the observation's `full_output_save_dir`, images in tool
+`activated_microagents`, the observation's `full_output_save_dir`, images in tool
 results, `reset` of a terminal action, ...). The import is for replaying and condensing, not for
 writing SDK logs back.
 """
@@ -376,6 +377,9 @@ class _Importer:
         reasoning = batch[0].get("reasoning_content")
         if reasoning:
             message["reasoning_content"] = reasoning
+        thinking = batch[0].get("thinking_blocks")
+        if thinking:  # the SDK's tool-loop atomicity starts at such a response (`sdk_summarizing` reads it)
+            message["thinking_blocks"] = thinking
         response = {"id": response_id, "choices": [{"index": 0, "message": message}]}
         self.responses[response_id] = response
         return response

@@ -596,6 +596,18 @@ def test_parallel_tool_calls_share_one_model_response() -> None:
     assert events[3].tool_call_metadata.tool_call_id == second["tool_call_id"]
 
 
+def test_thinking_blocks_of_a_batch_go_into_its_model_response() -> None:
+    thinking = [{"type": "thinking", "thinking": "first ls, then pwd", "signature": "sig"}]
+    first = action_event({"kind": "TerminalAction", "command": "ls"}, tool="terminal", response="resp-t", thinking_blocks=thinking)
+    second = action_event({"kind": "TerminalAction", "command": "pwd"}, tool="terminal", response="resp-t", thinking_blocks=[])
+    plain = action_event({"kind": "TerminalAction", "command": "id"}, tool="terminal")
+    events = import_sdk_events([first, second, plain])
+    shared = events[0].tool_call_metadata.model_response["choices"][0]["message"]
+    assert shared["thinking_blocks"] == thinking
+    assert events[1].tool_call_metadata.model_response is events[0].tool_call_metadata.model_response
+    assert "thinking_blocks" not in events[2].tool_call_metadata.model_response["choices"][0]["message"]
+
+
 def test_tool_call_in_litellm_shape_is_read_too() -> None:
     record = action_event({"kind": "ExecuteBashAction", "command": "ls"}, tool="execute_bash")
     record["tool_call"] = {"index": 0, "function": {"arguments": '{"command": "ls"}', "name": "execute_bash"}, "id": record["tool_call_id"], "type": "function"}
