@@ -66,7 +66,8 @@ def _build_parser() -> argparse.ArgumentParser:
         prog="openhands-memory",
         description="Replay, inspect, view and convert OpenHands event logs.",
         epilog=(
-            "A LOG is a JSON list of events, JSONL, an OpenHands session folder, an OpenHands SDK (V1) log, or a "
+            "A LOG is a JSON list of events, JSONL, an OpenHands session folder, an OpenHands SDK (V1) log or the "
+            "folder an SDK conversation is persisted in, or a "
             "conversation in PostgreSQL: postgresql://user@host/db?conversation=ID (the postgres extra)."
         ),
     )

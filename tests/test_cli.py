@@ -601,7 +601,10 @@ def test_convert_force_replaces_a_session_folder_s_events_and_keeps_its_other_fi
 
 def test_a_folder_that_is_no_session_is_one_line(tmp_path: Path) -> None:
     result = run("inspect", str(tmp_path))
-    assert (result.returncode, result.stderr) == (1, f"error: {tmp_path}: no events/<id>.json files in this folder\n")
+    assert (result.returncode, result.stderr) == (
+        1,
+        f"error: {tmp_path}: no events/<id>.json files in this folder (nor an SDK conversation's events/event-<index>-<uuid>.json)\n",
+    )
 
 
 @pytest.mark.parametrize(

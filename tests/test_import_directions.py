@@ -41,3 +41,36 @@ def test_memory_adapters_import_only_events_stream_and_shared_plumbing() -> None
     allowed = {"events", "stream", "memory", "errors", "_files"}
     reached = {name for name in imported_modules("memory") if name.split(".")[1] not in allowed}
     assert reached == set()
+
+
+def _imports_anywhere(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
+def test_only_the_sdk_bridge_imports_the_openhands_sdk_and_nothing_imports_the_bridge() -> None:
+    bridge = PACKAGE / "integrations"
+    offenders = [
+        f"{path.relative_to(PACKAGE)}: {name}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if bridge not in path.parents
+        for name in sorted(_imports_anywhere(path))
+        if name == "openhands" or name.startswith(("openhands.", "openhands_memory.integrations"))
+    ]
+    assert offenders == []
+
+
+def test_the_sdk_bridge_imports_only_what_design_md_allows() -> None:
+    # The condenser runs the pipeline (condenser, view, renderer, token counts); the memory tools read
+    # the conversation's log (events, stream) with the recall runtime.
+    allowed = {
+        "integrations", "pipeline", "condenser", "events", "recall", "stream", "view", "llm", "prompt_tokens",
+        "conversation_memory", "errors",
+    }  # fmt: skip
+    reached = {name for name in imported_modules("integrations") if name.split(".")[1] not in allowed}
+    assert reached == set()

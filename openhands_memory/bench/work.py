@@ -25,12 +25,14 @@ WORK_PER_WORKER = 16 << 20
 """Bytes of log to replay (summed over the pipelines) that make one more worker process worth starting:
 about five seconds of runs, against about one to start a worker."""
 
-_EVENT_FILE = re.compile(r"[0-9]{1,18}\.json")
+# `<id>.json` (OpenHands V0) or `event-<index>-<uuid>.json` (an OpenHands SDK conversation's `events/`).
+_EVENT_FILE = re.compile(r"[0-9]{1,18}\.json|event-[0-9]{5,18}-[0-9A-Fa-f-]{8,}\.json")
 _LOG_SUFFIXES = (".json", ".jsonl")
 
 
 def is_session_folder(folder: Path) -> bool:
-    """Whether `folder` is an OpenHands session folder (`events/`, or `<id>.json` files), read as one log."""
+    """Whether `folder` is an OpenHands session folder (`events/`, or `<id>.json` files) or an SDK conversation's
+    (`events/`, or `event-<index>-<uuid>.json` files), read as one log."""
     if (folder / "events").is_dir():
         return True
     with os.scandir(folder) as entries:

@@ -6,7 +6,7 @@ kept. What each kind becomes:
 
 | SDK event | V0 event |
 |---|---|
-| `SystemPromptEvent` | `SystemMessageAction` (prompt text, plus `dynamic_context` after a blank line; tools as OpenAI function JSON) |
+| `SystemPromptEvent` | `SystemMessageAction` (prompt text, plus `dynamic_context` after a blank line; tools as OpenAI function JSON: today's SDK writes no parameter schema, so name and description) |
 | `MessageEvent` | `MessageAction` (text blocks and `extended_content` joined by newlines; image URLs) |
 | `ActionEvent` | the matching action, below, with `thought` = the event's thought text and a `ToolCallMetadata` |
 | `ObservationEvent` | the matching observation, below; `content` = the text the tool returned |
@@ -510,7 +510,15 @@ def _texts(blocks: list[Any]) -> list[str]:
 
 
 def _tool_json(tool: Any) -> dict[str, Any]:
-    """A tool definition as OpenAI function JSON (kept as is when it already is, or cannot be)."""
+    """A tool definition as OpenAI function JSON (kept as is when it already is, or cannot be).
+
+    Today's SDK persists its own `ToolDefinition` (`kind`, `title` = the tool's name, `description`,
+    `action_type` = a class name): that becomes name and description; its parameter schema is not
+    in the log (the SDK builds it from the action class), so there are no `parameters`.
+    """
+    if isinstance(tool, dict) and "function" not in tool and "name" not in tool and isinstance(tool.get("kind"), str):
+        if isinstance(tool.get("title"), str):
+            return {"type": "function", "function": {"name": tool["title"], "description": tool.get("description", "")}}
     if not isinstance(tool, dict) or "function" in tool or not isinstance(tool.get("name"), str):
         return tool if isinstance(tool, dict) else {"value": tool}
     function: dict[str, Any] = {"name": tool["name"], "description": tool.get("description", "")}

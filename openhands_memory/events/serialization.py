@@ -3,7 +3,8 @@
 `load_events` reads, by what it finds at the path:
 - a JSON list of events, or the UI's download `{"trajectory": [...]}` (or a record with `history`);
 - JSONL, one event a line;
-- an OpenHands session folder (`events/<id>.json`, one file per event);
+- an OpenHands session folder (`events/<id>.json`, one file per event), or an OpenHands SDK
+  conversation folder (`events/event-<index>-<uuid>.json`, imported as an SDK log is);
 - the old flattened event form (no `args` / `extras`), upcast on read;
 - an OpenHands SDK (V1) log (`kind`-based events), imported into V0 events with int ids; a log is
   read as one when most of its events are SDK events (a slice of one may start anywhere).
@@ -525,22 +526,44 @@ def load_session_folder(path: str | os.PathLike[str]) -> list[Event]:
     flattened form) gets the id its file is named by. Other `.json` files there are left out, with
     a warning on this module's logger that names them.
 
+    An OpenHands SDK conversation folder (`events/event-<index>-<uuid>.json`, as the SDK persists a
+    `Conversation`) is read the same way, in index order, and imported as an SDK log is (see
+    `events._sdk_import`); its `base_state.json` (the agent's settings, not events) is not read.
+
     Raises:
-        MalformedEventError: the folder has no event files, two files name the same id, or a file
-            is not an event (or holds an event whose id is not its name); the error names the file.
+        MalformedEventError: the folder has no event files, two files name the same id (or SDK
+            index), a folder mixes both layouts, or a file is not an event (or holds an event whose
+            id is not its name); the error names the file.
     """
     folder = Path(path)
     if (folder / "events").is_dir():
         folder = folder / "events"
     numbered: list[tuple[int, Path]] = []
+    sdk_numbered: list[tuple[int, Path]] = []
     others: list[str] = []
     for file in folder.glob("*.json"):
         if _EVENT_FILE.fullmatch(file.name):
             numbered.append((int(file.stem), file))
+        elif (sdk_name := _SDK_EVENT_FILE.fullmatch(file.name)) is not None:
+            sdk_numbered.append((int(sdk_name.group(1)), file))
         else:
             others.append(file.name)
+    if numbered and sdk_numbered:
+        raise MalformedEventError(
+            f"both <id>.json and SDK event-<index>-<uuid>.json files ({len(numbered)} and {len(sdk_numbered)}): "
+            "two logs in one folder",
+            path=folder,
+        )
+    if sdk_numbered:
+        if others:
+            logger.warning(
+                "%s: %d file(s) not named event-<index>-<uuid>.json left out: %s", folder, len(others), ", ".join(sorted(others)[:5])
+            )
+        return _load_sdk_event_files(folder, sdk_numbered)
     if not numbered:
-        raise MalformedEventError("no events/<id>.json files in this folder", path=folder)
+        raise MalformedEventError(
+            "no events/<id>.json files in this folder (nor an SDK conversation's events/event-<index>-<uuid>.json)", path=folder
+        )
     if others:
         logger.warning("%s: %d file(s) not named <id>.json left out: %s", folder, len(others), ", ".join(sorted(others)[:5]))
     numbered.sort()
@@ -566,6 +589,28 @@ def load_session_folder(path: str | os.PathLike[str]) -> list[Event]:
 
 # ASCII digits only: `str.isdigit()` also accepts '²', which `int()` refuses. 18 digits keep an id in 64 bits.
 _EVENT_FILE = re.compile(r"[0-9]{1,18}\.json")
+
+# The SDK's `EVENT_NAME_RE` (conversation/persistence_const.py): an index of 5+ digits, then the event's id.
+_SDK_EVENT_FILE = re.compile(r"event-([0-9]{5,18})-[0-9A-Fa-f-]{8,}\.json")
+
+
+def _load_sdk_event_files(folder: Path, files: list[tuple[int, Path]]) -> list[Event]:
+    """Import an SDK conversation's event files, in index order (the order the SDK appended them)."""
+    files.sort()
+    records: list[Any] = []
+    for position, (index, file) in enumerate(files):
+        if position and files[position - 1][0] == index:
+            raise MalformedEventError(f"{files[position - 1][1].name} and {file.name} both hold SDK event {index}", path=folder)
+        if not file.is_file():
+            raise MalformedEventError("not a file", path=file)
+        records.append(_loads(file.read_bytes(), file))
+    try:
+        return import_sdk_events(records, path=folder)
+    except MalformedEventError as exc:
+        if exc.index is None or not 0 <= exc.index < len(files):
+            raise
+        # The file is the place to look; the importer counts records.
+        raise MalformedEventError(exc.reason, path=files[exc.index][1], event_id=exc.event_id) from exc.__cause__
 
 
 def dump_session_folder(events: Sequence[Event], path: str | os.PathLike[str]) -> Path:

@@ -45,3 +45,13 @@ def test_a_folder_of_logs_stands_for_its_logs_and_a_session_folder_for_one(tmp_p
     ]  # fmt: skip
     with pytest.raises(MalformedEventError, match=re.escape(f"{logs / 'other'}: a folder with no log in it")):
         find_logs([logs / "other"])
+
+
+def test_an_sdk_conversations_events_folder_is_one_log(tmp_path: Path) -> None:
+    # The SDK persists a conversation as <id>/events/event-<index>-<uuid>.json (and <id>/base_state.json).
+    conversations = tmp_path / "conversations"
+    events = conversations / "0535c419" / "events"
+    events.mkdir(parents=True)
+    (events / "event-00000-67b9dd8e-9e75-4d5b-b2fe-d8d82cf8faf9.json").write_text("{}")
+    assert find_logs([conversations]) == [conversations / "0535c419"]
+    assert find_logs([events]) == [events]

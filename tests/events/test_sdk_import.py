@@ -638,7 +638,13 @@ def test_system_prompt_and_message_keep_text_tools_and_images() -> None:
         "source": "agent",
         "system_prompt": {"type": "text", "text": "You are X."},
         "dynamic_context": {"type": "text", "text": "Repo: y"},
-        "tools": [{"type": "function", "function": {"name": "terminal", "parameters": {}}}, {"name": "think", "description": "Think.", "parameters": {"type": "object"}}],
+        "tools": [
+            {"type": "function", "function": {"name": "terminal", "parameters": {}}},
+            {"name": "think", "description": "Think.", "parameters": {"type": "object"}},
+            # How SDK 1.58 persists a tool: its ToolDefinition, the name in `title`, no parameter schema.
+            {"description": "List files.", "action_type": "ListFilesAction", "observation_type": "ListFilesObservation",
+             "annotations": {"readOnlyHint": True}, "kind": "ListFilesTool", "title": "list_files"},
+        ],
     }
     message = message_event("look")
     message["llm_message"]["content"].append({"type": "image", "image_urls": ["data:image/png;base64,AAA"]})
@@ -649,6 +655,7 @@ def test_system_prompt_and_message_keep_text_tools_and_images() -> None:
     assert system_event.tools == [
         {"type": "function", "function": {"name": "terminal", "parameters": {}}},
         {"type": "function", "function": {"name": "think", "description": "Think.", "parameters": {"type": "object"}}},
+        {"type": "function", "function": {"name": "list_files", "description": "List files."}},
     ]
     assert isinstance(message_action, MessageAction)
     assert message_action.content == "look\n<skill>hint</skill>"

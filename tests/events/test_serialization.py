@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 import pytest
-from conftest import real_log_params, require_real_log
+from conftest import real_log_params, require_real_log, require_real_logs_dir
 from pydantic import ValidationError
 
 from openhands_memory.errors import MalformedEventError
@@ -439,3 +439,66 @@ def test_no_security_risk_is_left_out_and_reads_back_unknown_as_in_openhands() -
     data = event_to_dict(event)
     assert "security_risk" not in data["args"]
     assert event_from_dict(data).security_risk == -1
+
+
+SDK_CONVERSATION_LOG = "v1_oh-benchmarks_conv-0535c419_343ev.json"
+
+
+def _sdk_conversation_folder(tmp_path: Path, records: list[dict[str, Any]]) -> Path:
+    """`records` persisted as the SDK persists a conversation: `events/event-<index>-<uuid>.json`, `base_state.json`."""
+    folder = tmp_path / "conversations" / "0535c419"
+    (folder / "events").mkdir(parents=True)
+    (folder / "base_state.json").write_text('{"agent": {}}')  # not an event: never read
+    (folder / "events" / ".eventlog.lock").write_text("")
+    for index, record in enumerate(records):
+        (folder / "events" / f"event-{index:05d}-{record['id']}.json").write_text(json.dumps(record))
+    return folder
+
+
+def test_sdk_conversation_folder_loads_as_the_sdk_log_it_holds(tmp_path: Path) -> None:
+    log = require_real_logs_dir() / SDK_CONVERSATION_LOG
+    records = json.loads(log.read_text())
+    folder = _sdk_conversation_folder(tmp_path, records)
+    expected = [event_to_dict(e) for e in load_events(log)]
+    # The conversation folder, and its events/ folder; file names are read in index order, not by listing order.
+    assert [event_to_dict(e) for e in load_events(folder)] == expected
+    assert [event_to_dict(e) for e in load_session_folder(folder / "events")] == expected
+    assert len(expected) == 343 and expected[0]["action"] == "system"
+
+
+def test_sdk_conversation_folder_orders_by_index_beyond_five_digits(tmp_path: Path) -> None:
+    records = json.loads((require_real_logs_dir() / SDK_CONVERSATION_LOG).read_text())[:3]
+    folder = tmp_path / "events"
+    folder.mkdir()
+    # The SDK pads to five digits and goes on past them: 100000 sorts after 99999 by number, not by name.
+    for index, record in zip((99999, 100000, 100001), records):
+        (folder / f"event-{index:05d}-{record['id']}.json").write_text(json.dumps(record))
+    assert [e.original_id for e in load_events(folder)] == [r["id"] for r in records]
+
+
+def test_sdk_conversation_folder_with_two_files_for_one_index_is_malformed(tmp_path: Path) -> None:
+    records = json.loads((require_real_logs_dir() / SDK_CONVERSATION_LOG).read_text())[:2]
+    folder = _sdk_conversation_folder(tmp_path, records)
+    (folder / "events" / f"event-00001-{records[0]['id']}.json").write_text(json.dumps(records[0]))
+    with pytest.raises(MalformedEventError, match=re.escape(f"{folder / 'events'}: ") + r"event-00001-\S+ and event-00001-\S+ both hold SDK event 1"):
+        load_events(folder)
+
+
+def test_sdk_conversation_folder_names_the_file_of_a_bad_event(tmp_path: Path) -> None:
+    records = json.loads((require_real_logs_dir() / SDK_CONVERSATION_LOG).read_text())[:3]
+    del records[2]["kind"]
+    folder = _sdk_conversation_folder(tmp_path, records)
+    bad = folder / "events" / f"event-00002-{records[2]['id']}.json"
+    with pytest.raises(MalformedEventError, match=re.escape(f"{bad} (id '{records[2]['id']}'): OpenHands SDK event: a V0 event in an SDK log")):
+        load_events(folder)
+
+
+def test_folder_mixing_session_and_sdk_event_files_is_malformed(tmp_path: Path) -> None:
+    records = json.loads((require_real_logs_dir() / SDK_CONVERSATION_LOG).read_text())[:1]
+    folder = _sdk_conversation_folder(tmp_path, records)
+    (folder / "events" / "0.json").write_text('{"id": 0, "action": "null", "args": {}}')
+    with pytest.raises(
+        MalformedEventError,
+        match=re.escape(f"{folder / 'events'}: both <id>.json and SDK event-<index>-<uuid>.json files (1 and 1): two logs in one folder"),
+    ):
+        load_events(folder)

@@ -1,8 +1,18 @@
-"""The OpenHands SDK bridge (the `[sdk]` extra, Python 3.12+): this library's memory tools as SDK tools.
+"""The OpenHands SDK bridge (the `[sdk]` extra: `openhands-sdk>=1.58`, Python 3.12+): this library's strategies as
+SDK condensers, and its memory tools as SDK tools.
 
-Importing it imports the SDK; nothing else of this library imports it.
+    import openhands_memory.integrations.openhands_sdk  # before an Agent is loaded from JSON
+    from openhands_memory.integrations.openhands_sdk import OpenHandsMemoryCondenser
+
+    agent = Agent(llm=llm, tools=tools, condenser=OpenHandsMemoryCondenser.from_file("pipeline.toml"))
+
+The SDK resolves a condenser's (and a tool's) `kind` among the subclasses loaded so far, so this
+package must be imported before `Agent.model_validate(...)` reads a condenser of ours. Importing it
+imports the SDK; nothing else of this library imports it. See `docs/openhands_sdk.md`.
 """
 
+from openhands_memory.integrations.openhands_sdk.condenser import CondensationRecord, OpenHandsMemoryCondenser
+from openhands_memory.integrations.openhands_sdk.observation import MemoryViewObservation
 from openhands_memory.integrations.openhands_sdk.tools import (
     MEMORY_TOOL_SET,
     ContextReloadAction,
@@ -19,11 +29,14 @@ from openhands_memory.integrations.openhands_sdk.tools import (
 
 __all__ = [
     "MEMORY_TOOL_SET",
+    "CondensationRecord",
     "ContextReloadAction",
     "ContextReloadObservation",
     "ContextReloadTool",
     "MemoryToolExecutor",
     "MemoryToolSet",
+    "MemoryViewObservation",
+    "OpenHandsMemoryCondenser",
     "SearchHistoryAction",
     "SearchHistoryObservation",
     "SearchHistoryTool",
