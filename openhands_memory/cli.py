@@ -1,12 +1,12 @@
 """The `openhands-memory` command: parses arguments, calls the library, prints.
 
-    openhands-memory replay LOG [--pipeline CONFIG] [--recorded] [--model M] [--tokenizer T] [--out PATH [--force]] [--json]
+    openhands-memory replay LOG [--pipeline CONFIG] [--recorded] [--model M] [--summarizer-model M] [--tokenizer T] [--out PATH [--force]] [--json]
     openhands-memory inspect LOG [--top N] [--json]
-    openhands-memory view LOG [--at STEP] [--messages] [--pipeline CONFIG] [--recorded] [--model M] [--tokenizer T] [--json]
+    openhands-memory view LOG [--at STEP] [--messages] [--pipeline CONFIG] [--recorded] [--model M] [--summarizer-model M] [--tokenizer T] [--json]
     openhands-memory convert SRC DST [--force]
     openhands-memory search LOG QUERY... [--limit N] [--json]
     openhands-memory repair LOG [--json]
-    openhands-memory bench LOG... --pipeline A.toml [--pipeline B.toml ...] [--model M] [--jobs N] [--out DIR] [--force]
+    openhands-memory bench LOG... --pipeline A.toml [--pipeline B.toml ...] [--model M] [--summarizer-model M] [--jobs N] [--out DIR] [--force]
 
 Results go to stdout, notes and the progress bar (only on a terminal) to stderr. Every expected
 error is one line on stderr, `error: ...`, with exit code 1 (data, files) or 2 (usage, config).
@@ -15,9 +15,12 @@ it), to replace an existing output unless `--force`, and to write where it canno
 writable, a file where a folder should be); each refusal is exit code 1 before any work, with
 nothing changed and no folder made.
 
-A pipeline file means the same in `replay`, `view` and `bench`: its model-backed condensers run
-offline (the offline structured summarizer) unless `--model M`, which makes them call M for real;
-a missing API key for M is an error before any work (`bench.stand_in.choose_models`, shared).
+`--model`, `--summarizer-model` and `--tokenizer` mean the same in `replay`, `view` and `bench`
+(`openhands_memory._cli_models`): `--model M` is the agent's model, never called (its tokenizer
+counts, gpt-4o's by default; its context window sizes shares of one); a pipeline file's
+model-backed condensers run offline (the offline structured summarizer) unless
+`--summarizer-model M`, which makes them call M for real; a missing API key for M is an error
+before any work (`bench.stand_in.choose_models`, shared).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from typing import Any, NoReturn
 
 import orjson
 
+from openhands_memory._cli_models import APPROXIMATE, add_model_arguments, tokenizer_name
 from openhands_memory._cli_secrets import SecretEnvError, add_secret_argument, secrets_from_env
 from openhands_memory._locations import log_location
 from openhands_memory._progress import ProgressBar
@@ -92,7 +96,7 @@ def _build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="keep and apply the log's own condensations; with --pipeline, the pipeline runs on top of them",
     )
-    _add_model_arguments(replay, counts="the tokens of every step")
+    add_model_arguments(replay, counts="the tokens of every step")
     add_secret_argument(replay)
     replay.add_argument(
         "--out",
@@ -148,7 +152,7 @@ def _build_parser() -> argparse.ArgumentParser:
     view.add_argument("--messages", action="store_true", help="print the messages sent to the model instead of the events")
     view.add_argument("--pipeline", type=Path, metavar="CONFIG", help="condense with this pipeline instead of the log's condensations")
     view.add_argument("--recorded", action="store_true", help="with --pipeline: keep the log's condensations too")
-    _add_model_arguments(view, counts="the tokens a pipeline's [history_policy] trims by")
+    add_model_arguments(view, counts="the tokens a pipeline's [history_policy] and its condensers' budgets count")
     add_secret_argument(view)
     view.add_argument("--json", action="store_true", help="print the events as OpenHands JSON (the messages as litellm dicts)")
 
@@ -220,16 +224,6 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-_MODEL_HELP = (
-    "model-backed condensers call M for real (through litellm; costs money; their config's key and base URL "
-    "are kept); default: no model, the offline structured summarizer writes their summaries, as in bench"
-)
-
-
-_DEFAULT_TOKENIZER = "gpt-4o"
-"""`replay.replayer.DEFAULT_TOKEN_MODEL`, named here so that building the parser imports nothing heavy."""
-
-
 def _checked_secrets(args: argparse.Namespace) -> dict[str, str] | None:
     """The secrets `--secret-env` names, checked now (before any work) as `History` checks them.
 
@@ -242,18 +236,6 @@ def _checked_secrets(args: argparse.Namespace) -> dict[str, str] | None:
     secrets = secrets_from_env(args.secret_envs)
     Redactor(secrets)
     return secrets
-
-
-def _add_model_arguments(command: argparse.ArgumentParser, *, counts: str) -> None:
-    """`--model` and `--tokenizer`, the same in `replay` and `view` as in `bench`."""
-    command.add_argument("--model", default=None, metavar="M", help=_MODEL_HELP)
-    command.add_argument(
-        "--tokenizer",
-        default=None,
-        metavar="T",
-        help=f"'approximate' (4 characters a token, no model tokenizer) or a model whose tokenizer counts {counts}, "
-        f"offline (default: --model if given, else {_DEFAULT_TOKENIZER})",
-    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -355,8 +337,8 @@ def _replay(args: argparse.Namespace) -> int:
         return _USAGE_ERROR
     pricings = [resolve_pricing(spec) for spec in args.pricings]  # refused now, not after the replay
     secrets = _checked_secrets(args)
-    pipeline = load_pipeline(args.pipeline) if args.pipeline is not None or not args.recorded else None
-    summarizer = _choose_models(pipeline, args.model)  # a missing API key now, before any work
+    pipeline = load_pipeline(args.pipeline, model=args.model) if args.pipeline is not None or not args.recorded else None
+    summarizer = _choose_models(pipeline, args)  # a missing API key now, before any work
     inputs = [path for path in (args.log, args.pipeline) if path is not None]
     if args.out is not None:  # refused now (an input, existing, not writable), not after the replay
         check_log_output(args.out, inputs=inputs, overwrite=args.force)
@@ -424,8 +406,8 @@ def _view(args: argparse.Namespace) -> int:
         print("error: --recorded goes with --pipeline (the log's condensations apply by default)", file=sys.stderr)
         return _USAGE_ERROR
     secrets = _checked_secrets(args)
-    pipeline = load_pipeline(args.pipeline) if args.pipeline is not None else None
-    _choose_models(pipeline, args.model)  # a missing API key now, before any work
+    pipeline = load_pipeline(args.pipeline, model=args.model) if args.pipeline is not None else None
+    _choose_models(pipeline, args)  # a missing API key now, before any work
     events = load_log(args.log)
     snapshot = snapshot_at(
         events,
@@ -477,35 +459,29 @@ def _with_log_ids(data: dict[str, Any], snapshot: Any) -> dict[str, Any]:
     return data
 
 
-def _choose_models(pipeline: Any, model: str | None) -> str | None:
+def _choose_models(pipeline: Any, args: argparse.Namespace) -> str | None:
     """What the pipeline's model-backed condensers call, chosen as `bench` chooses (None: it has none).
 
-    Offline (no `--model`), a note on stderr says that the pipeline's own models are not called.
+    Offline (no `--summarizer-model`), a note on stderr says that no model is called.
 
     Raises:
-        LLMAuthenticationError: `model`'s API key is not set.
+        LLMAuthenticationError: `--summarizer-model`'s API key is not set.
     """
-    from openhands_memory.bench.stand_in import choose_models, model_backed_members
+    from openhands_memory.bench.stand_in import choose_models, model_backed_members, summarizer_note
 
-    members = sorted({member.name for member in model_backed_members(pipeline.condenser)}) if pipeline else []
+    members = [member.name for member in model_backed_members(pipeline.condenser)] if pipeline else []
     if not members:
         return None
-    summarizer = choose_models(pipeline.condenser, model=model)
-    if model is None:
-        print(
-            f"note: model-backed condensers ({', '.join(members)}) run with no model: the {summarizer} writes "
-            "their summaries (--model M calls M for real)",
-            file=sys.stderr,
-        )
+    summarizer = choose_models(pipeline.condenser, summarizer_model=args.summarizer_model)
+    note = summarizer_note(members, summarizer, summarizer_model=args.summarizer_model, model=args.model)
+    if note is not None:
+        print(note, file=sys.stderr)
     return summarizer
 
 
 def _token_model(args: argparse.Namespace) -> str | None:
-    """The model whose tokenizer counts (`--tokenizer`, else `--model`, else gpt-4o); None: approximate."""
-    from openhands_memory.bench.tokenizer import APPROXIMATE
-    from openhands_memory.replay.replayer import DEFAULT_TOKEN_MODEL
-
-    name = args.tokenizer or args.model or DEFAULT_TOKEN_MODEL
+    """The model whose tokenizer counts (`_cli_models.tokenizer_name`); None: approximate."""
+    name = tokenizer_name(args)
     return None if name == APPROXIMATE else name
 
 

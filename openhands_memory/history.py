@@ -61,6 +61,7 @@ from openhands_memory.events import (
     is_agent_history,
 )
 from openhands_memory.pipeline import DEFAULT_CONDENSER_CONFIG, Pipeline, default_condenser
+from openhands_memory.prompt_tokens import Tokenizer
 from openhands_memory.recall.runtime import MemoryToolRuntime
 from openhands_memory.recall.index import MAX_QUERY_CHARS
 from openhands_memory.recall.memory_tools import (
@@ -117,6 +118,7 @@ class History:
         vision_is_active: bool = False,
         secrets: Mapping[str, str] | None = None,
         history_policy: HistoryPolicy | None = None,
+        tokenizer: Tokenizer | str | None = None,
     ) -> None:
         """Follow `stream` (a new in-memory one by default), picking up the events it already holds.
 
@@ -140,7 +142,12 @@ class History:
                 `HistoryPolicy`); what it dropped is `last_trim`. None: the condenser's own
                 `history_policy_preset`, if it names one (`inkeep` does), else no trim. Its `max_tokens` counts with the
                 model's tokenizer when `token_counter` is an `LLMTokenCounter`, else at four
-                characters a token.
+                characters a token (with `tokenizer`: with that).
+            tokenizer: the agent model's tokenizer (a model name, `approximate`, or a `Tokenizer`):
+                the condenser's token budgets, the loop guard (unless `token_counter`) and the
+                history policy count the prompt with it, as `openhands-memory replay --model`
+                counts (`Pipeline.measured_by`; the condenser is told so). None: the condenser
+                keeps its own counter (`ApproximateTokenCounter` by default).
 
         Raises:
             InvalidSecretError: a secret value is too short (under 6 characters) or not a string.
@@ -160,16 +167,13 @@ class History:
             raise ValueError(f"max_invalid_replies must be at least 0, got {max_invalid_replies}")
         self.max_invalid_replies = max_invalid_replies
         """How many replies with tool calls that cannot be run `completion` answers and asks again about."""
-        if token_counter is None:
-            token_counter = getattr(condenser, "token_counter", None)
-        self._guard = CondensationGuard(condenser.name, limit=max_condensations_per_step, token_counter=token_counter)
         if history_policy is None and (preset := getattr(condenser, "history_policy_preset", None)) is not None:
             history_policy = HistoryPolicy(preset=preset)  # the trim a strategy comes with (Inkeep's limits)
         policy_tokens: MessageTokenCounter | None = None
         if isinstance(token_counter, LLMTokenCounter):
             llm = token_counter.llm
             policy_tokens = lambda message: int(llm.count_tokens([message]))  # noqa: E731
-        self.pipeline: Pipeline = Pipeline(
+        pipeline = Pipeline(
             condenser,
             None,
             history_policy,
@@ -178,7 +182,11 @@ class History:
             vision_is_active=vision_is_active,
             message_tokens=policy_tokens,
         )
+        self.pipeline: Pipeline = pipeline.measured_by(tokenizer) if tokenizer is not None else pipeline
         """THE step: condenses the view and shows it as messages (the same object replay and bench run)."""
+        if token_counter is None:  # after `measured_by`, which gives the condenser its counter
+            token_counter = getattr(condenser, "token_counter", None)
+        self._guard = CondensationGuard(condenser.name, limit=max_condensations_per_step, token_counter=token_counter)
         self.last_trim: HistoryTrim = NO_TRIM
         """What `history_policy` dropped from the messages of the last step (`dropped` 0: nothing)."""
         self._initial_user_action: MessageAction | None = None

@@ -11,7 +11,8 @@ trim uses. It offers the two operations a step needs:
   trim dropped and how many tool calls the renderer had to repair (`ShownMessages`).
 - `prompt_tokens(shown, view)`: the tokens of that prompt as sent, tool definitions included,
   counted by the pipeline's one `PromptMeter` (`measured_by(tokenizer)`; see
-  `openhands_memory.prompt_tokens`): replay's report and the bench both count with it.
+  `openhands_memory.prompt_tokens`): replay's report, the bench, the history policy's trim and the
+  condensers' token budgets all count with it.
 
 `History`, `Replayer` (replay) and the bench call these, so a replay shows the model what `History`
 would send for the same events and pipeline.
@@ -62,7 +63,7 @@ from openhands_memory.conversation_memory.history_policy import (
 )
 from openhands_memory.errors import CondenserConfigError
 from openhands_memory.events import Event, MessageAction
-from openhands_memory.prompt_tokens import PromptMeter, Tokenizer, tokenizer_for
+from openhands_memory.prompt_tokens import PromptMeter, PromptTokenCounter, Tokenizer, tokenizer_for
 from openhands_memory.view import View
 
 if TYPE_CHECKING:
@@ -257,13 +258,30 @@ class Pipeline:
     def measured_by(self, tokenizer: Tokenizer | str | None) -> Pipeline:
         """This pipeline counting its prompts with the one `PromptMeter` over `tokenizer` (a name: `tokenizer_for`; None: approximate).
 
-        Its `meter` counts each step's prompt (`prompt_tokens`), and the history policy's
-        `max_tokens` counts messages with the same meter, so the trim measures what is reported.
+        Its `meter` counts each step's prompt (`prompt_tokens`); the history policy's `max_tokens`
+        counts messages with the same meter, so the trim measures what is reported; and the
+        condenser's token budgets, records and loop guard count with it too, from now on
+        (`Condenser.use_token_counter` with a `PromptTokenCounter`: a view that holds its system
+        message counts exactly as `prompt_tokens` reports its untrimmed prompt). The condenser is
+        shared, not copied: this pipeline's condenser counts so as well.
         """
         meter = PromptMeter(tokenizer_for(tokenizer) if tokenizer is None or isinstance(tokenizer, str) else tokenizer)
         measured = self.with_settings(message_tokens=meter.message_tokens)
         measured.meter = meter
+        self.condenser.use_token_counter(PromptTokenCounter(meter, measured._counting_renderer()))
         return measured
+
+    def _counting_renderer(self) -> Callable[[Sequence[Event]], list[Message]]:
+        """Renders events as `show` does, before the trim, with a memory of its own (counting leaves `memory`'s cache alone)."""
+        memory = self.memory.fresh()
+        max_message_chars, vision_is_active = self.max_message_chars, self.vision_is_active
+
+        def render(events: Sequence[Event]) -> list[Message]:
+            # The first user message of the events stands where `show` is given the history's.
+            initial = next((e for e in events if isinstance(e, MessageAction) and e.source == "user"), None)
+            return memory.process_events(events, initial, max_message_chars=max_message_chars, vision_is_active=vision_is_active)
+
+        return render
 
     def prompt_tokens(self, shown: ShownMessages, view: Sequence[Event]) -> int:
         """The tokens of the prompt sent at a step: `view`'s tool definitions, then `shown`'s messages (see `openhands_memory.prompt_tokens`).
@@ -335,8 +353,11 @@ class Pipeline:
         return f"Pipeline({self.description!r})"
 
 
-def load_pipeline(path: str | os.PathLike[str] | None) -> Pipeline:
+def load_pipeline(path: str | os.PathLike[str] | None, *, model: str | None = None) -> Pipeline:
     """The pipeline a file describes (TOML `[condenser]` and optional `[history_policy]` tables, or JSON), or the default with no path.
+
+    `model` is the agent's model (never called): its context window sizes the token limits given
+    as a share of one that name no model (`Condenser.from_config(model=...)`, inkeep's threshold).
 
     Raises:
         CondenserConfigError: the file is missing, unreadable, or the config is not valid
@@ -345,7 +366,7 @@ def load_pipeline(path: str | os.PathLike[str] | None) -> Pipeline:
     if path is None:
         return Pipeline.default()
     config = load_pipeline_config(path)
-    condenser = Condenser.from_config(config.condenser)
+    condenser = Condenser.from_config(config.condenser, model=model)
     description = f"{path} ({describe_config(config.condenser.model_dump())})"
     policy = config.history_policy
     if policy is not None:

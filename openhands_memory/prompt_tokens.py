@@ -3,10 +3,10 @@
 What a user pays for is what is sent: a step's prompt tokens are those of the request's tool
 definitions (the `tools=` of the view's system message, their JSON, keys sorted) followed by every
 message the pipeline shows (`Pipeline.show`, after the history policy's trim), each tokenized as
-`prompt_text` writes it. `PromptMeter` counts it; replay's report, the bench and the history
-policy's `max_tokens` (through `Pipeline.measured_by`) all count with it, so they agree on a count
-given the same tokenizer. (The condensers' own budgets count events with their
-`TokenCounter`, `ApproximateTokenCounter` by default: a trigger, not a bill.)
+`prompt_text` writes it. `PromptMeter` counts it; replay's report, the bench, the history
+policy's `max_tokens` and the condensers' own token budgets (`PromptTokenCounter`, all through
+`Pipeline.measured_by`) count with it, so they agree on a count given the same tokenizer. (A
+condenser outside a measured pipeline counts with `ApproximateTokenCounter`, its default.)
 
 Tokenizers turn text into tokens, so a cached prefix can be measured too:
 
@@ -30,6 +30,11 @@ seen (messages are immutable and reused from step to step), and the cached prefi
 tokens of a step's prompt are identical to the previous step's) is found by comparing messages one
 by one and tokens only from the first message that differs. It is a `TokenCounter` when given a
 renderer: called with the events of a view, it renders them and measures the prompt.
+
+`PromptTokenCounter(meter, render)` is the condensers' `TokenCounter`: a view is counted as the
+prompt it renders to, with the meter's tokenizer and its cache of message tokens, and without
+touching the meter's record of the last prompt (condensers count views that are never sent); a
+part of a prompt (events without the system message) is counted event by event.
 """
 
 from __future__ import annotations
@@ -40,7 +45,8 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import orjson
 
-from openhands_memory.condenser.tokens import EventsRenderer, tools_of
+from openhands_memory.condenser.tokens import EventsRenderer, event_texts, tools_of
+from openhands_memory.events import SystemMessageAction
 from openhands_memory.llm.estimate import CHARS_PER_TOKEN
 from openhands_memory.llm.prompt_cache import PromptBlock
 
@@ -51,9 +57,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "APPROXIMATE",
+    "DEFAULT_TOKENIZER",
     "ApproximateTokenizer",
     "LiteLLMTokenizer",
     "PromptMeter",
+    "PromptTokenCounter",
     "Token",
     "Tokenizer",
     "common_prefix_length",
@@ -63,6 +71,9 @@ __all__ = [
 
 APPROXIMATE = "approximate"
 """The name that picks `ApproximateTokenizer` in `tokenizer_for` (and on the command line)."""
+
+DEFAULT_TOKENIZER = "gpt-4o"
+"""The tokenizer every command counts with unless `--tokenizer` or `--model` names another (and `replay_events`' default)."""
 
 Token = int | str
 """One token: an id (a model's tokenizer) or a piece of text (`ApproximateTokenizer`)."""
@@ -231,6 +242,11 @@ class PromptMeter:
         """The tokens of one message as it is measured in a prompt (tokenized once, then remembered)."""
         return len(self._tokens(message))
 
+    def count(self, messages: Sequence[Message], *, tools: Sequence[Mapping[str, Any]] | None = None) -> int:
+        """The tokens of the prompt `tools` (if any) then `messages`, as `measure` counts them, without recording it as the last prompt."""
+        total = len(self._tools_segment(tools)[1]) if tools else 0
+        return total + sum(len(self._tokens(message)) for message in messages)
+
     def measure(
         self, messages: Sequence[Message], *, tools: Sequence[Mapping[str, Any]] | None = None
     ) -> tuple[int, int]:
@@ -280,3 +296,61 @@ class PromptMeter:
             raise ValueError("PromptMeter has nothing to render events with: pass render=")
         tokens, _ = self.measure(self._render(events), tools=tools_of(events))
         return tokens
+
+
+class PromptTokenCounter:
+    """The condensers' `TokenCounter` in a measured pipeline: what `meter` counts, for a whole prompt or a part of one.
+
+    - Events that hold a system message are a prompt: they are rendered with `render` (a
+      renderer of the counter's own, so the pipeline's rendering cache is not disturbed by views
+      that are never sent) and counted with `meter.count`, tool definitions included: exactly the
+      tokens `Pipeline.prompt_tokens` reports for that view before the history policy's trim.
+    - Other events (a summary, the events a condensation replaces, one event) are a part of a
+      prompt, which a renderer cannot show alone (a tool call without its result is left out):
+      each event counts the tokens of its prompt text (`event_texts`) by the meter's tokenizer,
+      plus `overhead_per_event` for its framing. With the approximate tokenizer that is exactly
+      `ApproximateTokenCounter`'s count.
+    """
+
+    __slots__ = ("meter", "overhead_per_event", "render", "_cache", "_messages")
+
+    def __init__(self, meter: PromptMeter, render: EventsRenderer, *, overhead_per_event: int = 4) -> None:
+        self.meter = meter
+        """Tokenizes and counts (its record of the last prompt is left alone)."""
+        self.render = render
+        """Renders events as the chat messages the pipeline would send, system message first."""
+        self.overhead_per_event = overhead_per_event
+        """Tokens added per event of a part for its framing (role, separators)."""
+        self._cache: dict[int, tuple[Event, int]] = {}
+        # By identity first: the renderer hands back the same Message objects step after step, and
+        # hashing one (the meter's cache is keyed by equal content) costs more than the lookup.
+        self._messages: dict[int, tuple[Message, int]] = {}
+
+    def message_tokens(self, message: Message) -> int:
+        """The tokens of one message as the meter counts it (remembered by identity)."""
+        entry = self._messages.get(id(message))
+        if entry is not None and entry[0] is message:
+            return entry[1]
+        if len(self._messages) >= _CACHE_MAX:
+            self._messages.clear()
+        tokens = self.meter.message_tokens(message)
+        self._messages[id(message)] = (message, tokens)
+        return tokens
+
+    def event_tokens(self, event: Event) -> int:
+        """The tokens of one event counted alone: its prompt text's, plus the overhead (cached by identity)."""
+        entry = self._cache.get(id(event))
+        if entry is not None and entry[0] is event:
+            return entry[1]
+        if len(self._cache) >= _CACHE_MAX:
+            self._cache.clear()
+        tokens = len(self.meter.tokenizer.encode("".join(event_texts(event)))) + self.overhead_per_event
+        self._cache[id(event)] = (event, tokens)
+        return tokens
+
+    def __call__(self, events: Sequence[Event], /) -> int:
+        if not any(isinstance(event, SystemMessageAction) for event in events):
+            return sum(self.event_tokens(event) for event in events)
+        tools = tools_of(events)
+        total = self.meter.count((), tools=tools) if tools else 0
+        return total + sum(self.message_tokens(message) for message in self.render(events))

@@ -125,7 +125,7 @@ def test_a_pipeline_file_runs_offline_in_replay_view_and_bench_alike(
     assert replayed["new_condensations"] == bench["condensations"]
     assert main(["view", str(short_log), "--pipeline", str(pipeline), "--tokenizer", "approximate"]) == 0
     err = capsys.readouterr().err
-    assert "run with no model: the offline structured summarizer writes their summaries (--model M calls M for real)" in err
+    assert "run with no model: the offline structured summarizer writes their summaries (--summarizer-model M calls M for real)" in err
 
 
 def test_a_missing_api_key_is_one_line_before_any_work_and_without_litellm(tmp_path: Path) -> None:
@@ -134,7 +134,7 @@ def test_a_missing_api_key_is_one_line_before_any_work_and_without_litellm(tmp_p
         "import os, sys\n"
         "for name in [n for n in os.environ if n.startswith('OPENAI_')]: del os.environ[name]\n"
         "from openhands_memory.cli import main\n"
-        f"codes = [main([command, {str(BUNDLED)!r}, '--pipeline', {str(pipeline)!r}, '--model', 'gpt-4o-mini', *extra])\n"
+        f"codes = [main([command, {str(BUNDLED)!r}, '--pipeline', {str(pipeline)!r}, '--summarizer-model', 'gpt-4o-mini', *extra])\n"
         f"         for command, extra in (('replay', []), ('view', []), ('bench', ['--out', {str(tmp_path / 'out')!r}]))]\n"
         "print(codes, 'litellm' in sys.modules)\n"
     )
@@ -167,12 +167,13 @@ def test_replay_and_view_take_the_approximate_tokenizer(capsys: pytest.CaptureFi
 
 
 def test_the_parser_s_literal_defaults_are_the_library_s() -> None:
+    from openhands_memory import _cli_models, prompt_tokens
     from openhands_memory.bench.cli import DEFAULT_CONTEXT_LIMIT
-    from openhands_memory.cli import _DEFAULT_TOKENIZER
     from openhands_memory.llm.llm import DEFAULT_CONTEXT_WINDOW
     from openhands_memory.replay.replayer import DEFAULT_TOKEN_MODEL
 
-    assert (DEFAULT_CONTEXT_LIMIT, _DEFAULT_TOKENIZER) == (DEFAULT_CONTEXT_WINDOW, DEFAULT_TOKEN_MODEL)
+    assert (DEFAULT_CONTEXT_LIMIT, _cli_models.DEFAULT_TOKENIZER) == (DEFAULT_CONTEXT_WINDOW, DEFAULT_TOKEN_MODEL)
+    assert (_cli_models.DEFAULT_TOKENIZER, _cli_models.APPROXIMATE) == (prompt_tokens.DEFAULT_TOKENIZER, prompt_tokens.APPROXIMATE)
 
 
 def test_replay_shows_and_logs_the_tool_calls_the_chat_had_to_leave_out(real_logs_dir: Path) -> None:
@@ -747,3 +748,25 @@ def test_python_dash_m_openhands_memory_is_the_command() -> None:
     usage = subprocess.run([sys.executable, "-m", "openhands_memory"], capture_output=True, text=True, cwd=REPO, timeout=HANG_GUARD_SECONDS)
     assert usage.returncode == 2
     assert usage.stderr == "error: the following arguments are required: COMMAND (see 'openhands-memory --help')\n"
+
+
+def test_model_alone_counts_with_its_tokenizer_calls_nothing_and_points_at_summarizer_model(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    for name in [n for n in os.environ if n.startswith("OPENAI_")]:
+        monkeypatch.delenv(name)  # --model is never called: no key is needed
+    pipeline = PIPELINES / "llm_summarizing.toml"
+    note = (
+        "note: --model gpt-4o-mini counts and sizes the prompts, it is never called: model-backed condensers (llm) "
+        "run with no model: the offline structured summarizer writes their summaries (--summarizer-model M calls M for real)"
+    )
+    assert main(["replay", str(BUNDLED), "--pipeline", str(pipeline), "--model", "gpt-4o-mini"]) == 0
+    out, err = capsys.readouterr()
+    assert rows(out)["tokens counted for"] == "gpt-4o-mini" and rows(out)["summarizer"] == "offline structured summarizer"
+    assert err.splitlines() == [note]
+    assert main(["view", str(BUNDLED), "--at", "3", "--pipeline", str(pipeline), "--model", "gpt-4o-mini"]) == 0
+    assert capsys.readouterr().err.splitlines()[0] == note
+    out_dir = tmp_path / "out"
+    assert main(["bench", str(BUNDLED), "--pipeline", str(pipeline), "--model", "gpt-4o-mini", "--no-plot", "--out", str(out_dir)]) == 0
+    out, err = capsys.readouterr()
+    assert err.splitlines()[0] == note and "tokens counted by  gpt-4o-mini (litellm's tokenizer)" in out

@@ -165,3 +165,56 @@ def test_prompt_tokens_without_a_meter_says_how_to_choose_one() -> None:
     view = View.from_events(list(load_events(BUNDLED))[:3])
     with pytest.raises(ValueError, match=re.escape("use pipeline.measured_by(tokenizer)")):
         pipeline.prompt_tokens(pipeline.show(view, None), view)
+
+
+# --- the condensers' token budgets count with the same counter -----------------------------------
+
+TOKEN_TRIGGERED = {"type": "amortized", "max_size": 10_000, "keep_first": 2, "max_tokens": 9_000}
+"""Condenses by tokens only: whenever the prompt passes 9,000 tokens, down to about half."""
+
+
+@pytest.mark.parametrize("tokenizer", ["approximate", "gpt-4o"])
+def test_a_token_triggered_condenser_counts_a_view_as_replay_and_bench_count_its_prompt(tokenizer: str) -> None:
+    from openhands_memory.bench import BenchOptions, PipelineSpec
+    from openhands_memory.bench.runner import run_events
+    from openhands_memory.condenser import Condenser
+    from openhands_memory.replay.driver import AgentStep, CondensationMade, Replayer
+
+    events = list(load_events(BUNDLED))
+    pipeline = Pipeline(Condenser.from_config(TOKEN_TRIGGERED)).measured_by(tokenizer)
+    replayer = Replayer(pipeline)
+    counted, reported, made = [], [], []
+    for item in replayer.replay(events):
+        if isinstance(item, AgentStep):
+            shown = pipeline.show(item.shown, replayer.initial_user_action)
+            reported.append(pipeline.prompt_tokens(shown, item.shown))
+            counted.append(pipeline.condenser.token_counter(item.shown))
+        elif isinstance(item, CondensationMade):
+            assert item.condensation.metadata is not None
+            made.append((item.condensation.metadata.tokens_before, pipeline.condenser.token_counter(item.view)))
+    assert len(reported) == 120 and len(made) >= 3
+    assert counted == reported  # the budget's count of every view is the prompt the report counts
+    assert all(before == count > TOKEN_TRIGGERED["max_tokens"] for before, count in made)  # the records too
+    assert max(reported) <= TOKEN_TRIGGERED["max_tokens"]  # so no step the report shows is over the budget
+    replay = replay_events(events, condenser=Condenser.from_config(TOKEN_TRIGGERED), model=tokenizer)
+    spec = PipelineSpec.from_config("amortized", TOKEN_TRIGGERED)
+    bench = run_events(events, spec, BenchOptions(tokenizer=tokenizer), source="bundled")
+    assert [step.tokens for step in replay.steps] == list(bench["per_step"]["tokens"]) == reported
+    assert len(replay.condensations) == bench["condensations"] == len(made)
+
+
+def test_a_history_given_a_tokenizer_counts_its_budgets_as_replay_does(tmp_path: Path) -> None:
+    from openhands_memory.condenser import ApproximateTokenCounter, Condenser
+
+    events = load_events(BUNDLED)[:40]
+    plain = History(condenser=Condenser.from_config(TOKEN_TRIGGERED))
+    assert isinstance(plain.condenser.token_counter, ApproximateTokenCounter)  # unchanged without a tokenizer
+    history = History.open(tmp_path / "log.jsonl", condenser=Condenser.from_config(TOKEN_TRIGGERED), tokenizer="gpt-4o")
+    with history:
+        for event in events:
+            history.add_event(event.model_copy(update={"id": None}), event.source or EventSource.AGENT)
+        view = history.view
+        pipeline = history.pipeline
+        tokens = pipeline.prompt_tokens(pipeline.show(view, history.initial_user_action), view)
+        assert history.condenser.token_counter(view) == tokens
+        assert tokens != plain.condenser.token_counter(view)  # not the approximate estimate

@@ -1,7 +1,7 @@
 """The `bench` subcommand: `add_bench_parser(subparsers)` adds it, `run_bench(args)` runs it.
 
     openhands-memory bench LOG... --pipeline A.toml [--pipeline B.toml ...] [--model M]
-        [--tokenizer T] [--context-limit N] [--pricing M ...] [--step-seconds S] [--jobs N]
+        [--summarizer-model M] [--tokenizer T] [--context-limit N] [--pricing M ...] [--step-seconds S] [--jobs N]
         [--executor process|ray] [--out DIR] [--force] [--no-plot] [--markdown]
 
 The table goes to stdout; the progress bar (on a terminal only), notes and errors go to stderr.
@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from openhands_memory._cli_models import DEFAULT_TOKENIZER, add_model_arguments, tokenizer_name
 from openhands_memory._cli_secrets import SecretEnvError, add_secret_argument, secrets_from_env
 from openhands_memory._locations import log_location
 from openhands_memory._progress import ProgressBar
@@ -50,7 +51,8 @@ def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
             "still holds. Writes results.json, results.csv and context_tokens.png (with matplotlib) to --out; "
             "existing ones are replaced only with --force. "
             "Offline by default: model-backed condensers run without a model (the summarizers write the offline "
-            "structured summary, built from the events), and tokens are approximated at 4 characters a token."
+            f"structured summary, built from the events), and tokens are counted with {DEFAULT_TOKENIZER}'s "
+            "tokenizer (shipped with litellm, nothing is downloaded)."
         ),
     )
     bench.add_argument(
@@ -67,19 +69,7 @@ def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="CONFIG",
         help="a condenser config (TOML [condenser] table, or JSON), named after its file; repeat to compare",
     )
-    bench.add_argument(
-        "--model",
-        default=None,
-        metavar="M",
-        help="model-backed condensers call M for real (through litellm; costs money); default: no model, the offline structured summarizer",
-    )
-    bench.add_argument(
-        "--tokenizer",
-        default=None,
-        metavar="T",
-        help="'approximate' (4 characters a token) or a model whose litellm tokenizer counts, offline "
-        "(default: --model if given, else approximate)",
-    )
+    add_model_arguments(bench, counts="every prompt and the condensers' budgets")
     bench.add_argument(
         "--context-limit",
         type=int,
@@ -157,6 +147,16 @@ def _jobs(args: argparse.Namespace, logs: list[Path], pipelines: int) -> int:
     return jobs
 
 
+def _summarizer_note(args: argparse.Namespace, pipelines: list[Any]) -> str | None:
+    """What the model-backed condensers call, said once: M for real, or (offline) the note `stand_in.summarizer_note` writes."""
+    from openhands_memory.bench.stand_in import OFFLINE_SUMMARIZER_NAME, model_backed_members, summarizer_note
+
+    members = [member.name for spec in pipelines for member in model_backed_members(spec.build(model=args.model))]
+    if members and args.summarizer_model is not None:
+        return f"note: model-backed condensers call {args.summarizer_model} for real"
+    return summarizer_note(members, OFFLINE_SUMMARIZER_NAME, summarizer_model=args.summarizer_model, model=args.model)
+
+
 def run_bench(args: argparse.Namespace) -> int:
     """Run the `bench` subcommand for parsed `args`; returns the exit code (see the module docstring)."""
     from openhands_memory.bench.report import (
@@ -215,15 +215,17 @@ def run_bench(args: argparse.Namespace) -> int:
         _error(f"{exc.filename}: {exc.strerror}")
         return 1
     jobs = _jobs(args, logs, len(pipelines))
-    if args.model is not None and any(spec.is_model_backed for spec in pipelines):
-        print(f"note: model-backed condensers call {args.model} for real", file=sys.stderr)
+    note = _summarizer_note(args, pipelines)
+    if note is not None:
+        print(note, file=sys.stderr)
     bar = ProgressBar(sys.stderr, "benchmarking", unit="runs") if sys.stderr.isatty() else None
     try:
         results = run_benchmark(
             logs,
             pipelines,
-            tokenizer=args.tokenizer,
+            tokenizer=tokenizer_name(args),
             model=args.model,
+            summarizer_model=args.summarizer_model,
             context_limit=args.context_limit,
             jobs=jobs,
             executor=args.executor,

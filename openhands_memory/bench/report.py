@@ -287,7 +287,7 @@ def format_header(results: BenchResults) -> str:
     if results.uses_summarizer:
         summarizer = results.options.summarizer
         if summarizer == OFFLINE_SUMMARIZER_NAME:
-            summarizer += " (deterministic, no model: summaries built from the events; --model M for a model's)"
+            summarizer += " (deterministic, no model: summaries built from the events; --summarizer-model M for a model's)"
         elif summarizer == STAND_IN_NAME:
             summarizer += " (deterministic, offline; its summaries are placeholders: --model M for a real one)"
         rows.append(("summarizer", summarizer))

@@ -30,9 +30,12 @@ as that model's provider bills it, prompt cache included (`openhands_memory.repl
 the time of each request from the log's timestamps, `step_seconds` apart where a log has none), and
 the summarizer's calls at the same prices: a run's `costs`, per pricing name.
 
-Model-backed condensers run without a model unless `model` (a real model) or `completion_fn` (a
-stand-in for one) is given: the summarizers then write the offline structured summary (see
-`openhands_memory.bench.stand_in` and `openhands_memory.condenser.offline_summary`).
+Model-backed condensers run without a model unless `summarizer_model` (a real model) or
+`completion_fn` (a stand-in for one) is given: the summarizers then write the offline structured
+summary (see `openhands_memory.bench.stand_in` and `openhands_memory.condenser.offline_summary`).
+`model` is the agent's model, never called: its tokenizer counts (unless `tokenizer`) and its
+context window sizes the token limits given as a share of one (`Condenser.from_config(model=...)`).
+The condensers' token budgets count with the run's prompt counter (`Pipeline.measured_by`).
 """
 
 from __future__ import annotations
@@ -53,7 +56,7 @@ from openhands_memory.bench.retention import RECALL_LIMIT, measure_retention
 from openhands_memory.bench.stand_in import choose_models, model_backed_members, summarizer_name
 from openhands_memory.bench.tokenizer import APPROXIMATE, Tokenizer, tokenizer_for
 from openhands_memory.bench.work import available_cpus, find_logs, workers_for
-from openhands_memory.condenser import Condensation, Condenser, parse_condenser_config
+from openhands_memory.condenser import Condensation, Condenser, TokenCounter, parse_condenser_config
 from openhands_memory.conversation_memory import ConversationMemory, HistoryPolicy, HistoryTrim
 from openhands_memory.errors import CondenserConfigError, OpenHandsMemoryError
 from openhands_memory.events import (
@@ -146,9 +149,9 @@ class PipelineSpec:
         policy = pipeline.history_policy
         return cls(name or Path(path).stem, config, _describe(config, policy), str(path), policy)
 
-    def build(self) -> Condenser:
-        """A fresh condenser from the config (model-backed members call their configured model)."""
-        return Condenser.from_config(self.config)
+    def build(self, *, model: str | None = None) -> Condenser:
+        """A fresh condenser from the config (model-backed members call their configured model), sized for the agent's `model`."""
+        return Condenser.from_config(self.config, model=model)
 
     @property
     def is_model_backed(self) -> bool:
@@ -163,11 +166,13 @@ class BenchOptions:
     tokenizer: str = APPROXIMATE
     """`approximate`, or a model whose litellm tokenizer tokenizes the prompts."""
     model: str | None = None
-    """The model that model-backed condensers call; None: `completion_fn` stands in for it, or no model at all."""
+    """The agent's model, never called: its context window sizes the token limits given as a share of one (None: none)."""
+    summarizer_model: str | None = None
+    """The model that model-backed condensers call, for real; None: `completion_fn` stands in for it, or no model at all."""
     context_limit: int = DEFAULT_CONTEXT_WINDOW
     """Steps with more prompt tokens than this are counted as over the limit."""
     completion_fn: CompletionFn | None = None
-    """What model-backed condensers call when `model` is None (a module-level function, so it pickles,
+    """What model-backed condensers call when `summarizer_model` is None (a module-level function, so it pickles,
     e.g. `stand_in_completion`); None: no model, the summarizers write the offline structured summary."""
     pricings: tuple[PromptPricing, ...] = ()
     """Price every run's prompts (prompt cache included) and summarizer calls as each of these bills them."""
@@ -180,7 +185,7 @@ class BenchOptions:
     @property
     def summarizer(self) -> str:
         """What the reports call the model of the model-backed condensers."""
-        return summarizer_name(self.model, self.completion_fn)
+        return summarizer_name(self.summarizer_model, self.completion_fn)
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +217,10 @@ class _TimedCondenser(Condenser):
     @property
     def name(self) -> str:
         return self.inner.name
+
+    def use_token_counter(self, counter: TokenCounter) -> None:
+        super().use_token_counter(counter)
+        self.inner.use_token_counter(counter)
 
     def condense(self, view: View) -> View | Condensation:
         started = time.perf_counter()
@@ -251,9 +260,9 @@ def run_events(
     started = time.perf_counter()
     if options.redactor:
         events = [options.redactor.redact_event(event) for event in events]
-    condenser = pipeline.build()
+    condenser = pipeline.build(model=options.model)
     members = list(model_backed_members(condenser))
-    summarizer = choose_models(condenser, model=options.model, completion_fn=options.completion_fn)
+    summarizer = choose_models(condenser, summarizer_model=options.summarizer_model, completion_fn=options.completion_fn)
     for member in members:
         llm = getattr(member, "llm", None)
         if llm is not None:
@@ -262,7 +271,7 @@ def run_events(
     timed = _TimedCondenser(condenser)
     policy = pipeline.history_policy
     # THE step History runs, counted by its one prompt counter (replay's report counts with it too);
-    # the policy's max_tokens counts with the same meter, so it trims what the report measures.
+    # the policy's max_tokens and the condensers' budgets count with the same meter: what the report measures.
     step = Pipeline(timed, pipeline.name, policy).measured_by(tokenizer if tokenizer is not None else _tokenizer(options.tokenizer))
     meter = step.meter
     assert meter is not None
@@ -549,6 +558,7 @@ def run_benchmark(
     *,
     tokenizer: str | None = None,
     model: str | None = None,
+    summarizer_model: str | None = None,
     context_limit: int = DEFAULT_CONTEXT_WINDOW,
     jobs: int | None = 1,
     executor: Executor = "process",
@@ -567,17 +577,20 @@ def run_benchmark(
         pipelines: `PipelineSpec`s, or config file paths (`PipelineSpec.from_file`); names made
             unique by a `-2`, `-3` suffix.
         tokenizer: `approximate`, or a model whose litellm tokenizer to use; None: `model` if
-            given, else `approximate`.
-        model: the model model-backed condensers call, for real; None: `completion_fn` stands in, or none.
+            given, else `approximate` (the command line's default is gpt-4o: it names one).
+        model: the agent's model, never called: its tokenizer counts (unless `tokenizer`) and its
+            context window sizes token limits given as a share of one.
+        summarizer_model: the model model-backed condensers call, for real; None: `completion_fn`
+            stands in, or none.
         context_limit: steps above this many prompt tokens are counted.
         jobs: worker processes (or Ray CPUs); 1 runs everything in this process; None: as many as
             the work is worth (`openhands_memory.bench.work.workers_for`; for Ray, the CPUs here).
         executor: `process` or `ray` (needs the `ray` extra).
-        completion_fn: the stand-in for the model, when `model` is None (module-level, to pickle,
+        completion_fn: the stand-in for the model, when `summarizer_model` is None (module-level, to pickle,
             e.g. `stand_in_completion`); None: no model, the offline structured summarizer.
         progress: called with (done, total) after each task.
         UnknownPriceError: a pricing names a model litellm has no price for, or a bad override.
-        LLMAuthenticationError: `model` is given and its API key is not set (before any run).
+        LLMAuthenticationError: `summarizer_model` is given and its API key is not set (before any run).
         ValueError: `jobs` < 1, `context_limit` < 1, `step_seconds` < 0, or an unknown executor.
 
     Raises:
@@ -585,7 +598,7 @@ def run_benchmark(
         CondenserConfigError: a pipeline file is missing or not a valid config.
         UnknownPriceError: a pricing names a model litellm has no price for, or a bad override.
         ValueError: `jobs` < 1, `context_limit` < 1, `step_seconds` < 0, or an unknown executor.
-        LLMAuthenticationError: `model` is given and its API key is not set (before any run).
+        LLMAuthenticationError: `summarizer_model` is given and its API key is not set (before any run).
         MalformedEventError: a folder holds no log (see `find_logs`).
         ValueError: `jobs` < 1, `context_limit` < 1, or an unknown executor.
         ImportError: `executor="ray"` without ray installed (the message says how to install it).
@@ -600,15 +613,16 @@ def run_benchmark(
         raise ValueError(f"step_seconds must be at least 0, got {step_seconds}")
     pricings = _unique_pricings([resolve_pricing(spec) for spec in pricing])
     specs = _unique_names([p if isinstance(p, PipelineSpec) else PipelineSpec.from_file(p) for p in pipelines])
-    if model is not None:
+    if summarizer_model is not None:
         for spec in specs:  # a missing API key now, not in every run
-            choose_models(spec.build(), model=model)
+            choose_models(spec.build(model=model), summarizer_model=summarizer_model)
     log_paths = [str(log) for log in find_logs(logs)]
     if jobs is None:
         jobs = workers_for(log_paths, len(specs)) if executor == "process" else available_cpus()
     options = BenchOptions(
         tokenizer=tokenizer or model or APPROXIMATE,
         model=model,
+        summarizer_model=summarizer_model,
         context_limit=context_limit,
         completion_fn=completion_fn,
         pricings=pricings,

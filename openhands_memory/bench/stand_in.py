@@ -12,14 +12,16 @@ to measure a pipeline's calls and their cost without a real model. `use_model(co
 "gpt-4o-mini")` makes them call a real model.
 
 `choose_models` is the one choice every command makes (`replay`, `view`, `bench`), so a pipeline
-file means the same everywhere: offline by default, the named model with `--model M`.
+file means the same everywhere: offline by default, the named model with `--summarizer-model M`
+(`--model M` is the agent's model: it counts and sizes the prompts and is never called;
+`summarizer_note` says so when it is given alone to a pipeline that has model-backed condensers).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from openhands_memory.condenser import CacheAwareCondenser, Condenser, PipelineCondenser
@@ -33,6 +35,7 @@ __all__ = [
     "model_backed_members",
     "stand_in_completion",
     "summarizer_name",
+    "summarizer_note",
     "use_model",
     "use_offline_summarizer",
     "use_stand_in",
@@ -142,10 +145,10 @@ def use_model(condenser: Condenser, model: str) -> Condenser:
     return condenser
 
 
-def summarizer_name(model: str | None, completion_fn: CompletionFn | None) -> str:
+def summarizer_name(summarizer_model: str | None, completion_fn: CompletionFn | None) -> str:
     """What reports call what the model-backed condensers call (see `choose_models`)."""
-    if model is not None:
-        return model
+    if summarizer_model is not None:
+        return summarizer_model
     if completion_fn is None:
         return OFFLINE_SUMMARIZER_NAME
     if completion_fn is stand_in_completion:
@@ -153,22 +156,24 @@ def summarizer_name(model: str | None, completion_fn: CompletionFn | None) -> st
     return f"completion function {getattr(completion_fn, '__qualname__', repr(completion_fn))}"
 
 
-def choose_models(condenser: Condenser, *, model: str | None = None, completion_fn: CompletionFn | None = None) -> str:
+def choose_models(
+    condenser: Condenser, *, summarizer_model: str | None = None, completion_fn: CompletionFn | None = None
+) -> str:
     """Decide what the model-backed members of `condenser` call, as every command does; returns what reports call it.
 
-    - `model`: they call it, for real (`use_model`). A missing API key is raised now, before any
-      work and without importing litellm for the common providers.
+    - `summarizer_model` (`--summarizer-model`): they call it, for real (`use_model`). A missing
+      API key is raised now, before any work and without importing litellm for the common providers.
     - else `completion_fn`: they call it instead of a model (`use_stand_in`).
     - else (the default) offline: no model (`use_offline_summarizer`): the summarizers write the
       offline structured summary; a registered strategy that needs a model gets the stand-in,
       and the name says so.
 
     Raises:
-        LLMAuthenticationError: `model`'s API key is not set (the message names the variable).
+        LLMAuthenticationError: `summarizer_model`'s API key is not set (the message names the variable).
     """
-    name = summarizer_name(model, completion_fn)
-    if model is not None:
-        use_model(condenser, model)
+    name = summarizer_name(summarizer_model, completion_fn)
+    if summarizer_model is not None:
+        use_model(condenser, summarizer_model)
         for member in model_backed_members(condenser):
             member.llm.check_api_key()  # type: ignore[attr-defined]
     elif completion_fn is not None:
@@ -178,3 +183,19 @@ def choose_models(condenser: Condenser, *, model: str | None = None, completion_
         if stood_in:  # registered strategies that may not do without a model: say so
             name += f"; {STAND_IN_NAME} for {', '.join(sorted({member.name for member in stood_in}))}"
     return name
+
+
+def summarizer_note(members: Iterable[str], summarizer: str, *, summarizer_model: str | None, model: str | None) -> str | None:
+    """The one-line note a command prints when model-backed condensers (`members`, by name) run without a real model.
+
+    None when there are none, or when `summarizer_model` is given (they call it). With `model`
+    (the agent's model) given alone, the note says that it is never called: `--summarizer-model` is.
+    """
+    names = sorted(set(members))
+    if not names or summarizer_model is not None:
+        return None
+    agent = f"--model {model} counts and sizes the prompts, it is never called: " if model is not None else ""
+    return (
+        f"note: {agent}model-backed condensers ({', '.join(names)}) run with no model: the {summarizer} writes "
+        "their summaries (--summarizer-model M calls M for real)"
+    )

@@ -162,6 +162,13 @@ class Condenser(ABC):
             counter = self._token_counter = ApproximateTokenCounter()
         return counter
 
+    def use_token_counter(self, counter: TokenCounter) -> None:
+        """Count token budgets and records with `counter` from now on (`Pipeline.measured_by` gives the prompt counter).
+
+        A condenser that holds others (a pipeline, a scheduler, a wrapper) gives it to them too.
+        """
+        self._token_counter = counter
+
     @property
     def last_condensation(self) -> CondensationMetadata | None:
         """The record of the most recent condensation this condenser returned (None: none yet)."""
@@ -233,6 +240,7 @@ class Condenser(ABC):
         *,
         token_counter: TokenCounter | None = None,
         llm_configs: Mapping[str, Any] | None = None,
+        model: str | None = None,
         context: CondenserContext | None = None,
     ) -> Condenser:
         """Build the condenser a config describes (a config model, or a dict with a `type` key).
@@ -242,6 +250,8 @@ class Condenser(ABC):
             token_counter: shared by every condenser built (a pipeline's members included);
                 by default one `ApproximateTokenCounter` for all of them.
             llm_configs: named LLM configs, for a config whose `llm_config` is a name.
+            model: the agent's model (never called): a token limit that is a share of "the"
+                context window, naming no model, is of this model's (see `CondenserContext.model`).
             context: all of the above at once (overrides them).
 
         Raises:
@@ -256,6 +266,7 @@ class Condenser(ABC):
             context = CondenserContext(
                 token_counter=token_counter if token_counter is not None else ApproximateTokenCounter(),
                 llm_configs=dict(llm_configs or {}),
+                model=model,
             )
         condenser = build_condenser(config, context)
         if not isinstance(condenser, cls):

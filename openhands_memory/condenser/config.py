@@ -54,6 +54,7 @@ from openhands_memory.condenser._config_base import (
     sized,
 )
 from openhands_memory.condenser.impl import BUILTIN_CONDENSERS
+from openhands_memory.condenser.thresholds import ContextWindowShare
 from openhands_memory.errors import CondenserConfigError
 from openhands_memory.llm.config import LLMConfig
 
@@ -96,6 +97,11 @@ class CondenserContext:
     """The counter every condenser built shares (None: each makes its own default)."""
     llm_configs: Mapping[str, LLMConfig | Mapping[str, Any]] = field(default_factory=dict)
     """LLM configs (or their tables) by name, for `llm_config = "name"`."""
+    model: str | None = None
+    """The agent's model (never called): a token limit given as a share of the context window
+    (`ContextWindowShare`) that names no model or window of its own, in a config that names no
+    agent `model` of its own (`inkeep`'s), is a share of this model's window (None: of the
+    condenser's summarizer's, as before)."""
 
     def resolve_llm_config(self, ref: LLMConfig | str, *, condenser_type: str) -> LLMConfig:
         """The `LLMConfig` a config's `llm_config` refers to (a name is looked up in `llm_configs`).
@@ -257,7 +263,25 @@ def build_condenser(config: BaseModel | Mapping[str, Any], context: CondenserCon
     model = parse_condenser_config(config)
     registration = _registration_for_model(model)
     assert registration is not None
-    return registration.factory(model, context if context is not None else CondenserContext())
+    context = context if context is not None else CondenserContext()
+    if context.model is not None:
+        model = _sized_for(model, context.model)
+    return registration.factory(model, context)
+
+
+def _sized_for(config: BaseModel, agent_model: str) -> BaseModel:
+    """`config` with its window shares that name no model or window made shares of `agent_model`'s window.
+
+    A config that names its own agent `model` (`inkeep`'s) keeps it: the file's choice wins.
+    """
+    if getattr(config, "model", None) is not None:
+        return config
+    updates = {
+        name: value.model_copy(update={"model": agent_model})
+        for name in type(config).model_fields
+        if isinstance(value := getattr(config, name), ContextWindowShare) and value.model is None and value.context_window is None
+    }
+    return config.model_copy(update=updates) if updates else config
 
 
 # -- loading from files ---------------------------------------------------------------------------

@@ -32,7 +32,8 @@ class CondensationGuard:
     `reset()` when the step is over (the condenser returned a view, or another event came).
     Progress is measured on the prompt: its tokens by `token_counter`, or its events when there is
     none. It raises when the condenser asks again after a condensation that left the view unchanged
-    or no smaller (a deterministic condenser would ask forever), or after `limit` condensations in
+    or no smaller (more tokens, or as many in as many events: a deterministic condenser would ask
+    forever), or after `limit` condensations in
     one step. Handling a pending condensation request counts as progress once, even if nothing was
     forgotten.
     """
@@ -109,7 +110,10 @@ class CondensationGuard:
                     "it asked to condense again after a condensation that left the view unchanged", view, size=size
                 )
             handled_request = last.unhandled_condensation_request and not view.unhandled_condensation_request
-            if size >= self._last_size and not handled_request:
+            # Fewer events at the same size is progress too: a prompt counter's events that render to
+            # nothing (a state change) cost no tokens, and forgetting them still shrinks the view.
+            no_smaller = size > self._last_size or (size == self._last_size and len(view) >= len(last))
+            if no_smaller and not handled_request:
                 raise self.stalled(
                     "it asked to condense again after a condensation that did not make the prompt smaller "
                     f"({self._last_size} -> {size} {self.unit})",

@@ -45,6 +45,8 @@ __all__ = [
     "LLMTokenCounter",
     "TokenCounter",
     "default_token_counter",
+    "event_chars",
+    "event_texts",
     "tools_of",
 ]
 
@@ -80,35 +82,34 @@ def tools_of(events: Sequence[Event]) -> list[dict[str, Any]] | None:
     return None
 
 
-def _payload_chars(event: Event) -> int:
+def _payload_texts(event: Event) -> list[str]:
     values = event.__dict__
-    total = 0
-    for name in event.payload_fields:
-        if name in NOT_PROMPT_TEXT:
-            continue
-        value = values[name]
-        if isinstance(value, str):
-            total += len(value)
-    return total
+    return [
+        value
+        for name in event.payload_fields
+        if name not in NOT_PROMPT_TEXT and isinstance(value := values[name], str)
+    ]
+
+
+def event_texts(event: Event) -> list[str]:
+    """The text `event` puts in the prompt, in pieces (images not counted): what a per-event count measures."""
+    if isinstance(event, SystemMessageAction):
+        return [event.content, *(str(tool) for tool in event.tools or [])]
+    if isinstance(event, MessageAction):
+        return [event.content]
+    if isinstance(event, RecallObservation):
+        return [*_payload_texts(event), *(str(item.get("content", "")) for item in event.microagent_knowledge)]
+    if isinstance(event, Observation):
+        return [event.content]
+    if isinstance(event, Action):
+        metadata = event.tool_call_metadata
+        return [*_payload_texts(event), *([metadata.function_name] if metadata is not None else [])]
+    return [event.message]
 
 
 def event_chars(event: Event) -> int:
     """About how many characters of prompt text `event` produces (images not counted)."""
-    if isinstance(event, SystemMessageAction):
-        tools = event.tools or []
-        return len(event.content) + sum(len(str(tool)) for tool in tools)
-    if isinstance(event, MessageAction):
-        return len(event.content)
-    if isinstance(event, RecallObservation):
-        knowledge = sum(len(str(item.get("content", ""))) for item in event.microagent_knowledge)
-        return _payload_chars(event) + knowledge
-    if isinstance(event, Observation):
-        return len(event.content)
-    if isinstance(event, Action):
-        metadata = event.tool_call_metadata
-        name = len(metadata.function_name) if metadata is not None else 0
-        return _payload_chars(event) + name
-    return len(event.message)
+    return sum(len(text) for text in event_texts(event))
 
 
 class ApproximateTokenCounter:

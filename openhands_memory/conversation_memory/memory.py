@@ -94,8 +94,27 @@ class ConversationMemory:
         self._warned: set[str] = set()
         self._tool_result_format: ToolResultFormat = tool_result_format
         self._handoff = HandoffRenderer() if tool_result_format == "inkeep_handoff" else None
+        self._log_repairs = True
         self.last_repairs: ToolCallRepairs = NO_REPAIRS
         """What the last `process_events` chat left out so every tool call is answered (`count` 0: nothing)."""
+
+    def fresh(self) -> ConversationMemory:
+        """A new memory with the same settings and nothing rendered yet, for a token counter's renderings.
+
+        What it renders is counted, never sent: the tool calls its chats leave out are in
+        `last_repairs` but not logged (the memory that renders the sent chat logs them).
+        """
+        fresh = ConversationMemory(
+            self._system_prompt,
+            enable_prompt_extensions=self._prompt_extensions,
+            disabled_microagents=self._disabled,
+            enable_som_visual_browsing=self._som,
+            function_calling=self._function_calling,
+            tools=self._tools,
+            tool_result_format=self._tool_result_format,
+        )
+        fresh._log_repairs = False
+        return fresh
 
     @property
     def system_prompt(self) -> str:
@@ -188,7 +207,7 @@ class ConversationMemory:
             assembly.extend(framed, renderer, rendered)
         self._assembly = assembly
         repairs = self.last_repairs = assembly.repairs()
-        if repairs is not NO_REPAIRS:
+        if repairs is not NO_REPAIRS and self._log_repairs:
             self._warn(repairs)
 
         messages = list(assembly.messages)

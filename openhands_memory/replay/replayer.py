@@ -17,8 +17,8 @@ Which condensations:
 - `recorded=True` keeps the log's condensations and applies them where they were made; with no
   condenser given nothing else condenses (a no-op condenser), with one it runs on top of them.
 
-The condensers' own token budgets (`max_tokens`) are measured with their default estimate, not
-with `model`: the report's tokens are what the model would count, the triggers stay offline and fast.
+The condensers' own token budgets (`max_tokens`) count with the same counter and tokenizer
+(`Pipeline.measured_by`): a condenser fires at the count the report shows for that view.
 
 With pricings (`pricing=["claude-sonnet-4-5"]`), every step's prompt is also priced as that
 model's provider bills it, prompt cache included, and the summarizer's calls at the same prices
@@ -56,7 +56,7 @@ from openhands_memory.replay.costs import DEFAULT_STEP_SECONDS, RequestClock, Ru
 from openhands_memory.replay.driver import AgentStep, CondensationMade, RecordedCondensation, Replayer
 from openhands_memory.view import View
 from openhands_memory.pipeline import Pipeline, ShownMessages, describe_config, load_pipeline
-from openhands_memory.prompt_tokens import LiteLLMTokenizer
+from openhands_memory.prompt_tokens import DEFAULT_TOKENIZER, LiteLLMTokenizer
 
 __all__ = [
     "DEFAULT_TOKEN_MODEL",
@@ -72,8 +72,8 @@ __all__ = [
     "snapshot_at",
 ]
 
-DEFAULT_TOKEN_MODEL = "gpt-4o"
-"""The model whose tokenizer counts a replay's tokens unless another is named."""
+DEFAULT_TOKEN_MODEL = DEFAULT_TOKENIZER
+"""The model whose tokenizer counts a replay's tokens unless another is named (`prompt_tokens.DEFAULT_TOKENIZER`)."""
 
 ProgressCallback = Callable[[int, int | None], None]
 """Called now and then with (events replayed, events in the log or None if unknown)."""
@@ -445,10 +445,10 @@ def replay_events(
     clock = RequestClock(step_seconds)
     events = _redacted(events, secrets)
     pipeline = _condenser_for(condenser, recorded)
-    measure = _Measure(model, pipeline)
+    measure = _Measure(model, pipeline)  # before the replayer: its loop guard counts with the measured counter
     total = len(events) if isinstance(events, Sequence) else None
     report = ReplayReport(source=source, pipeline=pipeline.description, model=model, recorded=recorded)
-    replayer = Replayer(pipeline, keep_recorded=recorded)
+    replayer = Replayer(measure.pipeline, keep_recorded=recorded)
     report.tokenizer_seconds = measure.load()
     started = time.perf_counter()
     for item in replayer.replay(clock.track(_counted(events, progress, total))):
@@ -538,8 +538,8 @@ def snapshot_at(
     no condenser); pass a condenser to see what it would have shown instead. After the last event
     the condenser is asked once more, as it would be for a next step. `secrets` (name: value) are
     hidden in every event as it is read, so in what the snapshot shows. A pipeline's history policy
-    trims by the tokens of `tokenizer`'s model (as `replay_events(model=...)` counts them); None:
-    its own estimate.
+    and its condensers' token budgets count with `tokenizer`'s model (as `replay_events(model=...)`
+    counts them); None: the approximate tokenizer.
 
     Raises:
         InvalidSecretError: a secret value is too short or not a string.
@@ -548,8 +548,8 @@ def snapshot_at(
     """
     events = _redacted(events, secrets)
     pipeline = _condenser_for(condenser, recorded)
-    replayer = Replayer(pipeline, keep_recorded=recorded)
-    measure = _Measure(tokenizer, pipeline)  # renders, and trims by the pipeline's policy
+    measure = _Measure(tokenizer, pipeline)  # renders, trims by the pipeline's policy; the condensers count with it
+    replayer = Replayer(measure.pipeline, keep_recorded=recorded)
     for item in replayer.replay(events):
         if isinstance(item, AgentStep) and item.number == step:
             messages = measure.messages(item.shown, replayer.initial_user_action)

@@ -45,7 +45,7 @@ def test_bench_prints_the_table_and_writes_json_csv_and_plot(files: dict[str, Pa
     out, err = capsys.readouterr()
     assert code == 0
     assert "logs               2" in out
-    assert "tokens counted by  approximate (4 characters a token, no model tokenizer)" in out
+    assert "tokens counted by  gpt-4o (litellm's tokenizer)" in out  # the default of every command
     assert "context limit      50 tokens" in out
     assert "summarizer" not in out  # no model-backed condenser
     table = out.split("\n\n", 1)[1].splitlines()
@@ -338,7 +338,7 @@ def test_bench_prints_the_compressions_under_the_table_and_writes_them_to_result
 
     offload = write_toml(files["out"].parent / "offload.toml", {"type": "noop"})
     monkeypatch.setattr(
-        PipelineSpec, "build", lambda self: OffloadOldTurns() if self.name == "offload" else Condenser.from_config(self.config)
+        PipelineSpec, "build", lambda self, **_: OffloadOldTurns() if self.name == "offload" else Condenser.from_config(self.config)
     )
     code = bench(files["condensing"], "--pipeline", files["noop"], "--pipeline", offload, "--no-plot", "--out", files["out"])
     out, _ = capsys.readouterr()

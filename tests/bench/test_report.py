@@ -171,7 +171,7 @@ class OffloadOldTurns(RollingCondenser):
 
 def test_compressions_are_counted_per_run_and_pipeline_and_printed_under_the_table(monkeypatch: pytest.MonkeyPatch) -> None:
     offload = PipelineSpec.from_config("offload", {"type": "noop"})
-    monkeypatch.setattr(PipelineSpec, "build", lambda self: OffloadOldTurns() if self is offload else Condenser.from_config(self.config))
+    monkeypatch.setattr(PipelineSpec, "build", lambda self, **_: OffloadOldTurns() if self is offload else Condenser.from_config(self.config))
     # condensing_log: system, task, four tool turns, `Done` (11 events): over 6 events before step 4
     # (one turn goes), before step 5 and after the last event (one more each time).
     runs = [run_events(condensing_log().events, spec, OPTIONS, source="c.jsonl", tokenizer=WordTokenizer()) for spec in (NOOP, offload)]

@@ -155,3 +155,19 @@ def test_both_size_triggered_model_backed_strategies_accept_a_share() -> None:
         )
         assert condenser.max_tokens == 60_000  # type: ignore[attr-defined]
         assert condenser.threshold["limit"] == 60_000  # type: ignore[attr-defined]
+
+
+def test_the_agents_model_sizes_a_share_that_names_no_model_and_a_config_s_own_model_wins() -> None:
+    llm_config = {"model": "fake-model", "max_input_tokens": 128_000}
+    share = {"preset": "conversation"}
+    summary = {"type": "token_budget_summary", "llm_config": llm_config, "max_tokens": share}
+    assert Condenser.from_config(summary).max_tokens == 64_000  # type: ignore[attr-defined]  # the summarizer's window
+    sized = Condenser.from_config(summary, model="claude-sonnet-4-5")
+    assert sized.max_tokens == 100_000 and sized.threshold["model"] == "claude-sonnet-4-5"  # type: ignore[attr-defined]
+    # In a pipeline too; a share that names its window, and inkeep's own `model`, are the file's choice.
+    pipeline = {"type": "pipeline", "condensers": [summary, {**summary, "max_tokens": {**share, "context_window": 10_000}}]}
+    members = Condenser.from_config(pipeline, model="claude-sonnet-4-5").condensers  # type: ignore[attr-defined]
+    assert [member.max_tokens for member in members] == [100_000, 5_000]
+    inkeep = {"type": "inkeep", "llm_config": llm_config, "model": "gpt-5.2"}
+    assert Condenser.from_config(inkeep, model="claude-sonnet-4-5").max_tokens == 200_000  # type: ignore[attr-defined]
+    assert Condenser.from_config({**inkeep, "model": None}, model="claude-sonnet-4-5").max_tokens == 100_000  # type: ignore[attr-defined]

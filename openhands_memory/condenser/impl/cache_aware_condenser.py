@@ -206,6 +206,10 @@ class CacheAwareCondenser(Condenser):
     def name(self) -> str:
         return f"cache_aware({self.inner.name})"
 
+    def use_token_counter(self, counter: TokenCounter) -> None:
+        super().use_token_counter(counter)
+        self.inner.use_token_counter(counter)
+
     # ------------------------------------------------------------------ the step
 
     def condense(self, view: View) -> View | Condensation:

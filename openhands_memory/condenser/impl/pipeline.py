@@ -13,6 +13,7 @@ from openhands_memory.view import View
 
 if TYPE_CHECKING:
     from openhands_memory.condenser.config import CondenserContext, PipelineMember
+    from openhands_memory.condenser.tokens import TokenCounter
 
 __all__ = ["PipelineCondenser", "PipelineCondenserConfig"]
 
@@ -52,6 +53,11 @@ class PipelineCondenser(Condenser):
     def of(cls, condensers: Iterable[Condenser]) -> PipelineCondenser:
         """A pipeline of the given condensers, in order."""
         return cls(*condensers)
+
+    def use_token_counter(self, counter: TokenCounter) -> None:
+        super().use_token_counter(counter)
+        for condenser in self.condensers:
+            condenser.use_token_counter(counter)
 
     @property
     def handles_requests(self) -> bool:

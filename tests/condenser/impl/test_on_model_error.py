@@ -79,7 +79,7 @@ def test_the_view_command_with_a_fallback_summarizer_and_no_key_exits_1_at_once(
     )
     code = main(
         ["view", str(REPO_ROOT / "fixtures" / "synthetic_session_300.jsonl"), "--at", "10", "--pipeline", str(config),
-         "--model", "gpt-4o-mini"]  # without --model: offline, no key needed
+         "--summarizer-model", "gpt-4o-mini"]  # without it: offline, no key needed
     )  # fmt: skip
     captured = capsys.readouterr()
     assert (code, captured.out) == (1, "")
