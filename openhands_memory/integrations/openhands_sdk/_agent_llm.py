@@ -1,4 +1,4 @@
-"""The SDK agent's model, as our strategies use it: an `LLMConfig` to summarize with, and a tokenizer to count with."""
+"""The SDK agent's model, as our strategies use it: an `LLMConfig` to summarize with, and the name of a tokenizer to count with."""
 
 from __future__ import annotations
 
@@ -6,13 +6,10 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from openhands_memory.condenser.tokens import TokenCounter
-from openhands_memory.conversation_memory import ConversationMemory
-from openhands_memory.events import EventSource, MessageAction
 from openhands_memory.llm import LLMConfig
-from openhands_memory.prompt_tokens import APPROXIMATE, PromptMeter, tokenizer_for
+from openhands_memory.prompt_tokens import APPROXIMATE
 
-__all__ = ["AGENT_TOKENIZER", "agent_llm_config", "token_counter_for"]
+__all__ = ["AGENT_TOKENIZER", "agent_llm_config", "tokenizer_name"]
 
 AGENT_TOKENIZER = "agent"
 """The `tokenizer` setting that counts with the agent's model (`agent_llm.model`)."""
@@ -38,18 +35,3 @@ def tokenizer_name(setting: str, agent_llm: Any | None) -> str:
         return setting
     model = getattr(agent_llm, "model", None)
     return model if isinstance(model, str) and model else APPROXIMATE
-
-
-def token_counter_for(name: str) -> TokenCounter:
-    """A counter of a view's prompt tokens as `name`'s tokenizer counts them (the view rendered as our chat)."""
-    memory = ConversationMemory(system_prompt="")
-
-    def render(events: Any) -> Any:
-        first_user = next(
-            (e for e in events if isinstance(e, MessageAction) and e.source == EventSource.USER), None
-        )
-        return memory.process_events(events, first_user)
-
-    return PromptMeter(tokenizer_for(name), render=render)
-
-

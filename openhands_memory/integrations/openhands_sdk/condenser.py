@@ -61,7 +61,6 @@ from openhands_memory.conversation_memory.history_policy import HistoryPolicy
 from openhands_memory.integrations.openhands_sdk._agent_llm import (
     AGENT_TOKENIZER,
     agent_llm_config,
-    token_counter_for,
     tokenizer_name,
 )
 from openhands_memory.integrations.openhands_sdk._hard_reset import hard_reset_summary
@@ -225,10 +224,11 @@ class OpenHandsMemoryCondenser(RollingCondenser):
         configs: dict[str, Any] = dict(self.llm_configs)
         if self.agent_llm_name is not None and agent_llm is not None:
             configs.setdefault(self.agent_llm_name, agent_llm_config(agent_llm))
+        condenser = Condenser.from_config(self.condenser, context=CondenserContext(llm_configs=configs))
+        pipeline = Pipeline(condenser, None, self.history_policy)
         name = tokenizer_name(self.tokenizer, agent_llm)
-        counter = None if name == APPROXIMATE else token_counter_for(name)
-        condenser = Condenser.from_config(self.condenser, context=CondenserContext(token_counter=counter, llm_configs=configs))
-        return Pipeline(condenser, None, self.history_policy)
+        # The one prompt counter, as replay and bench measure (the strategy's budgets count with it too).
+        return pipeline if name == APPROXIMATE else pipeline.measured_by(name)
 
     def _conversation(self, view: SdkView, agent_llm: SdkLLM | None) -> _Conversation:
         """The state of the conversation `view` belongs to (told by its system prompt's id), made on first sight."""

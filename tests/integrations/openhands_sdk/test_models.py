@@ -25,7 +25,7 @@ from openhands_memory.condenser._model_backed import SHRINK_TRIES  # noqa: E402
 from openhands_memory.events import AgentCondensationObservation  # noqa: E402
 from openhands_memory.errors import CondensationStalledError, LLMContextWindowExceededError  # noqa: E402
 from openhands_memory.integrations.openhands_sdk import OpenHandsMemoryCondenser  # noqa: E402
-from openhands_memory.prompt_tokens import PromptMeter  # noqa: E402
+from openhands_memory.prompt_tokens import PromptTokenCounter  # noqa: E402
 from openhands_memory.testing.fake_llm import FakeLLM, litellm_error, override_allow_model_requests  # noqa: E402
 
 from .sdk_events import conversation, long_conversation  # noqa: E402
@@ -85,7 +85,7 @@ def test_its_own_llm_config_wins_over_the_agents(fake: FakeLLM) -> None:
 def test_token_budgets_count_with_the_agents_tokenizer() -> None:
     condenser = OpenHandsMemoryCondenser(condenser={"type": "amortized", "max_size": 100, "max_tokens": 5000})
     counter = condenser.strategy(agent_llm()).token_counter
-    assert isinstance(counter, PromptMeter) and counter.tokenizer.name == "gpt-4o-mini (litellm's tokenizer)"
+    assert isinstance(counter, PromptTokenCounter) and counter.meter.tokenizer.name == "gpt-4o-mini (litellm's tokenizer)"
     approximate = OpenHandsMemoryCondenser(condenser={"type": "amortized"}, tokenizer="approximate")
     assert isinstance(approximate.strategy(agent_llm()).token_counter, ApproximateTokenCounter)
 
