@@ -7,7 +7,6 @@ import logging
 import psycopg
 import pytest
 
-from openhands_memory.errors import StoreDatabaseError
 from openhands_memory.events import CmdOutputObservation, Event, EventSource, MessageAction
 from openhands_memory.recall import PostgresSearchIndex, SearchIndex
 from openhands_memory.stream import PostgresEventStore, Redactor

@@ -20,7 +20,7 @@ from openhands_memory.errors import (
     StoreClosedError,
     StoreDatabaseError,
 )
-from openhands_memory.events import event_to_json, load_events
+from openhands_memory.events import event_to_json
 from openhands_memory.stream import EventStore, PostgresEventStore
 from openhands_memory.testing.log_contract import LogFeaturesContract
 from openhands_memory.testing.store_contract import DurableEventStoreContract, stored_event

@@ -20,7 +20,7 @@ from openhands_memory.condenser import (
 from openhands_memory.condenser.forgetting import plan_forgetting
 from openhands_memory.errors import CondenserConfigError
 from openhands_memory.events import CmdOutputObservation, Event
-from openhands_memory.llm.prompt_cache import CACHE_RULES, PromptBlock, PromptCache, PromptPricing
+from openhands_memory.llm.prompt_cache import PromptBlock, PromptCache, PromptPricing
 from openhands_memory.replay import AgentStep, Replayer
 from openhands_memory.replay.driver import CondensationMade
 from openhands_memory.testing.sessions import SessionBuilder

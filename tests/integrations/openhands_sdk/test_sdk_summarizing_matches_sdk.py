@@ -39,18 +39,17 @@ from openhands.sdk.context.condenser import LLMSummarizingCondenser  # noqa: E40
 from openhands.sdk.context.condenser import llm_summarizing_condenser as sdk_condenser_module  # noqa: E402
 from openhands.sdk.context.condenser import utils as sdk_condenser_utils  # noqa: E402
 from openhands.sdk.context.view import View as SdkView  # noqa: E402
-from openhands.sdk.event import Condensation as SdkCondensation  # noqa: E402
 from openhands.sdk.event import Event as SdkEvent  # noqa: E402
 from openhands.sdk.llm import LLM as SdkLLM  # noqa: E402
 from openhands.sdk.llm import TextContent  # noqa: E402
 from openhands.sdk.tool import Action, Observation  # noqa: E402
 from pydantic import ConfigDict  # noqa: E402
 
-from openhands_memory.condenser import Condensation, Condenser  # noqa: E402
+from openhands_memory.condenser import Condensation  # noqa: E402
 from openhands_memory.condenser._boundaries import forget_id  # noqa: E402
 from openhands_memory.condenser._views import is_summary  # noqa: E402
 from openhands_memory.condenser.impl.sdk_summarizing_condenser import SdkSummarizingCondenser  # noqa: E402
-from openhands_memory.events import CondensationAction, Event, agent_history  # noqa: E402
+from openhands_memory.events import Event, agent_history  # noqa: E402
 from openhands_memory.events._sdk_import import import_sdk_events  # noqa: E402
 from openhands_memory.view import View  # noqa: E402
 
