@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import subprocess
-from pathlib import Path
 
 import pytest
+from _openhands_interpreter import OPENHANDS_PYTHON, require_openhands
 from conftest import HANG_GUARD_SECONDS
 
 from openhands_memory.condenser import Condensation, Condenser, condensation_request_from_tool_call
 from openhands_memory.events import CondensationAction, event_to_dict
 from openhands_memory.testing.synthetic import synthetic_session
 from openhands_memory.view import View
-
-OPENHANDS_PYTHON = Path(os.environ.get("OPENHANDS_PYTHON", "/work/ohenv/bin/python"))
 
 _LOAD = """
 import json, sys
@@ -27,21 +24,6 @@ view = View.from_events(events)
 print(json.dumps({"kinds": [type(e).__name__ for e in events], "view_ids": [e.id for e in view],
                   "costs": [e.llm_metrics.accumulated_cost if e.llm_metrics else None for e in events]}))
 """
-
-
-@functools.cache
-def _openhands_importable() -> bool:
-    """The interpreter loads OpenHands' serialization (it may exist while OpenHands is still being installed)."""
-    probe = subprocess.run([str(OPENHANDS_PYTHON), "-c", "import openhands.events.serialization"], capture_output=True, timeout=HANG_GUARD_SECONDS)
-    return probe.returncode == 0
-
-
-def require_openhands() -> None:
-    """Skip unless an OpenHands interpreter is at hand."""
-    if not OPENHANDS_PYTHON.exists():
-        pytest.skip(f"no OpenHands interpreter at {OPENHANDS_PYTHON} (set OPENHANDS_PYTHON)")
-    if not _openhands_importable():
-        pytest.skip(f"OpenHands is not importable by {OPENHANDS_PYTHON}")
 
 
 @pytest.mark.slow

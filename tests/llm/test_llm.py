@@ -9,9 +9,9 @@ import re
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
+from _openhands_interpreter import OPENHANDS_PYTHON, require_openhands
 from conftest import HANG_GUARD_SECONDS
 from pydantic import ValidationError
 
@@ -31,7 +31,6 @@ from openhands_memory.llm.message import Message, TextContent, ToolCall, ToolCal
 from openhands_memory.llm.metrics import LLMMetrics
 from openhands_memory.testing.fake_llm import FakeLLM, FakeReply, FakeToolCall, litellm_error, override_allow_model_requests
 
-OPENHANDS_PYTHON = Path(os.environ.get("OPENHANDS_PYTHON", "/work/ohenv/bin/python"))
 USER_HI = [{"role": "user", "content": "hi"}]
 TOOLS = [
     {
@@ -384,8 +383,7 @@ print(json.dumps({"kind": type(event).__name__, "metrics": event.llm_metrics.get
 
 @pytest.mark.slow
 def test_openhands_loads_our_metrics() -> None:
-    if not OPENHANDS_PYTHON.exists():
-        pytest.skip(f"no OpenHands interpreter at {OPENHANDS_PYTHON} (set OPENHANDS_PYTHON)")
+    require_openhands()
     fake = FakeLLM(default=FakeReply(text="summary", prompt_tokens=1200, completion_tokens=80))
     llm = LLM(LLMConfig(model="gpt-4o-mini"), completion_fn=fake)
     llm.completion(USER_HI)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _openhands_interpreter import OPENHANDS_PYTHON, require_openhands
 from conftest import HANG_GUARD_SECONDS, real_log_params, require_real_log
 from hypothesis import given
 from hypothesis import strategies as st
@@ -281,8 +282,6 @@ def test_llm_metrics_are_openhands_shaped_and_round_trip_through_the_event_model
     assert event_to_dict(action)["llm_metrics"] == metrics
 
 
-OPENHANDS_PYTHON = Path(os.environ.get("OPENHANDS_PYTHON", "/work/ohenv/bin/python"))
-
 _LOAD = """
 import json, sys
 from openhands.events.serialization import event_from_dict
@@ -298,8 +297,7 @@ print(json.dumps({"view_ids": [e.id for e in view], "summary": view[4].message,
 
 @pytest.mark.slow
 def test_openhands_loads_our_summary_and_its_llm_metrics() -> None:
-    if not OPENHANDS_PYTHON.exists():
-        pytest.skip(f"no OpenHands interpreter at {OPENHANDS_PYTHON} (set OPENHANDS_PYTHON)")
+    require_openhands()
     s = session(6)
     _, llm = fake_llm(FakeReply(text="THE SUMMARY", prompt_tokens=700, completion_tokens=30))
     result = LLMSummarizingCondenser(llm, max_size=12, keep_first=4).condense(s.view)
