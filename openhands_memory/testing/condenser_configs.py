@@ -26,7 +26,17 @@ from openhands_memory.condenser.base import Condenser
 from openhands_memory.condenser.config import PipelineMember, SizeRole, size_role
 from openhands_memory.condenser.impl import BUILTIN_CONDENSERS
 
-__all__ = ["REPLAYABLE_SIZES", "SMALL_SIZES", "nested_config_fields", "promised_head", "small_configs", "strategy_of", "writes_persisting_summaries"]
+__all__ = [
+    "BUILTIN_TYPES",
+    "REPLAYABLE_SIZES",
+    "SMALL_SIZES",
+    "any_config",
+    "nested_config_fields",
+    "promised_head",
+    "small_configs",
+    "strategy_of",
+    "writes_persisting_summaries",
+]
 
 SMALL_SIZES: dict[SizeRole, tuple[int, int]] = {
     "events": (1, 30),
@@ -144,3 +154,23 @@ def promised_head(config: Mapping[str, Any]) -> int:
 def writes_persisting_summaries(config: Mapping[str, Any]) -> bool:
     """Whether a condenser built from `config` (or a config it nests) leaves persisting summaries."""
     return strategy_of(config["type"]).summaries_persist or any(writes_persisting_summaries(m) for m in _nested(config))
+
+
+BUILTIN_TYPES = sorted(strategy.config_type for strategy in BUILTIN_CONDENSERS if strategy.config_type is not None)
+"""Every built-in strategy's config type: the shared property suites run for each."""
+
+
+def _nestable() -> list[type[Condenser]]:
+    # A pipeline's members: every strategy that nests none and writes V0 summaries.
+    return [
+        strategy
+        for strategy in BUILTIN_CONDENSERS
+        if strategy.config_cls is not None and not nested_config_fields(strategy.config_cls) and not strategy.summaries_persist
+    ]
+
+
+def any_config(type_name: str, sizes: Mapping[SizeRole, tuple[int, int]] = SMALL_SIZES) -> st.SearchStrategy[dict[str, Any]]:
+    """Small configs of strategy `type_name` (`sizes`: `SMALL_SIZES` by default; `REPLAYABLE_SIZES` for a replay,
+    whose every step must shrink a prompt over budget), a pipeline's members drawn from every nestable strategy."""
+    members = st.one_of([small_configs(strategy, sizes=sizes) for strategy in _nestable()])
+    return small_configs(strategy_of(type_name), sizes=sizes, members=members)

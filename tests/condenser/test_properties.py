@@ -16,45 +16,27 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from openhands_memory.condenser import Condensation, Condenser
-from openhands_memory.condenser.impl import BUILTIN_CONDENSERS
 from openhands_memory.conversation_memory import ConversationMemory
 from openhands_memory.testing.condenser_configs import (
+    BUILTIN_TYPES,
     REPLAYABLE_SIZES,
-    SMALL_SIZES,
-    nested_config_fields,
+    any_config,
     promised_head,
-    small_configs,
-    strategy_of,
     writes_persisting_summaries,
 )
 from openhands_memory.testing.condenser_replay import check_condensation, check_derived_view, replay_with_condenser
 from openhands_memory.testing.strategies import agent_sessions, event_streams
 from openhands_memory.view import View
 
-TYPES = sorted(strategy.config_type for strategy in BUILTIN_CONDENSERS if strategy.config_type is not None)
-"""Every built-in strategy's config type: the suite runs for each."""
-
-NESTABLE = [
-    strategy
-    for strategy in BUILTIN_CONDENSERS
-    if strategy.config_cls is not None and not nested_config_fields(strategy.config_cls) and not strategy.summaries_persist
-]
-"""What a pipeline's members are drawn from: every strategy that nests none and writes V0 summaries."""
-
 # Each strategy gets a share of the profile's examples: the suite grows with the registry, not by its square.
 PER_STRATEGY = settings(max_examples=max(5, settings().max_examples // 4))
 
 
-def configs(type_name: str, sizes: Any = SMALL_SIZES) -> st.SearchStrategy[dict[str, Any]]:
-    """Configs of one strategy; `REPLAYABLE_SIZES` for a replay, whose every step must shrink a prompt over budget."""
-    members = st.one_of([small_configs(strategy, sizes=sizes) for strategy in NESTABLE])
-    return small_configs(strategy_of(type_name), sizes=sizes, members=members)
 
-
-@pytest.mark.parametrize("type_name", TYPES)
+@pytest.mark.parametrize("type_name", BUILTIN_TYPES)
 def test_any_view_of_any_stream_gets_a_valid_answer(type_name: str) -> None:
     @PER_STRATEGY
-    @given(event_streams(max_size=30), configs(type_name))
+    @given(event_streams(max_size=30), any_config(type_name))
     def check(stream: list[Any], config: dict[str, Any]) -> None:
         view = View.from_events(stream)
         condenser = Condenser.from_config(config)
@@ -70,10 +52,10 @@ def test_any_view_of_any_stream_gets_a_valid_answer(type_name: str) -> None:
     check()
 
 
-@pytest.mark.parametrize("type_name", TYPES)
+@pytest.mark.parametrize("type_name", BUILTIN_TYPES)
 def test_replaying_a_session_keeps_every_promise_at_every_step(type_name: str) -> None:
     @PER_STRATEGY
-    @given(agent_sessions(), configs(type_name, REPLAYABLE_SIZES))
+    @given(agent_sessions(), any_config(type_name, REPLAYABLE_SIZES))
     def check(history: list[Any], config: dict[str, Any]) -> None:
         condenser = Condenser.from_config(config)
         replay = replay_with_condenser(history, condenser, keep_first=promised_head(config), persisting=writes_persisting_summaries(config))
@@ -83,10 +65,10 @@ def test_replaying_a_session_keeps_every_promise_at_every_step(type_name: str) -
     check()
 
 
-@pytest.mark.parametrize("type_name", TYPES)
+@pytest.mark.parametrize("type_name", BUILTIN_TYPES)
 def test_what_the_model_is_shown_is_always_a_valid_chat(type_name: str) -> None:
     @PER_STRATEGY
-    @given(agent_sessions(max_turns=12, requests=False), configs(type_name, REPLAYABLE_SIZES))
+    @given(agent_sessions(max_turns=12, requests=False), any_config(type_name, REPLAYABLE_SIZES))
     def check(history: list[Any], config: dict[str, Any]) -> None:
         condenser = Condenser.from_config(config)
         memory = ConversationMemory(system_prompt="")

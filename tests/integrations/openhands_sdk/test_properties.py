@@ -29,26 +29,15 @@ from openhands.sdk.event import CondensationSummaryEvent, SystemPromptEvent  # n
 from openhands.sdk.event.condenser import Condensation  # noqa: E402
 
 from openhands_memory.condenser._views import condensed_events  # noqa: E402
-from openhands_memory.condenser.impl import BUILTIN_CONDENSERS  # noqa: E402
 from openhands_memory.errors import CondensationStalledError  # noqa: E402
 from openhands_memory.integrations.openhands_sdk import OpenHandsMemoryCondenser  # noqa: E402
 from openhands_memory.testing.condenser_configs import (  # noqa: E402
+    BUILTIN_TYPES,
     REPLAYABLE_SIZES,
-    nested_config_fields,
-    small_configs,
-    strategy_of,
+    any_config,
 )
 
 from .sdk_events import conversations  # noqa: E402
-
-TYPES = sorted(strategy.config_type for strategy in BUILTIN_CONDENSERS if strategy.config_type is not None)
-"""Every built-in strategy's config type."""
-
-NESTABLE = [
-    strategy
-    for strategy in BUILTIN_CONDENSERS
-    if strategy.config_cls is not None and not nested_config_fields(strategy.config_cls) and not strategy.summaries_persist
-]
 
 PER_STRATEGY = settings(max_examples=max(4, settings().max_examples // 8), deadline=None)
 
@@ -71,8 +60,7 @@ POLICIES = st.one_of(
 
 
 def configs(type_name: str) -> st.SearchStrategy[dict[str, Any]]:
-    members = st.one_of([small_configs(strategy, sizes=REPLAYABLE_SIZES) for strategy in NESTABLE])
-    return small_configs(strategy_of(type_name), sizes=REPLAYABLE_SIZES, members=members)
+    return any_config(type_name, sizes=REPLAYABLE_SIZES)
 
 
 def assert_sdk_view_properties(view: View, all_events: list[Any]) -> None:
@@ -114,7 +102,7 @@ def check_view(view: View, shown: View) -> None:
                 assert getattr(event, key, None) == getattr(original, key, None)
 
 
-@pytest.mark.parametrize("type_name", TYPES)
+@pytest.mark.parametrize("type_name", BUILTIN_TYPES)
 def test_every_answer_satisfies_the_sdks_view_properties(type_name: str) -> None:
     logging.getLogger("openhands_memory").setLevel(logging.ERROR)
 
