@@ -581,9 +581,10 @@ class History:
         return None
 
     def _invalid_call(self, text: str) -> ErrorObservation:
-        # Built from what the model wrote: whatever got into it, it is text any log can hold.
+        # Built from what the model wrote: whatever got into it, it is text any log can hold. Source agent,
+        # as OpenHands' controller records an invalid call's error (and as `completion` does).
         error = ErrorObservation(content=echo(text, 2_000))
-        self.add_event(error, EventSource.ENVIRONMENT)
+        self.add_event(error, EventSource.AGENT)
         return self._stored(error)
 
     def _stored(self, event: Event) -> Any:

@@ -268,6 +268,7 @@ def test_a_bad_call_gets_a_result_that_says_what_is_wrong(tool_call: Any, kind: 
     if kind is ErrorObservation:
         # No action can be made of it: not recorded as a call (as OpenHands does), the error is a message the model reads.
         assert appended == [result] and result.tool_call_metadata is None and result.cause is None
+        assert result.source == EventSource.AGENT  # as OpenHands' controller records an invalid call's error
         messages = history.next_messages()
         assert messages[-1].role == "user" and text in str(messages[-1].content)
     else:
