@@ -39,12 +39,11 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import re
 import secrets
 import sqlite3
 import stat
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -52,7 +51,18 @@ from typing import Any, TypeVar
 
 from openhands_memory._files import FILE_MODE, refuse_inputs
 from openhands_memory.errors import OutputIsInputError, SearchIndexError, StoreClosedError
-from openhands_memory.events import Event, Observation
+from openhands_memory.events import Event
+from openhands_memory.recall._search_text import (
+    MAX_QUERY_CHARS,
+    SearchHit,
+    event_text,
+    excerpt_around,
+    is_indexed_kind,
+    query_terms,
+    sqlite_text,
+    sync_start,
+    text_digest,
+)
 from openhands_memory.stream import Redactor
 
 __all__ = ["MAX_QUERY_CHARS", "SIDECAR_SUFFIX", "SearchHit", "SearchIndex", "event_text", "sidecar_path"]
@@ -65,167 +75,15 @@ SIDECAR_SUFFIX = ".search.sqlite"
 _SCHEMA_VERSION = "2"
 _APPLICATION_ID = 0x4F484D53
 """SQLite's application id of every sidecar this library creates ("OHMS"): how it knows its own files."""
-_SNIPPET_CHARS = 200
-MAX_QUERY_CHARS = 1000
-"""A query is cut to this many characters: a query is a few keywords, and a longer one costs time, not precision."""
-_MAX_QUERY_TERMS = 64
-"""Terms of a query beyond this are ignored: a query is a few keywords, and each term costs a pass over its postings."""
-
-# Fields that hold no text worth searching: settings, enums, images, model plumbing, page internals.
-_SKIPPED_FIELDS = frozenset(
-    {
-        "agent_class",
-        "axtree_object",
-        "confirmation_state",
-        "custom_secrets_descriptions",
-        "dom_object",
-        "extra_element_properties",
-        "file_urls",
-        "goal_image_urls",
-        "image_urls",
-        "impl_source",
-        "kernel_init_code",
-        "metadata",
-        "openhands_version",
-        "runtime_hosts",
-        "screenshot",
-        "screenshot_path",
-        "security_risk",
-        "set_of_marks",
-        "tools",
-    }
-)
-
-_COPY_KINDS = frozenset({"search_history", "context_reload"})
-"""The memory tools' kinds: their actions hold the agent's own queries and their observations copy other events
-(search results, a reloaded output). Not indexed, so a search finds the original event, never an earlier query or
-an answer that quoted it."""
-
-_WORD = re.compile(r"[^\W_]+")
-_DATA_URL = re.compile(r"data:[\w/+.-]*;base64,", re.ASCII)
-
-
-@dataclass(frozen=True, slots=True)
-class SearchHit:
-    """One event that matched a search, best first in a result list."""
-
-    event_id: int
-    """The id of the event in the log."""
-    kind: str
-    """The event's `action` or `observation` name, e.g. "run", "read", "message"."""
-    snippet: str
-    """A short excerpt around the match, on one line, at most 200 characters."""
-    score: float
-    """How well the event matches (the negated BM25 rank): higher is better."""
-
-
-def event_text(event: Event) -> str:
-    """The searchable text of an event: its content, command, path, thought, message, summary and other text fields.
-
-    Settings, images (base64 data URLs), page internals and model plumbing are left out; strings
-    nested in lists and objects (tool arguments, unknown kinds' fields) are included.
-    """
-    parts: list[str] = []
-    if isinstance(event, Observation) and event.content:
-        parts.append(event.content)
-    values = event.__dict__
-    for name in event.payload_fields:
-        if name not in _SKIPPED_FIELDS:
-            parts.extend(_strings(values.get(name)))
-    extra = event.__pydantic_extra__
-    if extra:
-        for name, value in extra.items():
-            if name not in _SKIPPED_FIELDS:
-                parts.extend(_strings(value))
-    return "\n".join(parts)
-
-
-def _strings(value: Any) -> Iterator[str]:
-    """The non-empty strings in a JSON-like value, depth first, without recursion (a value may nest deeply)."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            if item and not _DATA_URL.match(item):
-                yield item
-        elif isinstance(item, dict):
-            stack.extend(reversed(list(item.values())))
-        elif isinstance(item, (list, tuple)):
-            stack.extend(reversed(item))
-
-
 def sidecar_path(log_path: str | os.PathLike[str]) -> Path:
     """Where `SearchIndex.for_log(log_path)` keeps its index: `<log>.search.sqlite` beside the log."""
     log = Path(log_path)
     return log.with_name(log.name + SIDECAR_SUFFIX)
 
 
-def _query_terms(text: str) -> tuple[list[str], list[str]]:
-    """The chunks of a plain-text query (whitespace-separated, each holding a word) and all its terms.
-
-    The terms are the chunks and, for a chunk of several words, each word: a chunk is searched as
-    a phrase (`src/x.py`, `a::b` as written), its words let an event with them apart still match.
-    """
-    chunks: dict[str, None] = {}  # ordered and unique
-    terms: dict[str, None] = {}
-    for chunk in _clean(text).split():
-        words = _WORD.findall(chunk)
-        if not words:  # only operators or punctuation: the tokenizer would find nothing in it
-            continue
-        chunks[chunk] = None
-        for term in (chunk, *words) if len(words) > 1 else words:
-            terms[term] = None
-        if len(terms) >= _MAX_QUERY_TERMS:
-            break
-    return list(chunks)[:_MAX_QUERY_TERMS], list(terms)[:_MAX_QUERY_TERMS]
-
-
 def _fts_query(terms: Sequence[str], operator: str) -> str:
     """The FTS5 query for `terms`: each quoted (so nothing in it is syntax), joined by `operator` (AND, OR)."""
     return f" {operator} ".join('"' + term.replace('"', '""') + '"' for term in terms)
-
-
-def _excerpt(body: str, terms: Sequence[str]) -> str:
-    """One line of about 200 characters of `body` around the first place a query term appears (else its start).
-
-    Not FTS5's snippet(): its cost grows with the square of the matches in a document, which makes
-    a common word in a megabyte of output take seconds; this costs one scan per term.
-    """
-    at = 0
-    # Whole chunks first, then the longer (usually rarer) words.
-    for term in sorted(terms, key=lambda t: (_WORD.fullmatch(t) is not None, -len(t))):
-        # As the tokenizer sees it: not inside a longer word ("x" is not found in "example").
-        found = re.search(rf"(?<![^\W_]){re.escape(term)}(?![^\W_])", body, re.IGNORECASE)
-        if found is not None:
-            at = found.start()
-            break
-    start = max(0, at - _SNIPPET_CHARS // 4)
-    line = " ".join(body[start : start + 2 * _SNIPPET_CHARS].split())
-    head = "…" if start > 0 else ""
-    budget = _SNIPPET_CHARS - len(head)
-    if len(line) > budget or start + 2 * _SNIPPET_CHARS < len(body):
-        line = line[: budget - 1] + "…"
-    return head + line
-
-
-def _clean(text: str) -> str:
-    """Text SQLite can take: NUL ends an FTS5 string early, and a lone surrogate cannot be encoded as UTF-8."""
-    if "\x00" in text:
-        text = text.replace("\x00", " ")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        text = text.encode("utf-8", "replace").decode("utf-8")
-    return text
-
-
-def _digest(kind: str, text: str) -> bytes:
-    """What the index remembers of an event's searchable text: enough to tell it changed, nothing to read it back."""
-    return hashlib.blake2b(_clean(f"{kind}\x00{text}").encode("utf-8"), digest_size=16).digest()
-
-
-def _is_indexed_kind(event: Event) -> bool:
-    return not event.hidden and event.kind not in _COPY_KINDS
 
 
 _FTS = "CREATE VIRTUAL TABLE events USING fts5(kind UNINDEXED, body, tokenize = 'unicode61 remove_diacritics 2')"
@@ -249,43 +107,6 @@ _CORRUPT_TEXT = ("malformed", "invalid fts5 file format", "vtable constructor fa
 _BUSY = ("SQLITE_BUSY", "SQLITE_LOCKED")
 
 _T = TypeVar("_T")
-
-
-@dataclass(frozen=True, slots=True)
-class _SyncStart:
-    """Where a sync of `events` into an index whose last event is `last` starts, before it looks at what is stored."""
-
-    position: int
-    """`events[:position]` are the ones up to the index's last; `events[position:]` are new to it."""
-    given_last: int | None
-    """The last id in `events` (None: no event has one)."""
-    refused: str | None = None
-    """Why the index must not be written by this caller (it then lives in memory), or None."""
-    rebuild: str | None = None
-    """Why the whole index is rebuilt before anything is compared (the secrets changed), or None."""
-
-
-def _sync_start(events: Sequence[Event], last: int | None, stored_secrets: str, mine: str, *, where: str) -> _SyncStart:
-    """The decisions a sync makes from the index's last id and secrets alone, the same for every backend.
-
-    `where` names the index in a refusal ("beside the log", "in the database").
-    """
-    # Walk back over the events after the index's last one: this check costs O(new), not O(log).
-    position = len(events)
-    while position > 0:
-        ident = events[position - 1].id
-        if last is not None and ident is not None and ident <= last:
-            break
-        position -= 1
-    given_last = next((e.id for e in reversed(events) if e.id is not None), None)
-    if last is None or stored_secrets == mine:
-        return _SyncStart(position, given_last)
-    if not mine:
-        return _SyncStart(position, given_last, refused=f"the index {where} hides secrets this caller was not given")
-    if given_last is None or given_last < last:
-        refused = f"the index {where} was built with other secrets and holds more of the log"
-        return _SyncStart(position, given_last, refused=refused)
-    return _SyncStart(position, given_last, rebuild="the secrets to hide changed")
 
 
 class _Refused(Exception):
@@ -583,7 +404,7 @@ class SearchIndex:
     ) -> tuple[int, str | None, str | None]:
         last = conn.execute("SELECT max(event_id) FROM seen").fetchone()[0]
         mine = self._secrets_fingerprint(conn)
-        start = _sync_start(events, last, _meta(conn, "secrets") or "", mine, where="beside the log")
+        start = sync_start(events, last, _meta(conn, "secrets") or "", mine, where="beside the log")
         if start.refused is not None:
             return 0, None, start.refused
         position, given_last, reason = start.position, start.given_last, start.rebuild
@@ -640,8 +461,8 @@ class SearchIndex:
         """(id, kind, text to index or None, digest) of a stored event, its secrets hidden."""
         assert event.id is not None
         text = self._redactor.redact_text(event_text(event))
-        body = _clean(text) if text and _is_indexed_kind(event) else None
-        return event.id, event.kind, body, _digest(event.kind, text)
+        body = sqlite_text(text) if text and is_indexed_kind(event) else None
+        return event.id, event.kind, body, text_digest(event.kind, text)
 
     def _secrets_fingerprint(self, conn: sqlite3.Connection) -> str:
         if self._fingerprint is None:
@@ -697,7 +518,7 @@ class SearchIndex:
         there is none, the events holding any of its chunks or words, those matching more of them
         and rarer ones first.
         """
-        chunks, terms = _query_terms(query[:MAX_QUERY_CHARS])
+        chunks, terms = query_terms(query[:MAX_QUERY_CHARS])
         if not chunks or limit < 1:
             return []
         strict, loose = _fts_query(chunks, "AND"), _fts_query(terms, "OR")
@@ -712,7 +533,7 @@ class SearchIndex:
             return rows
 
         rows = self._read(run) or []
-        return [SearchHit(int(ident), kind, _excerpt(body, terms), -rank) for ident, kind, body, rank in rows]
+        return [SearchHit(int(ident), kind, excerpt_around(body, terms), -rank) for ident, kind, body, rank in rows]
 
     def is_current(self, event: Event) -> bool:
         """Whether the index holds `event` as the log holds it now (the digest of its text, secrets hidden, agrees).

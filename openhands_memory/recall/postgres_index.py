@@ -34,19 +34,19 @@ from typing import Any, TypeVar
 
 from openhands_memory.errors import StoreClosedError, StoreDatabaseError
 from openhands_memory.events import Event, event_from_json
-from openhands_memory.recall.index import (
-    _WORD,
+from openhands_memory.recall._search_text import (
     MAX_QUERY_CHARS,
+    WORD,
     SearchHit,
-    SearchIndex,
-    _clean,
-    _digest,
-    _excerpt,
-    _is_indexed_kind,
-    _query_terms,
-    _sync_start,
     event_text,
+    excerpt_around,
+    is_indexed_kind,
+    query_terms,
+    sqlite_text,
+    sync_start,
+    text_digest,
 )
+from openhands_memory.recall.index import SearchIndex
 from openhands_memory.stream import Redactor
 from openhands_memory.stream.postgres_store import PostgresEventStore
 
@@ -72,7 +72,7 @@ _Entry = tuple[int, str, str | None, bytes]
 
 def _words(text: str) -> str:
     """The words of `text`, split as the FTS5 tokenizer splits them (letters and digits), one space apart."""
-    return " ".join(_WORD.findall(text[:_MAX_TEXT]))
+    return " ".join(WORD.findall(text[:_MAX_TEXT]))
 
 
 class PostgresSearchIndex:
@@ -235,7 +235,7 @@ class PostgresSearchIndex:
             sql.SQL("SELECT max(event_id) FROM {} WHERE conversation_id = %s").format(self._rows), (self.conversation,)
         ).fetchone()[0]
         mine = self._secrets_fingerprint(conn)
-        start = _sync_start(events, last, self._stored_secrets(conn), mine, where="in the database")
+        start = sync_start(events, last, self._stored_secrets(conn), mine, where="in the database")
         if start.refused is not None:
             return 0, None, start.refused
         position, given_last, reason = start.position, start.given_last, start.rebuild
@@ -299,8 +299,8 @@ class PostgresSearchIndex:
         """(id, kind, words to index or None, digest) of a stored event, its secrets hidden (as `SearchIndex`)."""
         assert event.id is not None
         text = self._redactor.redact_text(event_text(event))
-        words = _words(_clean(text)) if text and _is_indexed_kind(event) else None
-        return event.id, event.kind, words, _digest(event.kind, text)
+        words = _words(sqlite_text(text)) if text and is_indexed_kind(event) else None
+        return event.id, event.kind, words, text_digest(event.kind, text)
 
     def _put(self, conn: Any, entries: Sequence[_Entry]) -> None:
         """Add entries; an id held with another digest is replaced, one with the same digest left."""
@@ -362,11 +362,11 @@ class PostgresSearchIndex:
         """The events best matching plain-text `query`, best first, at most `limit` (see the module and `SearchIndex.search`)."""
         if self._memory is not None:
             return self._memory.search(query, limit=limit)
-        chunks, terms = _query_terms(query[:MAX_QUERY_CHARS])
+        chunks, terms = query_terms(query[:MAX_QUERY_CHARS])
         if not chunks or limit < 1:
             return []
-        strict = [" ".join(_WORD.findall(chunk)) for chunk in chunks]
-        loose = [" ".join(_WORD.findall(term)) for term in terms]
+        strict = [" ".join(WORD.findall(chunk)) for chunk in chunks]
+        loose = [" ".join(WORD.findall(term)) for term in terms]
 
         def run(conn: Any) -> list[Any]:
             rows = self._query(conn, strict, "&&", limit)
@@ -381,7 +381,7 @@ class PostgresSearchIndex:
                 text = self._redactor.redact_text(event_text(event_from_json(bytes(body))))
             except ValueError:  # the log is checked when it is read; a search shows what it can
                 text = ""
-            hits.append(SearchHit(int(event_id), kind, _excerpt(_clean(text), terms), float(score)))
+            hits.append(SearchHit(int(event_id), kind, excerpt_around(sqlite_text(text), terms), float(score)))
         return hits
 
     def _query(self, conn: Any, phrases: list[str], operator: str, limit: int) -> list[Any]:
