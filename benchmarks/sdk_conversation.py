@@ -15,17 +15,23 @@ read and count files of a workspace, `--steps` tool-call steps then `finish`) wi
 Prints one row per condensation: the agent step it was made at (each model request and each
 condensation is a step of the SDK's agent), the model requests before it, the events it forgot,
 its summary offset, and the SDK view's size before and after it; then checks every request the
-model got is a valid chat. Needs `openhands-sdk` (Python 3.12+); no network, no key. The exit
+model got is a valid chat. It also times every `condense` call the SDK makes (median, max, total,
+against the whole conversation's time), so the SDK's own condenser and ours compare in one command. Needs `openhands-sdk` (Python 3.12+); no network, no key. The exit
 status is 1 if the conversation stopped or a request was not a valid chat.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import statistics
 import sys
 import tempfile
+import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("OPENHANDS_SUPPRESS_BANNER", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -61,13 +67,16 @@ def main(argv: list[str] | None = None) -> int:
         condenser, summarizer = summarizing_condenser(max_size=args.max_size, keep_first=2)
         name = f"SDK LLMSummarizingCondenser(max_size={args.max_size}, keep_first=2)"
 
-    with tempfile.TemporaryDirectory(prefix="sdk-conversation-") as scratch:
+    timings: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="sdk-conversation-") as scratch, _timed_condense(type(condenser), timings):
         base = args.keep or Path(scratch)
+        started = time.perf_counter()
         try:
             run = run_scripted_conversation(base / "conversations", base / "workspace", condenser=condenser, steps=args.steps)
         except Exception as exc:  # the SDK wraps what the condenser raised: one line, not its traceback
             print(f"error: the conversation stopped: {exc.__cause__ or exc}", file=sys.stderr)
             return 1
+        wall = time.perf_counter() - started
         rows = run.condensation_rows()
         invalid = []
         for number, request in enumerate(run.agent_llm.requests, start=1):
@@ -83,6 +92,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"valid chats    {len(run.agent_llm.requests) - len(invalid)} of {len(run.agent_llm.requests)} requests")
         if summarizer is not None:
             print(f"summarizer     {len(summarizer.requests)} calls")
+        print(
+            f"condenser time {len(timings)} calls, median {1000 * statistics.median(timings):.2f} ms, "
+            f"max {1000 * max(timings):.1f} ms, total {sum(timings):.2f} s of {wall:.2f} s (the whole conversation)"
+        )
         print()
         print(f"{'step':>5} {'request':>7} {'forgotten':>9} {'summary offset':>14} {'view before':>11} {'view after':>10}")
         for row in rows:
@@ -91,6 +104,25 @@ def main(argv: list[str] | None = None) -> int:
         for line in invalid:
             print(line, file=sys.stderr)
     return 1 if invalid else 0
+
+
+@contextlib.contextmanager
+def _timed_condense(cls: type, timings: list[float]) -> Iterator[None]:
+    """Time every `condense` call the SDK makes on `cls` (the condenser's class) while inside."""
+    original = cls.condense
+
+    def timed(self: Any, *args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            timings.append(time.perf_counter() - started)
+
+    cls.condense = timed
+    try:
+        yield
+    finally:
+        cls.condense = original
 
 
 if __name__ == "__main__":
