@@ -22,7 +22,7 @@ from typing import Any, Final
 
 import orjson
 
-__all__ = ["OTHER_PROVIDER", "bundled_file", "litellm_package_dir", "model_entry", "provider_of"]
+__all__ = ["OTHER_PROVIDER", "bundled_file", "litellm_package_dir", "model_entry", "model_map", "provider_of"]
 
 OTHER_PROVIDER: Final = "<other>"
 """What `provider_of` says of a model routed to a provider outside the ones it was asked about."""
@@ -62,7 +62,8 @@ def _bundled_map() -> Mapping[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def _map() -> Mapping[str, Any] | None:
+def model_map() -> Mapping[str, Any] | None:
+    """litellm's whole model map as litellm would load it (its own once imported), or None when that needs litellm."""
     litellm = sys.modules.get("litellm")
     loaded = getattr(litellm, "model_cost", None) if litellm is not None else None
     if isinstance(loaded, dict) and loaded:
@@ -76,7 +77,7 @@ def _map() -> Mapping[str, Any] | None:
 def model_entry(model: str) -> Mapping[str, Any] | None:
     """The map's entry for `model` as written (no provider prefix stripped); None when the map does not
     hold it, holds it as an alias of another (litellm resolves those), or cannot be read without litellm."""
-    table = _map()
+    table = model_map()
     entry = table.get(model) if table is not None else None
     if not isinstance(entry, dict) or "alias_of" in entry:
         return None

@@ -19,10 +19,12 @@ newest dated version of it (`claude-sonnet-4-5` -> `claude-sonnet-4-5-20250929`)
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
 from openhands_memory.llm._litellm import import_litellm
+from openhands_memory.llm._model_map import model_map
 
 __all__ = ["WHOLE_CONTEXT_WINDOWS", "ModelWindow", "model_window"]
 
@@ -73,7 +75,10 @@ class ModelWindow:
 
 def model_window(model: str) -> ModelWindow | None:
     """The context window of `model` (a name as litellm or Inkeep writes it), or None if litellm's map does not know it."""
-    cost_map: dict[str, Any] = import_litellm().model_cost
+    # litellm's map read without importing litellm (seconds of CPU) where it can be; litellm's own otherwise.
+    cost_map = model_map()
+    if cost_map is None:
+        cost_map = import_litellm().model_cost
     found = _resolve(model, cost_map)
     if found is None:
         return None
@@ -102,7 +107,7 @@ def _has_window(entry: Any) -> bool:
     )
 
 
-def _resolve(model: str, cost_map: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+def _resolve(model: str, cost_map: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
     """The map entry for `model` (see the module docstring for the order tried)."""
     name = model.strip()
     model_id = name.rsplit("/", 1)[-1]

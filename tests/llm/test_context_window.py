@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
-import pytest
+import json
+import os
+import subprocess
+import sys
 
+import pytest
+from conftest import HANG_GUARD_SECONDS
+
+from openhands_memory.llm import import_litellm
 from openhands_memory.llm.context_window import WHOLE_CONTEXT_WINDOWS, model_window
 
 
@@ -43,3 +50,21 @@ def test_every_known_whole_window_is_litellms_input_plus_output() -> None:
 def test_an_unknown_model_has_no_window() -> None:
     assert model_window("no-such-model-anywhere") is None
     assert model_window("google/no-such-model") is None
+
+
+def test_a_window_is_read_without_importing_litellm_and_says_what_litellm_says() -> None:
+    # litellm takes seconds to import; `--model M` sizes a pipeline's limits from M's window before any work.
+    models = ["gpt-5.2", "anthropic/claude-sonnet-4-5", "google/gemini-3-pro-preview", "openai/gpt-4o-audio-preview"]
+    code = (
+        "import json, sys\n"
+        "from openhands_memory.llm.context_window import model_window\n"
+        f"found = [model_window(m) for m in {models!r}]\n"
+        "print(json.dumps([[w.key, w.input_tokens, w.whole] for w in found]), 'litellm' in sys.modules)\n"
+    )
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=HANG_GUARD_SECONDS)
+    assert done.returncode == 0, done.stderr[-2000:]
+    printed, imported = done.stdout.strip().rsplit(" ", 1)
+    assert imported == "False"
+    import_litellm()  # now litellm's own map answers in this process
+    assert json.loads(printed) == [[w.key, w.input_tokens, w.whole] for w in map(model_window, models) if w is not None]
