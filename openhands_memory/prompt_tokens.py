@@ -39,7 +39,7 @@ part of a prompt (events without the system message) is counted event by event.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from itertools import chain
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -48,7 +48,7 @@ import orjson
 from openhands_memory.condenser.tokens import EventsRenderer, event_texts, tools_of
 from openhands_memory.events import SystemMessageAction
 from openhands_memory.llm.estimate import CHARS_PER_TOKEN
-from openhands_memory.llm.prompt_cache import PromptBlock
+from openhands_memory.llm.prompt_cache import PromptBlock, common_prefix_length
 
 if TYPE_CHECKING:
     from openhands_memory.events import Event
@@ -178,16 +178,6 @@ def prompt_text(message: Mapping[str, Any]) -> str:
 
 
 _CACHE_MAX = 50_000
-
-
-def common_prefix_length(first: Iterable[Token], second: Iterable[Token]) -> int:
-    """How many leading tokens the two sequences share."""
-    count = 0
-    for a, b in zip(first, second):
-        if a != b:
-            break
-        count += 1
-    return count
 
 
 class PromptMeter:

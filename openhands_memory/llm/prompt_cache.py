@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import difflib
 import math
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Literal
@@ -64,6 +64,7 @@ __all__ = [
     "PromptPricing",
     "RequestCost",
     "RequestKind",
+    "common_prefix_length",
     "resolve_pricing",
     "timestamp_seconds",
 ]
@@ -631,7 +632,7 @@ class PromptCache:
         other = entry.owner[position]
         if other.content is None:
             return 0
-        return _common_prefix(other.content, content)
+        return common_prefix_length(other.content, content)
 
     @property
     def _root(self) -> _Entry | None:
@@ -686,7 +687,8 @@ def _chain(blocks: Sequence[PromptBlock]) -> tuple[list[int], list[int]]:
     return chain, through
 
 
-def _common_prefix(first: Sequence[Hashable], second: Sequence[Hashable]) -> int:
+def common_prefix_length(first: Iterable[Hashable], second: Iterable[Hashable]) -> int:
+    """How many leading items (tokens, blocks) the two sequences share."""
     count = 0
     for a, b in zip(first, second):
         if a != b:
