@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +24,7 @@ __all__ = [
     "WORD",
     "SearchHit",
     "SyncStart",
+    "differing_digests",
     "event_text",
     "excerpt_around",
     "is_indexed_kind",
@@ -220,3 +221,20 @@ def sync_start(events: Sequence[Event], last: int | None, stored_secrets: str, m
         refused = f"the index {where} was built with other secrets and holds more of the log"
         return SyncStart(position, given_last, refused=refused)
     return SyncStart(position, given_last, rebuild="the secrets to hide changed")
+
+
+def differing_digests(events: Sequence[Event], stored: Mapping[int, bytes], digest_of: Callable[[Event], bytes]) -> str | None:
+    """Why an index whose digests up to `events`' last id are `stored` does not hold `events` as they are, or None.
+
+    Every event with an id must have its digest stored (`digest_of` makes one), and nothing else may be.
+    """
+    given = 0
+    for event in events:
+        if event.id is None:
+            continue
+        given += 1
+        if stored.get(event.id) != digest_of(event):
+            return f"event {event.id} is not the one indexed"
+    if given != len(stored):
+        return f"the index holds {len(stored) - given} event(s) the log does not"
+    return None

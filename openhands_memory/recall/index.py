@@ -55,6 +55,7 @@ from openhands_memory.events import Event
 from openhands_memory.recall._search_text import (
     MAX_QUERY_CHARS,
     SearchHit,
+    differing_digests,
     event_text,
     excerpt_around,
     is_indexed_kind,
@@ -446,16 +447,7 @@ class SearchIndex:
             return None
         last = events[-1].id
         stored = dict(conn.execute("SELECT event_id, digest FROM seen WHERE event_id <= ?", (last,)).fetchall())
-        given = 0
-        for event in events:
-            if event.id is None:
-                continue
-            given += 1
-            if stored.get(event.id) != self._entry(event)[3]:
-                return f"event {event.id} is not the one indexed"
-        if given != len(stored):
-            return f"the index holds {len(stored) - given} event(s) the log does not"
-        return None
+        return differing_digests(events, stored, lambda event: self._entry(event)[3])
 
     def _entry(self, event: Event) -> tuple[int, str, str | None, bytes]:
         """(id, kind, text to index or None, digest) of a stored event, its secrets hidden."""

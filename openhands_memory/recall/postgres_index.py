@@ -38,6 +38,7 @@ from openhands_memory.recall._search_text import (
     MAX_QUERY_CHARS,
     WORD,
     SearchHit,
+    differing_digests,
     event_text,
     excerpt_around,
     is_indexed_kind,
@@ -284,16 +285,7 @@ class PostgresSearchIndex:
             (self.conversation, events[-1].id),
         ).fetchall()
         stored = {ident: bytes(digest) for ident, digest in rows}
-        given = 0
-        for event in events:
-            if event.id is None:
-                continue
-            given += 1
-            if stored.get(event.id) != self._entry(event)[3]:
-                return f"event {event.id} is not the one indexed"
-        if given != len(stored):
-            return f"the index holds {len(stored) - given} event(s) the log does not"
-        return None
+        return differing_digests(events, stored, lambda event: self._entry(event)[3])
 
     def _entry(self, event: Event) -> _Entry:
         """(id, kind, words to index or None, digest) of a stored event, its secrets hidden (as `SearchIndex`)."""
