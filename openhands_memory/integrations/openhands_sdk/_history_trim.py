@@ -47,7 +47,9 @@ def trimmed_by_policy(pipeline: Pipeline, exported: ExportedView) -> ExportedVie
         return exported
     head = _pinned_head(events, pin_first_user=policy.pin_first_user)
     indices = exported.view.manipulation_indices
-    cuts = sorted({indices.find_next(i) for i in range(1, len(events) + 1)})
+    # Where the view may be cut after its first event: the manipulation indices themselves (each
+    # `find_next` over the whole set would make this quadratic in the view's length).
+    cuts = sorted(i for i in indices if 1 <= i <= len(events))
 
     def kept(cut: int) -> list[int]:
         return [i for i in head if i < cut] + list(range(cut, len(events)))
