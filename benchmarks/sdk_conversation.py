@@ -45,6 +45,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=60, help="tool-call steps before the finish call")
     parser.add_argument("--keep", type=Path, help="run in this folder and keep the conversation (default: a temporary one)")
     args = parser.parse_args(argv)
+    if args.keep is not None and args.keep.exists() and (not args.keep.is_dir() or any(args.keep.iterdir())):
+        # The SDK would resume (and append to) a conversation left there: never touch what is in it.
+        print(f"error: {args.keep}: exists and is not an empty folder; name a new one", file=sys.stderr)
+        return 2
 
     import openhands_memory.llm.llm as llm_module
 
