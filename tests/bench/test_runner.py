@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -254,12 +255,20 @@ def test_the_ray_executor_without_ray_says_how_to_install_it(logs: list[Path]) -
         run_benchmark(logs, [NOOP], executor="ray")
 
 
+RAY_REQUIRED = os.environ.get("OPENHANDS_MEMORY_REQUIRE_RAY", "").strip().lower() in {"1", "true", "yes"}
+"""Set by `.ci/run`, which installs the `ray` extra: there a missing Ray fails the Ray test instead of skipping it."""
+
+
 @pytest.mark.slow
 def test_the_ray_executor_gives_the_same_results_as_one_process(logs: list[Path], pipelines: list[Path]) -> None:
-    pytest.importorskip("ray", reason="ray is not installed (the optional 'ray' extra)")
-    local = run_benchmark(logs, pipelines)
-    on_ray = run_benchmark(logs, pipelines, jobs=2, executor="ray")
-    assert [without_timings(run) for run in on_ray.runs] == [without_timings(run) for run in local.runs]
+    if not _ray_is_installed():
+        if RAY_REQUIRED:
+            pytest.fail("OPENHANDS_MEMORY_REQUIRE_RAY is set but ray cannot be imported: pip install -e '.[ray]'", pytrace=False)
+        pytest.skip("ray is not installed (the optional 'ray' extra; .ci/run installs it)")
+    in_processes = run_benchmark(logs, pipelines, jobs=2, executor="process")
+    on_ray = run_benchmark(logs, pipelines, jobs=2, executor="ray")  # a local Ray with 2 CPUs
+    assert len(on_ray.runs) == len(logs) * len(pipelines)
+    assert [without_timings(run) for run in on_ray.runs] == [without_timings(run) for run in in_processes.runs]
     assert on_ray.executor == "ray"
 
 
