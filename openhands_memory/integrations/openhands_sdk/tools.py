@@ -7,9 +7,11 @@ number or by its SDK event id (a UUID). They read the log the SDK persists for t
 (`<persistence_dir>/<conversation id>/events/`, through the conversation's `EventLog`), imported by
 this library's V1 import, and answer as `History`'s memory tools do (`openhands_memory.recall`)::
 
+    from openhands.sdk import Agent, Conversation, Tool
+    from openhands.tools.terminal import TerminalTool  # the openhands-tools package, which the [sdk] extra installs
     from openhands_memory.integrations.openhands_sdk import memory_tools
 
-    agent = Agent(llm=llm, tools=[Tool(name="TerminalTool"), *memory_tools()], condenser=condenser)
+    agent = Agent(llm=llm, tools=[Tool(name=TerminalTool.name), *memory_tools()], condenser=condenser)
     conversation = Conversation(agent=agent, workspace=".", persistence_dir="conversations")
 
 What the agent writes is untrusted: any arguments (wrong types, huge values, unknown ids) get an
