@@ -75,17 +75,6 @@ def test_replay_of_the_bundled_log_prints_the_summary_table() -> None:
     assert "\n step     id  made by" in result.stdout  # the condensations, one a line
 
 
-def test_the_quick_start_prints_the_readme_s_numbers(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    readme = (REPO / "README.md").read_text()
-    block = readme.split("pip install . && openhands-memory replay fixtures/synthetic_session_300.jsonl\n```\n\n```\n")[1]
-    printed = block.split("\n```", 1)[0].splitlines()
-    monkeypatch.chdir(REPO)
-    assert main(["replay", "fixtures/synthetic_session_300.jsonl"]) == 0
-    out = capsys.readouterr().out.splitlines()
-    timed = [i for i, line in enumerate(printed) if line.startswith("replay time")]
-    assert [line for i, line in enumerate(out) if i not in timed] == [line for i, line in enumerate(printed) if i not in timed]
-
-
 PIPELINES = REPO / "benchmarks" / "pipelines"
 
 
