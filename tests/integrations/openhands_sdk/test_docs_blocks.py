@@ -1,81 +1,54 @@
 """The docs' blocks that import the OpenHands SDK run, as written (`tests/_doc_blocks.py` lists them; the others
 are in `tests/test_docs_blocks.py`).
 
-Each builds an `Agent` with our condenser and the SDK's terminal tool and memory tools, and a
-`Conversation` on it (offline: the agent's LLM is never called).
+Each builds an `Agent` with our condenser, the SDK's terminal tool and our memory tools, and a
+`Conversation` on it, offline (the agent's LLM is never called). They run in a process of their
+own (`_docs_blocks_child.py`, which says why: openhands-tools' classes would clash with this
+folder's stand-ins), once for the module; each test reports its block.
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 pytest.importorskip("openhands.sdk", reason="needs openhands-sdk (Python 3.12+): see the README's SDK test command")
 
-from _doc_blocks import SDK, Block, blocks_for, run_python  # noqa: E402
-from openhands.sdk import LLM, Agent, Conversation, Tool  # noqa: E402
-from openhands.tools.terminal import TerminalTool  # noqa: E402
+from conftest import HANG_GUARD_SECONDS  # noqa: E402
 
-from openhands_memory.integrations.openhands_sdk import OpenHandsMemoryCondenser  # noqa: E402
+CHILD = Path(__file__).with_name("_docs_blocks_child.py")
 
 
-def _mine(request: pytest.FixtureRequest) -> Block:
-    (block,) = blocks_for(SDK + request.node.originalname)
-    return block
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Each test's outcome in the child process: "ok", or the traceback."""
+    folder = tmp_path_factory.mktemp("sdk-doc-blocks")
+    ran = subprocess.run([sys.executable, str(CHILD), str(folder)], capture_output=True, text=True, timeout=HANG_GUARD_SECONDS)
+    assert ran.returncode == 0, ran.stderr
+    return json.loads((folder / "results.json").read_text(encoding="utf-8"))
 
 
-@pytest.fixture
-def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A temporary current folder holding the README's `pipeline.toml` (the file the examples read)."""
-    (pipeline,) = [block for block in blocks_for("test_pipeline_files") if block.first_line.startswith("# pipeline.toml")]
-    (tmp_path / "pipeline.toml").write_text(pipeline.text, encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
+def _passed(results: dict[str, str], request: pytest.FixtureRequest) -> None:
+    outcome = results[request.node.originalname]
+    if outcome != "ok":
+        pytest.fail(outcome, pytrace=False)
 
 
-def _llm() -> LLM:
-    """The agent's model, as the prose leaves it to the reader; never called here."""
-    return LLM(model="gpt-4o", usage_id="agent")
+def test_readme_sdk_example_builds_an_agent_and_a_conversation(results: dict[str, str], request: pytest.FixtureRequest) -> None:
+    # The README's SDK section: the agent (the README's pipeline.toml as its condenser), saved and
+    # loaded with an equal condenser, and a persisted Conversation on it.
+    _passed(results, request)
 
 
-def _conversation_runs(agent: Agent, **options: Any) -> None:
-    """A `Conversation` is built on the agent (the SDK resolves every tool the agent names) and closed."""
-    conversation = Conversation(agent=agent, workspace=".", **options)
-    conversation.close()
+def test_readme_memory_tools_in_an_sdk_conversation(results: dict[str, str], request: pytest.FixtureRequest) -> None:
+    # "In an OpenHands SDK agent": the Conversation persists in conversations/<id>/.
+    _passed(results, request)
 
 
-def test_readme_sdk_example_builds_an_agent_and_a_conversation(request: pytest.FixtureRequest, workdir: Path) -> None:
-    namespace: dict[str, Any] = {"llm": _llm()}
-    run_python(_mine(request), namespace)
-    agent = namespace["agent"]
-    assert isinstance(agent, Agent)
-    assert isinstance(agent.condenser, OpenHandsMemoryCondenser)
-    assert agent.condenser.condenser.type == "pipeline"  # the README's pipeline.toml
-    assert [tool.name for tool in agent.tools] == [TerminalTool.name, "MemoryToolSet"]
-    loaded = Agent.model_validate_json(agent.model_dump_json())
-    assert loaded.condenser == agent.condenser
-    _conversation_runs(agent, persistence_dir="conversations")
-
-
-def test_readme_memory_tools_in_an_sdk_conversation(request: pytest.FixtureRequest, workdir: Path) -> None:
-    # `condenser`: the one the section above builds (its inline form).
-    condenser = OpenHandsMemoryCondenser(condenser={"type": "observation_masking", "attention_window": 20})
-    namespace: dict[str, Any] = {"llm": _llm(), "condenser": condenser}
-    run_python(_mine(request), namespace)
-    conversation = namespace["conversation"]
-    try:
-        assert [tool.name for tool in namespace["agent"].tools] == [TerminalTool.name, "MemoryToolSet"]
-        assert [folder.name for folder in Path("conversations").iterdir()] == [conversation.id.hex]
-    finally:
-        conversation.close()
-
-
-def test_sdk_doc_example_builds_an_agent(request: pytest.FixtureRequest, workdir: Path) -> None:
-    namespace: dict[str, Any] = {"llm": _llm(), "tools": [Tool(name=TerminalTool.name)]}
-    run_python(_mine(request), namespace)
-    agent = namespace["agent"]
-    assert agent.condenser == OpenHandsMemoryCondenser(condenser={"type": "observation_masking", "attention_window": 20})
-    assert isinstance(OpenHandsMemoryCondenser.from_file("pipeline.toml"), OpenHandsMemoryCondenser)
-    _conversation_runs(agent)
+def test_sdk_doc_example_builds_an_agent(results: dict[str, str], request: pytest.FixtureRequest) -> None:
+    # docs/openhands_sdk.md: both ways to build the condenser, the agent, and a Conversation on it.
+    _passed(results, request)
