@@ -278,14 +278,17 @@ class CacheAwareCondenser(Condenser):
         now = self._now(view)
         pending: list[dict[str, Any]] = []
         result = self._with_cuts(view)
+        if not result.unhandled_condensation_request:
+            # Before the members, so that each ask of a step sees the same view.
+            tokens = self.token_counter(result)
+            if tokens > self.hard_limit:
+                result, tokens = self._cut_to_fit(result, tokens)
         for gate in self._gates:
             outcome = gate.run(result, self, now, pending)
             if isinstance(outcome, Condensation):
                 return self._recorded(outcome, pending)
             result = outcome
         tokens = self.token_counter(result)
-        if tokens > self.hard_limit and not result.unhandled_condensation_request:
-            result, tokens = self._cut_to_fit(result, tokens)
         if tokens > self.hard_limit or result.unhandled_condensation_request:
             fallback = self._fallback(result, tokens, now, started)
             if fallback is not None:
