@@ -68,12 +68,13 @@ def test_no_step_of_the_default_is_over_the_context_limit_on_any_log(totals: dic
     assert totals["default"]["over_limit"] == dict.fromkeys(totals["default"]["over_limit"], 0)
 
 
+@pytest.mark.parametrize("facts", ["in_view", "retained"])
 @pytest.mark.parametrize("pricing", PRICINGS)
-def test_no_pipeline_costs_less_than_cache_aware_and_keeps_as_many_facts(totals: dict[str, dict[str, Any]], pricing: str) -> None:
+def test_no_pipeline_costs_less_than_cache_aware_and_keeps_as_many_facts(
+    totals: dict[str, dict[str, Any]], pricing: str, facts: str
+) -> None:
+    # By either count: the facts in the final view, or the forgotten facts it still holds (which grows with
+    # what is forgotten: before issue 39 cache_aware_openai kept 107 against 88, for $6.92 against $7.59).
     ours = totals["cache_aware"]
-    dominating = [
-        name
-        for name, total in totals.items()
-        if total[pricing] < ours[pricing] and total["in_view"] >= ours["in_view"] and total["retained"] >= ours["retained"]
-    ]
+    dominating = [name for name, total in totals.items() if total[pricing] < ours[pricing] and total[facts] >= ours[facts]]
     assert dominating == []
