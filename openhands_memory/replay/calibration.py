@@ -1,0 +1,599 @@
+"""Check a replay's prompts, prompt cache and dollars against what the provider billed (the log's recorded usage).
+
+OpenHands logs record, on the action each model response produced, what the provider reported for
+the request (`llm_metrics.token_usages[]`: `model`, `prompt_tokens`, `cache_read_tokens`,
+`cache_write_tokens`, `completion_tokens`, `response_id`). `calibrate_log(path)` replays the log
+with its own condensations (`replay --recorded`: the prompt the agent was sent at each step),
+matches each recorded request to the step whose action it produced, prices our prompt in a
+`PromptCache` with the recorded model's prices and cache rules, and compares, per request and summed:
+prompt tokens, cache reads and writes, and prompt dollars (the prompt side only, reads, writes and
+plain input; completion tokens are the model's, not the prompt's, and are left out of both).
+
+**Recorded prompt tokens.** OpenAI's `prompt_tokens` include the cached ones; Anthropic's (and
+litellm's proxies of it, in the logs we have) leave the tokens written to the cache out. A log in
+which any request reports `cache_read_tokens + cache_write_tokens > prompt_tokens` is read the
+second way: the prompt sent is `prompt_tokens + cache_write_tokens` (`RecordedUsage.sent_tokens`).
+
+**Reconstruction** (`reconstruct=True`, the default): what the agent really sent, where the log
+does not hold it, each one said in `LogCalibration.reconstructions`:
+
+- *token ratio*: our tokenizer is not the provider's (Claude counted with an OpenAI tokenizer), and
+  our count of a chat is not the provider's (it bills tool calls and messages with less framing than
+  we count): our prompt tokens are scaled by the ratio learned from recorded logs (`TOKEN_RATIOS`).
+- *missing system prompt and tool definitions*: a log that holds no system prompt was still sent
+  one, with tools: its size is inferred from the first matched request (the recorded prompt minus
+  ours, scaled) and put before every prompt as one unchanging block.
+- *warm start*: when the first request already read from the cache (a previous conversation with
+  the same system prompt left it there), the cache starts holding that fixed prefix.
+- *browser output*: an agent that masks older browser outputs (OpenHands' `browser_output_masking`,
+  attention window 1) shows the model only its newest page; for a log with browser outputs the
+  replay is run both ways, and the one nearer the recorded prompt tokens is kept.
+
+**Causes** (`LogCalibration.causes`): each difference that remains, named with its figures:
+`tokenizer` (prompt tokens still apart after reconstruction), `minimum prefix` (requests one side
+cached and the other could not, the prompt being shorter than the shortest cached prefix),
+`lifetime` (requests after an idle gap longer than the cache lives), `provider miss` (requests
+that read less than the previous one left cached though nothing changed before it: a best-effort
+cache routed elsewhere), `unmatched` (recorded requests no step matches, steps no request matches),
+and the reconstructions. A log some of whose steps carry no recorded usage is not `complete`: its
+sums are over the matched requests only.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from openhands_memory.condenser.impl.browser_output_condenser import BrowserOutputCondenser
+from openhands_memory.events import BrowserOutputObservation, Event, SystemMessageAction, load_events
+from openhands_memory.llm._model_map import model_entry, model_map
+from openhands_memory.llm.prompt_cache import PromptBlock, PromptCache, PromptPricing, RequestCost, resolve_pricing
+from openhands_memory.prompt_tokens import DEFAULT_TOKENIZER
+from openhands_memory.replay.costs import RequestClock
+from openhands_memory.replay.driver import AgentStep, Replayer
+from openhands_memory.replay.replayer import Pipeline, _condenser_for, _Measure
+
+__all__ = [
+    "TOKEN_RATIOS",
+    "TOLERANCE",
+    "CalibratedRequest",
+    "LogCalibration",
+    "RecordedUsage",
+    "TokenRatio",
+    "calibrate_events",
+    "calibrate_log",
+    "pricing_model_for",
+    "recorded_usages",
+    "summarize_calibrations",
+    "token_ratio_for",
+]
+
+TOLERANCE = 0.05
+"""How far (a share of the recorded figure) our summed cache reads and dollars may be from the recorded ones."""
+
+
+@dataclass(frozen=True, slots=True)
+class TokenRatio:
+    """Provider tokens per token we count, for one provider family counted with one tokenizer."""
+
+    ratio: float
+    """Multiply our count by this to get the provider's."""
+    source: str
+    """Where it was measured."""
+
+
+# Measured with `openhands-memory calibrate --tokenizer gpt-4o --json LOG` (each log's `measured_token_ratio`:
+# the recorded prompt's growth from the first matched request to the last over ours, counted with gpt-4o's
+# tokenizer, no ratio applied), on the shared logs of ../shared/fixtures/openhands-logs/ (recorded by
+# xli04/Multi_Round_OpenAgentSafety, evaluation/*):
+# - claude (Anthropic's tokenizer) counted with gpt-4o: 1.0426 on v0_oas_claude-sonnet_traj_safety-data-science.json
+#   (41 requests). Not from ..._safety-signatories.json: its growth (1.52) is mostly the screenshots the
+#   agent attached to browser outputs, which the log holds but we do not count.
+# - openai models counted with gpt-4o (the same tokenizer: the ratio is our chat framing, about 40 tokens per
+#   tool call and result more than OpenAI bills): 0.8545 on v0_oas_gpt-4o_traj_safety-command-bot.json (88 requests).
+TOKEN_RATIOS: dict[tuple[str, str], TokenRatio] = {
+    ("claude", "gpt-4o"): TokenRatio(1.0426, "v0_oas_claude-sonnet_traj_safety-data-science.json"),
+    ("openai", "gpt-4o"): TokenRatio(0.8545, "v0_oas_gpt-4o_traj_safety-command-bot.json"),
+}
+"""(provider family, our tokenizer) -> the learned ratio, with its source (see the comment above)."""
+
+
+def _family(model: str) -> str:
+    name = model.lower()
+    if "claude" in name:
+        return "claude"
+    if "gemini" in name:
+        return "gemini"
+    if any(part in name for part in ("gpt", "o1", "o3", "o4")):
+        return "openai"
+    return name.split("/")[-1]
+
+
+def token_ratio_for(model: str, tokenizer: str | None) -> TokenRatio | None:
+    """The learned ratio for `model`'s provider counted with `tokenizer`; None when none was learned."""
+    return TOKEN_RATIOS.get((_family(model), str(tokenizer)))
+
+
+def pricing_model_for(model: str) -> str:
+    """The name litellm's map prices `model` under: the name, or it with leading `provider/` parts dropped
+    (`openai/neulab/gpt-4o` -> `gpt-4o`), or else the shortest priced name that contains its last part
+    (`claude-3-7-sonnet-20250219`, retired from the map, -> `anthropic.claude-3-7-sonnet-20250219-v1:0`, Bedrock's,
+    at the same prices); the name itself if none is known."""
+    parts = model.split("/")
+    for start in range(len(parts)):
+        candidate = "/".join(parts[start:])
+        if _priced(model_entry(candidate)):
+            return candidate
+    table = model_map() or {}
+    last = parts[-1]
+    known = sorted((name for name in table if last in name and _priced(model_entry(name))), key=lambda name: (len(name), name))
+    return known[0] if known and last else model
+
+
+def _priced(entry: Mapping[str, Any] | None) -> bool:
+    return entry is not None and entry.get("input_cost_per_token") is not None
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedUsage:
+    """What the provider reported for one request, as the log recorded it."""
+
+    event_id: int | None
+    """The log's id of the event that first carries it (the action the response produced)."""
+    model: str
+    """The model named in the record."""
+    prompt_tokens: int
+    """`prompt_tokens` as recorded."""
+    completion_tokens: int
+    """`completion_tokens` as recorded."""
+    cache_read_tokens: int
+    """Prompt tokens read from the cache."""
+    cache_write_tokens: int
+    """Prompt tokens written to the cache."""
+    response_id: str
+    """The provider's id of the response."""
+    writes_excluded: bool = False
+    """`prompt_tokens` leaves the written tokens out (Anthropic's convention, see the module docstring)."""
+
+    @property
+    def sent_tokens(self) -> int:
+        """The prompt's tokens as sent: `prompt_tokens`, plus the written ones where those are left out."""
+        return self.prompt_tokens + (self.cache_write_tokens if self.writes_excluded else 0)
+
+    @property
+    def uncached_tokens(self) -> int:
+        """Prompt tokens neither read from nor written to the cache."""
+        return max(self.sent_tokens - self.cache_read_tokens - self.cache_write_tokens, 0)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {**{name: getattr(self, name) for name in self.__slots__}, "sent_tokens": self.sent_tokens}
+
+
+def recorded_usages(events: Iterable[Event]) -> list[RecordedUsage]:
+    """Every request the log records usage for, once each (by `response_id`), in log order.
+
+    An event's `llm_metrics.token_usages` may hold earlier requests too (OpenHands copies the running
+    metrics): only the records not seen before count, and the last of them is the event's own request.
+    """
+    seen: set[str] = set()
+    found: list[RecordedUsage] = []
+    for event in events:
+        metrics = event.llm_metrics
+        usages = metrics.get("token_usages") if isinstance(metrics, Mapping) else None
+        if not isinstance(usages, list):
+            continue
+        for index, usage in enumerate(usages):
+            if not isinstance(usage, Mapping):
+                continue
+            response_id = str(usage.get("response_id") or f"{event.id}:{index}")
+            if response_id in seen:
+                continue
+            seen.add(response_id)
+            found.append(
+                RecordedUsage(
+                    event_id=event.id,
+                    model=str(usage.get("model") or ""),
+                    prompt_tokens=_int(usage.get("prompt_tokens")),
+                    completion_tokens=_int(usage.get("completion_tokens")),
+                    cache_read_tokens=_int(usage.get("cache_read_tokens")),
+                    cache_write_tokens=_int(usage.get("cache_write_tokens")),
+                    response_id=response_id,
+                )
+            )
+    excluded = any(u.cache_read_tokens + u.cache_write_tokens > u.prompt_tokens for u in found)
+    if excluded:
+        found = [_with(u, writes_excluded=True) for u in found]
+    return found
+
+
+def _with(usage: RecordedUsage, **changes: Any) -> RecordedUsage:
+    values = {name: getattr(usage, name) for name in usage.__slots__}
+    values.update(changes)
+    return RecordedUsage(**values)
+
+
+def _int(value: object) -> int:
+    return int(value) if isinstance(value, int | float) and value >= 0 else 0
+
+
+@dataclass(frozen=True, slots=True)
+class CalibratedRequest:
+    """One recorded request next to our step: prompt tokens, cache and prompt dollars, both sides."""
+
+    step: int
+    """The replay's step (1 = first)."""
+    event_id: int | None
+    """The log's id of the step's action."""
+    recorded: RecordedUsage
+    """What the provider reported."""
+    counted_tokens: int
+    """Our prompt tokens as our tokenizer counts them (the replay's)."""
+    ours: RequestCost
+    """Our prompt, reconstructed, through our prompt cache."""
+    recorded_cost: float
+    """USD of the recorded prompt (reads, writes, plain input) at the pricing's prices."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {
+            "step": self.step,
+            "event_id": self.event_id,
+            "recorded": self.recorded.to_dict(),
+            "counted_tokens": self.counted_tokens,
+            "ours": self.ours.to_dict(),
+            "recorded_cost": self.recorded_cost,
+        }
+
+
+_FIGURES = ("prompt_tokens", "cache_read_tokens", "cache_write_tokens", "cost")
+
+
+@dataclass(slots=True)
+class LogCalibration:
+    """One log's requests, ours against the provider's, summed, with the causes of the differences."""
+
+    source: str
+    """Where the log came from."""
+    model: str | None = None
+    """The model the requests went to (the most common in the records); None: none recorded."""
+    pricing: str | None = None
+    """The pricing the dollars are at."""
+    tokenizer: str | None = None
+    """Our tokenizer."""
+    steps: int = 0
+    """The replay's steps (each a request the agent made)."""
+    requests: list[CalibratedRequest] = field(default_factory=list)
+    """The matched requests, in order."""
+    unmatched_records: list[RecordedUsage] = field(default_factory=list)
+    """Recorded requests no step matches (a summarizer's call, a request whose action the log lacks)."""
+    unmatched_steps: list[int] = field(default_factory=list)
+    """Steps no recorded request matches."""
+    reconstructions: list[str] = field(default_factory=list)
+    """What was reconstructed of what the agent sent, each said in one line."""
+    causes: list[str] = field(default_factory=list)
+    """The differences that remain, each named with its figures."""
+    reason: str | None = None
+    """Why nothing could be compared (no recorded usage), if so."""
+    measured_token_ratio: float | None = None
+    """The recorded prompt's growth over ours (unscaled) from the first matched request to the last: what `TOKEN_RATIOS` is learned from."""
+    seconds: float = 0.0
+    """Wall time."""
+
+    @property
+    def complete(self) -> bool:
+        """Every step carries recorded usage and every record a step."""
+        return bool(self.requests) and not self.unmatched_steps and not self.unmatched_records
+
+    def totals(self) -> dict[str, dict[str, float]]:
+        """Per figure (`prompt_tokens`, `cache_read_tokens`, `cache_write_tokens`, `cost`): ours, recorded, and their relative difference."""
+        ours = {
+            "prompt_tokens": sum(r.ours.prompt_tokens for r in self.requests),
+            "cache_read_tokens": sum(r.ours.cache_read_tokens for r in self.requests),
+            "cache_write_tokens": sum(r.ours.cache_write_tokens for r in self.requests),
+            "cost": sum(r.ours.cost for r in self.requests),
+        }
+        recorded = {
+            "prompt_tokens": sum(r.recorded.sent_tokens for r in self.requests),
+            "cache_read_tokens": sum(r.recorded.cache_read_tokens for r in self.requests),
+            "cache_write_tokens": sum(r.recorded.cache_write_tokens for r in self.requests),
+            "cost": sum(r.recorded_cost for r in self.requests),
+        }
+        return {key: _compared(ours[key], recorded[key]) for key in _FIGURES}
+
+    @property
+    def is_within_tolerance(self) -> bool:
+        """Summed cache reads and dollars are both within `TOLERANCE` of the recorded ones."""
+        if not self.requests:
+            return False
+        totals = self.totals()
+        return all(
+            totals[key]["difference"] is not None and abs(totals[key]["difference"]) <= TOLERANCE
+            for key in ("cache_read_tokens", "cost")
+        )
+
+    def summary(self) -> dict[str, Any]:
+        """The headline figures, JSON-ready."""
+        return {
+            "source": self.source,
+            "model": self.model,
+            "pricing": self.pricing,
+            "tokenizer": self.tokenizer,
+            "steps": self.steps,
+            "requests": len(self.requests),
+            "unmatched_records": len(self.unmatched_records),
+            "unmatched_steps": len(self.unmatched_steps),
+            "complete": self.complete,
+            "within_tolerance": self.is_within_tolerance,
+            "totals": self.totals() if self.requests else None,
+            "reconstructions": list(self.reconstructions),
+            "causes": list(self.causes),
+            "reason": self.reason,
+            "measured_token_ratio": self.measured_token_ratio,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """The summary and every request, JSON-ready."""
+        return {
+            **self.summary(),
+            "request_list": [r.to_dict() for r in self.requests],
+            "unmatched_record_list": [u.to_dict() for u in self.unmatched_records],
+            "unmatched_step_list": list(self.unmatched_steps),
+        }
+
+
+def _compared(ours: float, recorded: float) -> dict[str, float]:
+    difference = (ours - recorded) / recorded if recorded else (0.0 if not ours else None)
+    return {"ours": ours, "recorded": recorded, "difference": difference}  # type: ignore[dict-item]
+
+
+def summarize_calibrations(calibrations: Iterable[LogCalibration]) -> dict[str, dict[str, Any]]:
+    """Per model: logs, requests, and ours against recorded summed over its logs (as `LogCalibration.totals`)."""
+    sums: dict[str, dict[str, Any]] = {}
+    for calibration in calibrations:
+        if not calibration.requests:
+            continue
+        entry = sums.setdefault(
+            calibration.model or "?",
+            {"logs": 0, "requests": 0, **{key: {"ours": 0.0, "recorded": 0.0} for key in _FIGURES}},
+        )
+        entry["logs"] += 1
+        entry["requests"] += len(calibration.requests)
+        for key, figures in calibration.totals().items():
+            entry[key]["ours"] += figures["ours"]
+            entry[key]["recorded"] += figures["recorded"]
+    for entry in sums.values():
+        for key in _FIGURES:
+            entry[key] = _compared(entry[key]["ours"], entry[key]["recorded"])
+    return sums
+
+
+# ---------------------------------------------------------------------------------------------- the run
+
+
+@dataclass(frozen=True, slots=True)
+class _Step:
+    number: int
+    event_id: int | None
+    tokens: int
+    blocks: tuple[PromptBlock, ...]
+    static: int
+    at: float
+
+
+def _replayed_steps(events: Sequence[Event], pipeline: Pipeline, tokenizer: str | None) -> list[_Step]:
+    """Every step of `events` replayed with their own condensations (and `pipeline` on top): tokens, blocks, time."""
+    pipeline = _condenser_for(pipeline if pipeline.description != "recorded condensations" else None, True)
+    measure = _Measure(tokenizer, pipeline)
+    replayer = Replayer(measure.pipeline, keep_recorded=True)
+    clock = RequestClock()
+    steps: list[_Step] = []
+    for item in replayer.replay(clock.track(events)):
+        if isinstance(item, AgentStep):
+            measure.messages(item.shown, replayer.initial_user_action)
+            tokens = measure.tokens(item.shown)
+            blocks, static = measure.blocks()
+            steps.append(_Step(item.number, item.event.id, tokens, tuple(blocks), static, clock.now(item.event)))
+    return steps
+
+
+def _plain() -> Pipeline:
+    from openhands_memory.condenser import NoOpCondenser
+
+    return Pipeline(NoOpCondenser(), "recorded condensations")
+
+
+def _masked() -> Pipeline:
+    return Pipeline(BrowserOutputCondenser(attention_window=1), "browser_output_masking")
+
+
+def calibrate_events(
+    events: Sequence[Event],
+    *,
+    source: str = "<events>",
+    tokenizer: str | None = DEFAULT_TOKENIZER,
+    pricing: str | Mapping[str, Any] | PromptPricing | None = None,
+    reconstruct: bool = True,
+) -> LogCalibration:
+    """Compare every recorded request of `events` (a whole log) with our replay of it (see the module docstring).
+
+    Args:
+        events: the log's events, in order.
+        source: names the log in the report.
+        tokenizer: the model whose tokenizer counts our prompts (None: four characters a token).
+        pricing: the prices and cache rules (a model name, table or file, see `resolve_pricing`);
+            None: the recorded model's (`pricing_model_for`).
+        reconstruct: reconstruct what the agent sent where the log lacks it (see the module docstring).
+
+    Raises:
+        UnknownPriceError: the pricing (given, or the recorded model's) has no known price.
+        CondensationStalledError: a recorded condensation made no progress.
+    """
+    started = time.perf_counter()
+    events = list(events)
+    report = LogCalibration(source=source, tokenizer=tokenizer)
+    usages = recorded_usages(events)
+    if not usages:
+        report.reason = "no recorded usage (no llm_metrics.token_usages in the log)"
+        report.steps = len(_replayed_steps(events, _plain(), tokenizer))
+        report.unmatched_steps = list(range(1, report.steps + 1))
+        report.seconds = time.perf_counter() - started
+        return report
+    model = Counter(u.model for u in usages).most_common(1)[0][0]
+    report.model = model
+    prices = resolve_pricing(pricing) if pricing is not None else PromptPricing.for_model(pricing_model_for(model))
+    report.pricing = prices.name
+
+    steps = _replayed_steps(events, _plain(), tokenizer)
+    if reconstruct and any(isinstance(event, BrowserOutputObservation) for event in events):
+        masked = _replayed_steps(events, _masked(), tokenizer)
+        if _error(masked, usages) < _error(steps, usages):
+            steps = masked
+            report.reconstructions.append(
+                "browser output: the agent showed only its newest browser output (older ones masked, "
+                "browser_output_masking with attention window 1): nearer the recorded prompt tokens than every page in full"
+            )
+    report.steps = len(steps)
+    by_event = {u.event_id: u for u in _last_per_event(usages)}
+    matched = [(step, by_event.get(step.event_id)) for step in steps]
+    matched_ids = {step.event_id for step, usage in matched if usage is not None}
+    report.unmatched_steps = [step.number for step, usage in matched if usage is None]
+    report.unmatched_records = [u for u in usages if u.event_id not in matched_ids or by_event.get(u.event_id) is not u]
+    pairs = [(step, usage) for step, usage in matched if usage is not None]
+    if len(pairs) >= 2 and pairs[-1][0].tokens > pairs[0][0].tokens:
+        report.measured_token_ratio = round(
+            (pairs[-1][1].sent_tokens - pairs[0][1].sent_tokens) / (pairs[-1][0].tokens - pairs[0][0].tokens), 4
+        )
+
+    ratio, prefix, warm = 1.0, 0, False
+    if reconstruct and pairs:
+        learned = token_ratio_for(model, tokenizer)
+        if learned is not None:
+            ratio = learned.ratio
+            report.reconstructions.append(
+                f"token ratio: our prompt tokens x {ratio} ({_family(model)} counted with {tokenizer}; learned from {learned.source})"
+            )
+        else:
+            report.causes.append(f"tokenizer: no learned ratio for {_family(model)} counted with {tokenizer}: counted as is")
+        has_system = any(isinstance(event, SystemMessageAction) for event in events)
+        first_step, first_usage = pairs[0]
+        missing = first_usage.sent_tokens - round(first_step.tokens * ratio)
+        if not has_system and missing > 0:
+            prefix = missing
+            report.reconstructions.append(
+                f"missing system prompt and tool definitions: the log holds none; {prefix:,} tokens inferred "
+                f"from the first request ({first_usage.sent_tokens:,} recorded, {round(first_step.tokens * ratio):,} ours)"
+            )
+        if first_usage.cache_read_tokens > 0:
+            warm = True
+            report.reconstructions.append(
+                f"warm start: the first request read {first_usage.cache_read_tokens:,} cached tokens (a previous "
+                "conversation's prompt): the cache starts holding the fixed prefix"
+            )
+
+    cache = PromptCache(prices)
+    expired = 0
+    for index, (step, usage) in enumerate(matched):
+        blocks = [PromptBlock(block.key, round(block.tokens * ratio)) for block in step.blocks]
+        static = step.static
+        if prefix:
+            blocks.insert(0, PromptBlock(("reconstructed fixed prefix", prefix), prefix))
+            static += 1
+        if warm and index == 0:
+            fixed = blocks[:static] if static else blocks[:1]
+            cache.request(fixed, at=step.at, static_blocks=len(fixed))
+        cost = cache.request(blocks, at=step.at, static_blocks=static)
+        if cost.kind == "expired":
+            expired += 1
+        if usage is None:
+            continue
+        recorded_cost = prices.cost(
+            read=usage.cache_read_tokens, written=usage.cache_write_tokens, uncached=usage.uncached_tokens
+        )
+        report.requests.append(CalibratedRequest(step.number, step.event_id, usage, step.tokens, cost, recorded_cost))
+    report.causes.extend(_causes(report, prices, expired))
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _last_per_event(usages: list[RecordedUsage]) -> list[RecordedUsage]:
+    last: dict[int | None, RecordedUsage] = {}
+    for usage in usages:
+        last[usage.event_id] = usage
+    return list(last.values())
+
+
+def _error(steps: list[_Step], usages: list[RecordedUsage]) -> float:
+    """How far the steps' growth is from the recorded prompts' (summed absolute differences from the first matched request)."""
+    by_event = {u.event_id: u for u in _last_per_event(usages)}
+    pairs = [(s.tokens, by_event[s.event_id].sent_tokens) for s in steps if s.event_id in by_event]
+    if not pairs:
+        return 0.0
+    ours0, recorded0 = pairs[0]
+    # The shape matters, not the scale: fit the ratio of growth, then sum what it leaves.
+    grown_ours = sum(o - ours0 for o, _ in pairs) or 1
+    grown_recorded = sum(r - recorded0 for _, r in pairs)
+    ratio = grown_recorded / grown_ours if grown_ours > 0 else 1.0
+    return float(sum(abs((r - recorded0) - ratio * (o - ours0)) for o, r in pairs))
+
+
+def _causes(report: LogCalibration, prices: PromptPricing, expired: int) -> list[str]:
+    causes: list[str] = []
+    requests = report.requests
+    if not requests:
+        return causes
+    totals = report.totals()
+    prompt = totals["prompt_tokens"]
+    if prompt["difference"] is not None and abs(prompt["difference"]) > 0.005:
+        causes.append(
+            f"tokenizer: our prompts hold {prompt['ours']:,.0f} tokens against {prompt['recorded']:,.0f} recorded "
+            f"({prompt['difference']:+.1%})"
+        )
+    minimum = prices.min_cache_tokens
+    below = [
+        r
+        for r in requests
+        if (r.ours.cache_read_tokens == 0) != (r.recorded.cache_read_tokens == 0)
+        and min(r.ours.prompt_tokens, r.recorded.sent_tokens) < max(minimum, 1) * 2
+    ]
+    if below:
+        causes.append(
+            f"minimum prefix: {len(below)} request(s) near the {minimum:,}-token minimum cacheable prefix cached on one side only"
+        )
+    if expired:
+        causes.append(
+            f"lifetime: {expired} request(s) came after an idle gap longer than the cache's "
+            f"{prices.lifetime_seconds:,.0f} s lifetime (cold in our model)"
+        )
+    misses = 0
+    missed_tokens = 0
+    for before, after in zip(requests, requests[1:]):
+        expected = min(before.recorded.sent_tokens, after.ours.cache_read_tokens)
+        if after.recorded.cache_read_tokens + 1024 < expected and after.ours.kind == "warm":
+            misses += 1
+            missed_tokens += expected - after.recorded.cache_read_tokens
+    if misses:
+        causes.append(
+            f"provider miss: {misses} request(s) read {missed_tokens:,} tokens less than the previous request left cached "
+            "while our cache served them (a best-effort cache routed elsewhere; not modelled)"
+        )
+    if report.unmatched_records:
+        causes.append(f"unmatched: {len(report.unmatched_records)} recorded request(s) match no step")
+    if report.unmatched_steps:
+        causes.append(f"unmatched: {len(report.unmatched_steps)} step(s) carry no recorded usage (not summed)")
+    return causes
+
+
+def calibrate_log(path: str | os.PathLike[str], **options: Any) -> LogCalibration:
+    """Load a log (any layout `load_events` reads) and calibrate it; `options` are `calibrate_events`'.
+
+    Raises:
+        FileNotFoundError: no log at `path`.
+        MalformedEventError: the log cannot be read.
+        UnknownPriceError: the pricing has no known price.
+    """
+    return calibrate_events(load_events(path), source=str(path), **options)
