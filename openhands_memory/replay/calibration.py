@@ -51,6 +51,7 @@ from typing import Any
 from openhands_memory.condenser.impl.browser_output_condenser import BrowserOutputCondenser
 from openhands_memory.events import BrowserOutputObservation, Event, SystemMessageAction, load_events
 from openhands_memory.llm._model_map import model_entry, model_map
+from openhands_memory.llm.message import Message
 from openhands_memory.llm.prompt_cache import PromptBlock, PromptCache, PromptPricing, RequestCost, resolve_pricing
 from openhands_memory.prompt_tokens import DEFAULT_TOKENIZER
 from openhands_memory.replay.costs import RequestClock
@@ -58,7 +59,9 @@ from openhands_memory.replay.driver import AgentStep, Replayer
 from openhands_memory.replay.replayer import Pipeline, _condenser_for, _Measure
 
 __all__ = [
+    "PAGE_RATIOS",
     "TOKEN_RATIOS",
+    "RECONSTRUCTIONS",
     "TOLERANCE",
     "CalibratedRequest",
     "LogCalibration",
@@ -71,6 +74,9 @@ __all__ = [
     "summarize_calibrations",
     "token_ratio_for",
 ]
+
+RECONSTRUCTIONS = ("token_ratio", "system_prompt", "warm_start", "browser_pages", "browser_masking", "content_blocks")
+"""The reconstructions `calibrate_events` may make (see the module docstring), by name."""
 
 TOLERANCE = 0.05
 """How far (a share of the recorded figure) our summed cache reads and dollars may be from the recorded ones."""
@@ -100,6 +106,17 @@ TOKEN_RATIOS: dict[tuple[str, str], TokenRatio] = {
     ("openai", "gpt-4o"): TokenRatio(0.8545, "v0_oas_gpt-4o_traj_safety-command-bot.json"),
 }
 """(provider family, our tokenizer) -> the learned ratio, with its source (see the comment above)."""
+
+# The browser pages an agent was shown are not the text the log holds: for a `browse_interactive`
+# output OpenHands sends the page's accessibility tree (which the log leaves out: extras hold no
+# axtree) where the log holds the page as Markdown. Measured with the same command on
+# v0_oas_claude-sonnet_traj_safety-signatories.json (36 requests whose newest page came from browse_interactive):
+# the recorded prompt, less the fixed prefix and the rest of the prompt at TOKEN_RATIOS, over our count of
+# that page's logged text: 2.87 (held out: v0_oas_claude-sonnet_traj_safety-data-science.json gives 3.11).
+PAGE_RATIOS: dict[tuple[str, str], TokenRatio] = {
+    ("claude", "gpt-4o"): TokenRatio(2.87, "v0_oas_claude-sonnet_traj_safety-signatories.json"),
+}
+"""(provider family, our tokenizer) -> provider tokens of a shown `browse_interactive` page per token of its logged text."""
 
 
 def _family(model: str) -> str:
@@ -383,6 +400,16 @@ class _Step:
     blocks: tuple[PromptBlock, ...]
     static: int
     at: float
+    pages: frozenset[int] = frozenset()
+    """Indexes of `blocks` that are a browse_interactive page shown whole."""
+    parts: tuple[int, ...] = ()
+    """For each of `blocks`, how many content blocks it is sent as (Anthropic counts its cache lookback in them)."""
+
+
+def _content_blocks(message: Message) -> int:
+    if message.role == "assistant":
+        return max((1 if message.text.strip() else 0) + len(message.tool_calls or ()), 1)
+    return max(len(message.content), 1)
 
 
 def _replayed_steps(events: Sequence[Event], pipeline: Pipeline, tokenizer: str | None) -> list[_Step]:
@@ -391,13 +418,32 @@ def _replayed_steps(events: Sequence[Event], pipeline: Pipeline, tokenizer: str 
     measure = _Measure(tokenizer, pipeline)
     replayer = Replayer(measure.pipeline, keep_recorded=True)
     clock = RequestClock()
+    logged = {
+        event.tool_call_metadata.tool_call_id: event.content
+        for event in events
+        if isinstance(event, BrowserOutputObservation)
+        and event.trigger_by_action == "browse_interactive"
+        and event.tool_call_metadata is not None
+    }
     steps: list[_Step] = []
     for item in replayer.replay(clock.track(events)):
         if isinstance(item, AgentStep):
-            measure.messages(item.shown, replayer.initial_user_action)
+            messages = measure.messages(item.shown, replayer.initial_user_action)
             tokens = measure.tokens(item.shown)
             blocks, static = measure.blocks()
-            steps.append(_Step(item.number, item.event.id, tokens, tuple(blocks), static, clock.now(item.event)))
+            first = len(blocks) - len(messages)  # the tool definitions come first, as one block
+            whole = {
+                event.tool_call_metadata.tool_call_id
+                for event in item.shown
+                if isinstance(event, BrowserOutputObservation)
+                and event.tool_call_metadata is not None
+                and logged.get(event.tool_call_metadata.tool_call_id) == event.content
+            }
+            pages = frozenset(first + i for i, message in enumerate(messages) if message.tool_call_id in whole)
+            parts = (1,) * first + tuple(_content_blocks(message) for message in messages)
+            steps.append(
+                _Step(item.number, item.event.id, tokens, tuple(blocks), static, clock.now(item.event), pages, parts)
+            )
     return steps
 
 
@@ -417,7 +463,7 @@ def calibrate_events(
     source: str = "<events>",
     tokenizer: str | None = DEFAULT_TOKENIZER,
     pricing: str | Mapping[str, Any] | PromptPricing | None = None,
-    reconstruct: bool = True,
+    reconstruct: bool | Iterable[str] = True,
 ) -> LogCalibration:
     """Compare every recorded request of `events` (a whole log) with our replay of it (see the module docstring).
 
@@ -427,13 +473,19 @@ def calibrate_events(
         tokenizer: the model whose tokenizer counts our prompts (None: four characters a token).
         pricing: the prices and cache rules (a model name, table or file, see `resolve_pricing`);
             None: the recorded model's (`pricing_model_for`).
-        reconstruct: reconstruct what the agent sent where the log lacks it (see the module docstring).
+        reconstruct: reconstruct what the agent sent where the log lacks it (see the module docstring):
+            True for all of `RECONSTRUCTIONS`, False for none, or the names of those to make.
 
     Raises:
         UnknownPriceError: the pricing (given, or the recorded model's) has no known price.
         CondensationStalledError: a recorded condensation made no progress.
+        ValueError: `reconstruct` names an unknown reconstruction.
     """
     started = time.perf_counter()
+    wanted = set(RECONSTRUCTIONS if reconstruct is True else () if reconstruct is False else reconstruct)
+    unknown = wanted - set(RECONSTRUCTIONS)
+    if unknown:
+        raise ValueError(f"unknown reconstruction(s) {', '.join(sorted(unknown))}: one of {', '.join(RECONSTRUCTIONS)}")
     events = list(events)
     report = LogCalibration(source=source, tokenizer=tokenizer)
     usages = recorded_usages(events)
@@ -449,14 +501,32 @@ def calibrate_events(
     report.pricing = prices.name
 
     steps = _replayed_steps(events, _plain(), tokenizer)
-    if reconstruct and any(isinstance(event, BrowserOutputObservation) for event in events):
-        masked = _replayed_steps(events, _masked(), tokenizer)
-        if _error(masked, usages) < _error(steps, usages):
-            steps = masked
+    ratio = page_ratio = 1.0
+    if wanted:
+        learned = token_ratio_for(model, tokenizer) if "token_ratio" in wanted else None
+        if learned is not None:
+            ratio = learned.ratio
             report.reconstructions.append(
-                "browser output: the agent showed only its newest browser output (older ones masked, "
-                "browser_output_masking with attention window 1): nearer the recorded prompt tokens than every page in full"
+                f"token ratio: our prompt tokens x {ratio} ({_family(model)} counted with {tokenizer}; learned from {learned.source})"
             )
+        elif "token_ratio" in wanted:
+            report.causes.append(f"tokenizer: no learned ratio for {_family(model)} counted with {tokenizer}: counted as is")
+        page_ratio = ratio
+        if any(isinstance(event, BrowserOutputObservation) for event in events):
+            learned_page = PAGE_RATIOS.get((_family(model), str(tokenizer))) if "browser_pages" in wanted else None
+            if learned_page is not None and any(step.pages for step in steps):
+                page_ratio = learned_page.ratio
+                report.reconstructions.append(
+                    f"browser pages: a browse_interactive page shown whole counts x {page_ratio} of our count of its "
+                    f"logged text (the agent sent its accessibility tree, which the log leaves out; learned from {learned_page.source})"
+                )
+            masked = _replayed_steps(events, _masked(), tokenizer) if "browser_masking" in wanted else steps
+            if masked is not steps and _error(masked, usages, ratio, page_ratio) < _error(steps, usages, ratio, page_ratio):
+                steps = masked
+                report.reconstructions.append(
+                    "browser output: the agent showed only its newest browser output (older ones masked, "
+                    "browser_output_masking with attention window 1): nearer the recorded prompt tokens than every page in full"
+                )
     report.steps = len(steps)
     by_event = {u.event_id: u for u in _last_per_event(usages)}
     matched = [(step, by_event.get(step.event_id)) for step in steps]
@@ -469,26 +539,19 @@ def calibrate_events(
             (pairs[-1][1].sent_tokens - pairs[0][1].sent_tokens) / (pairs[-1][0].tokens - pairs[0][0].tokens), 4
         )
 
-    ratio, prefix, warm = 1.0, 0, False
-    if reconstruct and pairs:
-        learned = token_ratio_for(model, tokenizer)
-        if learned is not None:
-            ratio = learned.ratio
-            report.reconstructions.append(
-                f"token ratio: our prompt tokens x {ratio} ({_family(model)} counted with {tokenizer}; learned from {learned.source})"
-            )
-        else:
-            report.causes.append(f"tokenizer: no learned ratio for {_family(model)} counted with {tokenizer}: counted as is")
+    prefix, warm = 0, False
+    if pairs:
         has_system = any(isinstance(event, SystemMessageAction) for event in events)
         first_step, first_usage = pairs[0]
-        missing = first_usage.sent_tokens - round(first_step.tokens * ratio)
-        if not has_system and missing > 0:
+        first_tokens = _scaled_tokens(first_step, ratio, page_ratio)
+        missing = first_usage.sent_tokens - first_tokens
+        if "system_prompt" in wanted and not has_system and missing > 0:
             prefix = missing
             report.reconstructions.append(
                 f"missing system prompt and tool definitions: the log holds none; {prefix:,} tokens inferred "
-                f"from the first request ({first_usage.sent_tokens:,} recorded, {round(first_step.tokens * ratio):,} ours)"
+                f"from the first request ({first_usage.sent_tokens:,} recorded, {first_tokens:,} ours)"
             )
-        if first_usage.cache_read_tokens > 0:
+        if "warm_start" in wanted and first_usage.cache_read_tokens > 0:
             warm = True
             report.reconstructions.append(
                 f"warm start: the first request read {first_usage.cache_read_tokens:,} cached tokens (a previous "
@@ -496,13 +559,16 @@ def calibrate_events(
             )
 
     cache = PromptCache(prices)
+    # Anthropic looks a cached prefix up at most 20 *content blocks* back (an assistant turn's text and each
+    # tool call are one each): our blocks are messages, so each is split into as many.
+    split = "content_blocks" in wanted and prices.rules.matching == "breakpoints"
+    if split and any(part > 1 for step in steps for part in step.parts):
+        report.reconstructions.append(
+            "content blocks: the cache lookback counts content blocks (text, each tool call), not messages"
+        )
     expired = 0
     for index, (step, usage) in enumerate(matched):
-        blocks = [PromptBlock(block.key, round(block.tokens * ratio)) for block in step.blocks]
-        static = step.static
-        if prefix:
-            blocks.insert(0, PromptBlock(("reconstructed fixed prefix", prefix), prefix))
-            static += 1
+        blocks, static = _reconstructed(step, ratio, page_ratio, prefix, split=split)
         if warm and index == 0:
             fixed = blocks[:static] if static else blocks[:1]
             cache.request(fixed, at=step.at, static_blocks=len(fixed))
@@ -527,18 +593,41 @@ def _last_per_event(usages: list[RecordedUsage]) -> list[RecordedUsage]:
     return list(last.values())
 
 
-def _error(steps: list[_Step], usages: list[RecordedUsage]) -> float:
-    """How far the steps' growth is from the recorded prompts' (summed absolute differences from the first matched request)."""
+def _scaled_tokens(step: _Step, ratio: float, page_ratio: float) -> int:
+    return sum(round(block.tokens * (page_ratio if i in step.pages else ratio)) for i, block in enumerate(step.blocks))
+
+
+def _reconstructed(
+    step: _Step, ratio: float, page_ratio: float, prefix: int, *, split: bool
+) -> tuple[list[PromptBlock], int]:
+    """The step's prompt as the provider saw it (as far as reconstructed): blocks, and how many lead it unchanged."""
+    blocks: list[PromptBlock] = []
+    static = step.static
+    for i, block in enumerate(step.blocks):
+        tokens = round(block.tokens * (page_ratio if i in step.pages else ratio))
+        parts = step.parts[i] if split and i < len(step.parts) else 1
+        if parts <= 1:
+            blocks.append(PromptBlock(block.key, tokens))
+            continue
+        share = tokens // parts
+        for part in range(parts):
+            blocks.append(PromptBlock((block.key, part), share if part < parts - 1 else tokens - share * (parts - 1)))
+        if i < step.static:
+            static += parts - 1
+    if prefix:
+        blocks.insert(0, PromptBlock(("reconstructed fixed prefix", prefix), prefix))
+        static += 1
+    return blocks, static
+
+
+def _error(steps: list[_Step], usages: list[RecordedUsage], ratio: float, page_ratio: float) -> float:
+    """How far the steps' prompts, scaled, are from the recorded ones, the fixed prefix set by the first (summed absolute differences)."""
     by_event = {u.event_id: u for u in _last_per_event(usages)}
-    pairs = [(s.tokens, by_event[s.event_id].sent_tokens) for s in steps if s.event_id in by_event]
+    pairs = [(_scaled_tokens(s, ratio, page_ratio), by_event[s.event_id].sent_tokens) for s in steps if s.event_id in by_event]
     if not pairs:
         return 0.0
     ours0, recorded0 = pairs[0]
-    # The shape matters, not the scale: fit the ratio of growth, then sum what it leaves.
-    grown_ours = sum(o - ours0 for o, _ in pairs) or 1
-    grown_recorded = sum(r - recorded0 for _, r in pairs)
-    ratio = grown_recorded / grown_ours if grown_ours > 0 else 1.0
-    return float(sum(abs((r - recorded0) - ratio * (o - ours0)) for o, r in pairs))
+    return float(sum(abs((r - recorded0) - (o - ours0)) for o, r in pairs))
 
 
 def _causes(report: LogCalibration, prices: PromptPricing, expired: int) -> list[str]:
