@@ -53,7 +53,7 @@ from openhands_memory.events import BrowserOutputObservation, Event, SystemMessa
 from openhands_memory.llm._model_map import model_entry, model_map
 from openhands_memory.llm.message import Message
 from openhands_memory.llm.prompt_cache import PromptBlock, PromptCache, PromptPricing, RequestCost, resolve_pricing
-from openhands_memory.prompt_tokens import DEFAULT_TOKENIZER
+from openhands_memory.prompt_tokens import APPROXIMATE, DEFAULT_TOKENIZER
 from openhands_memory.replay.costs import RequestClock
 from openhands_memory.replay.driver import AgentStep, Replayer
 from openhands_memory.replay.replayer import Pipeline, _condenser_for, _Measure
@@ -92,9 +92,9 @@ class TokenRatio:
     """Where it was measured."""
 
 
-# Measured with `openhands-memory calibrate --tokenizer gpt-4o --json LOG` (each log's `measured_token_ratio`:
-# the recorded prompt's growth from the first matched request to the last over ours, counted with gpt-4o's
-# tokenizer, no ratio applied), on the shared logs of ../shared/fixtures/openhands-logs/ (recorded by
+# Measured with `openhands-memory calibrate --tokenizer gpt-4o --no-reconstruct --json LOG` (each log's
+# `measured_token_ratio`: the recorded prompt's growth from the first matched request to the last over ours,
+# counted with gpt-4o's tokenizer, nothing reconstructed), on the shared logs of ../shared/fixtures/openhands-logs/ (recorded by
 # xli04/Multi_Round_OpenAgentSafety, evaluation/*):
 # - claude (Anthropic's tokenizer) counted with gpt-4o: 1.0426 on v0_oas_claude-sonnet_traj_safety-data-science.json
 #   (41 requests). Not from ..._safety-signatories.json: its growth (1.52) is mostly the screenshots the
@@ -109,10 +109,11 @@ TOKEN_RATIOS: dict[tuple[str, str], TokenRatio] = {
 
 # The browser pages an agent was shown are not the text the log holds: for a `browse_interactive`
 # output OpenHands sends the page's accessibility tree (which the log leaves out: extras hold no
-# axtree) where the log holds the page as Markdown. Measured with the same command on
-# v0_oas_claude-sonnet_traj_safety-signatories.json (36 requests whose newest page came from browse_interactive):
-# the recorded prompt, less the fixed prefix and the rest of the prompt at TOKEN_RATIOS, over our count of
-# that page's logged text: 2.87 (held out: v0_oas_claude-sonnet_traj_safety-data-science.json gives 3.11).
+# axtree) where the log holds the page as Markdown. Measured with `openhands-memory calibrate --tokenizer gpt-4o
+# --json LOG` (each log's `measured_page_ratio`: the recorded prompt, less the fixed prefix and the rest of the
+# prompt at TOKEN_RATIOS, over our count of the page shown whole, summed over the requests that show one) on
+# v0_oas_claude-sonnet_traj_safety-signatories.json (36 such requests): 2.87. Held out:
+# v0_oas_claude-sonnet_traj_safety-data-science.json (9 such requests) gives 3.11.
 PAGE_RATIOS: dict[tuple[str, str], TokenRatio] = {
     ("claude", "gpt-4o"): TokenRatio(2.87, "v0_oas_claude-sonnet_traj_safety-signatories.json"),
 }
@@ -298,6 +299,10 @@ class LogCalibration:
     """Why nothing could be compared (no recorded usage), if so."""
     measured_token_ratio: float | None = None
     """The recorded prompt's growth over ours (unscaled) from the first matched request to the last: what `TOKEN_RATIOS` is learned from."""
+    measured_page_ratio: float | None = None
+    """With the token ratio and browser pages reconstructed: the recorded prompt, less the fixed prefix and the
+    rest of the prompt at the token ratio, over our count of the page shown whole, summed over the requests
+    that show one: what `PAGE_RATIOS` is learned from."""
     seconds: float = 0.0
     """Wall time."""
 
@@ -351,6 +356,7 @@ class LogCalibration:
             "causes": list(self.causes),
             "reason": self.reason,
             "measured_token_ratio": self.measured_token_ratio,
+            "measured_page_ratio": self.measured_page_ratio,
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -503,17 +509,17 @@ def calibrate_events(
     steps = _replayed_steps(events, _plain(), tokenizer)
     ratio = page_ratio = 1.0
     if wanted:
-        learned = token_ratio_for(model, tokenizer) if "token_ratio" in wanted else None
+        learned = token_ratio_for(model, tokenizer or APPROXIMATE) if "token_ratio" in wanted else None
         if learned is not None:
             ratio = learned.ratio
             report.reconstructions.append(
-                f"token ratio: our prompt tokens x {ratio} ({_family(model)} counted with {tokenizer}; learned from {learned.source})"
+                f"token ratio: our prompt tokens x {ratio} ({_family(model)} counted with {tokenizer or APPROXIMATE}; learned from {learned.source})"
             )
         elif "token_ratio" in wanted:
-            report.causes.append(f"tokenizer: no learned ratio for {_family(model)} counted with {tokenizer}: counted as is")
+            report.causes.append(f"tokenizer: no learned ratio for {_family(model)} counted with {tokenizer or APPROXIMATE}: counted as is")
         page_ratio = ratio
         if any(isinstance(event, BrowserOutputObservation) for event in events):
-            learned_page = PAGE_RATIOS.get((_family(model), str(tokenizer))) if "browser_pages" in wanted else None
+            learned_page = PAGE_RATIOS.get((_family(model), tokenizer or APPROXIMATE)) if "browser_pages" in wanted else None
             if learned_page is not None and any(step.pages for step in steps):
                 page_ratio = learned_page.ratio
                 report.reconstructions.append(
@@ -538,6 +544,18 @@ def calibrate_events(
         report.measured_token_ratio = round(
             (pairs[-1][1].sent_tokens - pairs[0][1].sent_tokens) / (pairs[-1][0].tokens - pairs[0][0].tokens), 4
         )
+
+    if pairs and page_ratio != ratio:
+        first_step, first_usage = pairs[0]
+        fixed = first_usage.sent_tokens - ratio * first_step.tokens
+        shown = [
+            (usage.sent_tokens - fixed - ratio * (step.tokens - page), page)
+            for step, usage in pairs
+            for page in [sum(step.blocks[i].tokens for i in step.pages)]
+            if page
+        ]
+        if shown:
+            report.measured_page_ratio = round(sum(t for t, _ in shown) / sum(p for _, p in shown), 4)
 
     prefix, warm = 0, False
     if pairs:
@@ -641,6 +659,21 @@ def _causes(report: LogCalibration, prices: PromptPricing, expired: int) -> list
         causes.append(
             f"tokenizer: our prompts hold {prompt['ours']:,.0f} tokens against {prompt['recorded']:,.0f} recorded "
             f"({prompt['difference']:+.1%})"
+        )
+    reads, writes = totals["cache_read_tokens"], totals["cache_write_tokens"]
+    if not writes["recorded"] and writes["ours"]:
+        causes.append(
+            f"writes: the provider reports no cache writes (it bills none extra); our {writes['ours']:,.0f} written tokens "
+            "are priced as it prices them"
+        )
+    elif writes["difference"] is not None and abs(writes["difference"]) > 0.005:
+        causes.append(
+            f"cache writes: ours {writes['ours']:,.0f} against {writes['recorded']:,.0f} recorded ({writes['difference']:+.1%}): "
+            "where our cache model's prefixes end differs from the provider's"
+        )
+    if reads["difference"] is not None and abs(reads["difference"]) > 0.005:
+        causes.append(
+            f"cache reads: ours {reads['ours']:,.0f} against {reads['recorded']:,.0f} recorded ({reads['difference']:+.1%})"
         )
     minimum = prices.min_cache_tokens
     below = [
