@@ -21,7 +21,7 @@ from openhands_memory.replay.calibration import (
     recorded_usages,
     summarize_calibrations,
 )
-from tests.conftest import real_log_params, require_real_log
+from conftest import real_log_params, require_real_log
 
 # Prices easy to add by hand: $1 per million plain, $0.10 read, $1.25 written; OpenAI's prefix matching, token by token.
 PRICING = {
@@ -184,6 +184,24 @@ def test_without_a_learned_ratio_the_tokenizer_is_named_as_a_cause(tmp_path: Pat
     report = calibrate_log(_log(tmp_path), tokenizer=None, pricing=PRICING, reconstruct={"token_ratio"})
     assert "tokenizer: no learned ratio for openai counted with approximate: counted as is" in report.causes
     assert any(line.startswith("tokenizer: our prompts hold") for line in report.causes)
+
+
+def test_an_idle_gap_longer_than_the_cache_lives_is_named(tmp_path: Path) -> None:
+    path = _log(tmp_path)
+    events = json.loads(path.read_text())
+    for event in events[4:]:  # the third call's output came 20 minutes later: its request finds the cache cold
+        event["timestamp"] = event["timestamp"].replace("00:00:", "00:20:")
+    path.write_text(json.dumps(events))
+    report = calibrate_log(path, tokenizer=None, pricing=PRICING, reconstruct=False)
+    assert report.requests[2].ours.kind == "expired" and report.requests[2].ours.cache_read_tokens == 0
+    assert "lifetime: 1 request(s) came after an idle gap longer than the cache's 300 s lifetime (cold in our model)" in report.causes
+
+
+def test_requests_cached_on_one_side_only_near_the_minimum_prefix_are_named(tmp_path: Path) -> None:
+    report = calibrate_log(_log(tmp_path), tokenizer=None, pricing={**PRICING, "min_cache_tokens": 1024}, reconstruct=False)
+    # Our prompts are far below 1,024 tokens, so we cache nothing; the provider read 896 and 1,152 tokens.
+    assert [r.ours.cache_read_tokens for r in report.requests] == [0, 0, 0]
+    assert "minimum prefix: 2 request(s) near the 1,024-token minimum cacheable prefix cached on one side only" in report.causes
 
 
 def test_an_unknown_reconstruction_is_refused(tmp_path: Path) -> None:
