@@ -14,20 +14,26 @@ litellm's proxies of it, in the logs we have) leave the tokens written to the ca
 which any request reports `cache_read_tokens + cache_write_tokens > prompt_tokens` is read the
 second way: the prompt sent is `prompt_tokens + cache_write_tokens` (`RecordedUsage.sent_tokens`).
 
-**Reconstruction** (`reconstruct=True`, the default): what the agent really sent, where the log
-does not hold it, each one said in `LogCalibration.reconstructions`:
+**Reconstruction** (`reconstruct=True`, the default; or the names of `RECONSTRUCTIONS` to make):
+what the agent really sent, where the log does not hold it, each one said in
+`LogCalibration.reconstructions`:
 
-- *token ratio*: our tokenizer is not the provider's (Claude counted with an OpenAI tokenizer), and
+- `token_ratio`: our tokenizer is not the provider's (Claude counted with an OpenAI tokenizer), and
   our count of a chat is not the provider's (it bills tool calls and messages with less framing than
   we count): our prompt tokens are scaled by the ratio learned from recorded logs (`TOKEN_RATIOS`).
-- *missing system prompt and tool definitions*: a log that holds no system prompt was still sent
-  one, with tools: its size is inferred from the first matched request (the recorded prompt minus
-  ours, scaled) and put before every prompt as one unchanging block.
-- *warm start*: when the first request already read from the cache (a previous conversation with
+- `system_prompt`: a log that holds no system prompt was still sent one, with tools: its size is
+  inferred from the first matched request (the recorded prompt minus ours, scaled) and put before
+  every prompt as one unchanging block.
+- `warm_start`: when the first request already read from the cache (a previous conversation with
   the same system prompt left it there), the cache starts holding that fixed prefix.
-- *browser output*: an agent that masks older browser outputs (OpenHands' `browser_output_masking`,
+- `browser_masking`: an agent that masks older browser outputs (OpenHands' `browser_output_masking`,
   attention window 1) shows the model only its newest page; for a log with browser outputs the
   replay is run both ways, and the one nearer the recorded prompt tokens is kept.
+- `browser_pages`: for a `browse_interactive` output OpenHands sends the page's accessibility tree,
+  which the log leaves out (it holds the page as text): a page shown whole counts at `PAGE_RATIOS`.
+- `content_blocks`: Anthropic looks a cached prefix up at most 20 content blocks back, and an
+  assistant turn is one block for its text and one per tool call: each message is split into as
+  many blocks before the cache sees it (our blocks are otherwise messages).
 
 **Causes** (`LogCalibration.causes`): each difference that remains, named with its figures:
 `tokenizer` (prompt tokens still apart after reconstruction), `minimum prefix` (requests one side
@@ -56,7 +62,7 @@ from openhands_memory.llm.prompt_cache import PromptBlock, PromptCache, PromptPr
 from openhands_memory.prompt_tokens import APPROXIMATE, DEFAULT_TOKENIZER
 from openhands_memory.replay.costs import RequestClock
 from openhands_memory.replay.driver import AgentStep, Replayer
-from openhands_memory.replay.replayer import Pipeline, _condenser_for, _Measure
+from openhands_memory.replay.replayer import _condenser_for, _Measure
 
 __all__ = [
     "PAGE_RATIOS",
@@ -418,9 +424,9 @@ def _content_blocks(message: Message) -> int:
     return max(len(message.content), 1)
 
 
-def _replayed_steps(events: Sequence[Event], pipeline: Pipeline, tokenizer: str | None) -> list[_Step]:
-    """Every step of `events` replayed with their own condensations (and `pipeline` on top): tokens, blocks, time."""
-    pipeline = _condenser_for(pipeline if pipeline.description != "recorded condensations" else None, True)
+def _replayed_steps(events: Sequence[Event], masked: bool, tokenizer: str | None) -> list[_Step]:
+    """Every step of `events` replayed with their own condensations (and older browser outputs masked): tokens, blocks, time."""
+    pipeline = _condenser_for(BrowserOutputCondenser(attention_window=1) if masked else None, True)
     measure = _Measure(tokenizer, pipeline)
     replayer = Replayer(measure.pipeline, keep_recorded=True)
     clock = RequestClock()
@@ -451,16 +457,6 @@ def _replayed_steps(events: Sequence[Event], pipeline: Pipeline, tokenizer: str 
                 _Step(item.number, item.event.id, tokens, tuple(blocks), static, clock.now(item.event), pages, parts)
             )
     return steps
-
-
-def _plain() -> Pipeline:
-    from openhands_memory.condenser import NoOpCondenser
-
-    return Pipeline(NoOpCondenser(), "recorded condensations")
-
-
-def _masked() -> Pipeline:
-    return Pipeline(BrowserOutputCondenser(attention_window=1), "browser_output_masking")
 
 
 def calibrate_events(
@@ -497,7 +493,7 @@ def calibrate_events(
     usages = recorded_usages(events)
     if not usages:
         report.reason = "no recorded usage (no llm_metrics.token_usages in the log)"
-        report.steps = len(_replayed_steps(events, _plain(), tokenizer))
+        report.steps = len(_replayed_steps(events, False, tokenizer))
         report.unmatched_steps = list(range(1, report.steps + 1))
         report.seconds = time.perf_counter() - started
         return report
@@ -506,7 +502,7 @@ def calibrate_events(
     prices = resolve_pricing(pricing) if pricing is not None else PromptPricing.for_model(pricing_model_for(model))
     report.pricing = prices.name
 
-    steps = _replayed_steps(events, _plain(), tokenizer)
+    steps = _replayed_steps(events, False, tokenizer)
     ratio = page_ratio = 1.0
     if wanted:
         learned = token_ratio_for(model, tokenizer or APPROXIMATE) if "token_ratio" in wanted else None
@@ -526,7 +522,7 @@ def calibrate_events(
                     f"browser pages: a browse_interactive page shown whole counts x {page_ratio} of our count of its "
                     f"logged text (the agent sent its accessibility tree, which the log leaves out; learned from {learned_page.source})"
                 )
-            masked = _replayed_steps(events, _masked(), tokenizer) if "browser_masking" in wanted else steps
+            masked = _replayed_steps(events, True, tokenizer) if "browser_masking" in wanted else steps
             if masked is not steps and _error(masked, usages, ratio, page_ratio) < _error(steps, usages, ratio, page_ratio):
                 steps = masked
                 report.reconstructions.append(
