@@ -96,7 +96,8 @@ def format_calibrations(calibrations: list[Any], per_model: dict[str, dict[str, 
     from openhands_memory.replay.calibration import TOLERANCE
 
     lines = [
-        f"ours / recorded (difference); within: cache reads and prompt dollars within ±{TOLERANCE:.0%}",
+        f"ours / recorded (difference); requests: matched / steps; within: cache reads and prompt dollars within "
+        f"±{TOLERANCE:.0%} (incomplete: some request or step unmatched)",
         "",
         "| log | model | requests | prompt tokens | cache reads | cache writes | prompt dollars | within |",
         "|---|---|---|---|---|---|---|---|",
@@ -104,7 +105,14 @@ def format_calibrations(calibrations: list[Any], per_model: dict[str, dict[str, 
     for calibration in calibrations:
         totals = calibration.totals() if calibration.requests else None
         requests = f"{len(calibration.requests)}/{calibration.steps}"
-        within = "yes" if calibration.is_within_tolerance else ("no" if calibration.requests else "-")
+        if calibration.unmatched_records:
+            requests += f" (+{len(calibration.unmatched_records)} unmatched)"
+        if not calibration.requests:
+            within = "-"
+        elif not calibration.complete:
+            within = "incomplete"
+        else:
+            within = "yes" if calibration.is_within_tolerance else "no"
         lines.append(
             f"| {calibration.source.rsplit('/', 1)[-1]} | {calibration.model or '-'} | {requests} | "
             f"{_pair(totals, 'prompt_tokens')} | {_pair(totals, 'cache_read_tokens')} | "

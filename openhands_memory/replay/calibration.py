@@ -55,7 +55,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from openhands_memory.condenser.impl.browser_output_condenser import BrowserOutputCondenser
-from openhands_memory.events import BrowserOutputObservation, Event, SystemMessageAction, load_events
+from openhands_memory.events import (
+    Action,
+    BrowserOutputObservation,
+    Event,
+    EventSource,
+    SystemMessageAction,
+    UnknownObservation,
+    load_events,
+)
 from openhands_memory.llm._model_map import model_entry, model_map
 from openhands_memory.llm.message import Message
 from openhands_memory.llm.prompt_cache import PromptBlock, PromptCache, PromptPricing, RequestCost, resolve_pricing
@@ -201,38 +209,100 @@ class RecordedUsage:
 def recorded_usages(events: Iterable[Event]) -> list[RecordedUsage]:
     """Every request the log records usage for, once each (by `response_id`), in log order.
 
-    An event's `llm_metrics.token_usages` may hold earlier requests too (OpenHands copies the running
-    metrics): only the records not seen before count, and the last of them is the event's own request.
+    - OpenHands (V0): an event's `llm_metrics.token_usages` may hold earlier requests too (OpenHands
+      copies the running metrics): only the records not seen before count.
+    - OpenHands SDK (V1): a `ConversationStateUpdateEvent` with key `stats` holds each LLM's metrics
+      (`usage_to_metrics`): its `token_usages`, when kept, are read as above; else the growth of its
+      `accumulated_token_usage` since the previous one is one request, the one that produced the
+      next action (the SDK writes the stats just before it); growth no action follows (a title or a
+      summarizer call, the `condenser` LLM's) stays on the stats event and matches no step.
+
+    A record is then put on the action whose model response has its `response_id`, where one does.
     """
     seen: set[str] = set()
     found: list[RecordedUsage] = []
+    totals: dict[str, tuple[int, int, int, int]] = {}
+    pending: int | None = None  # the SDK request whose action has not come yet
+    responses: dict[str, int] = {}
     for event in events:
+        if isinstance(event, Action) and event.source == EventSource.AGENT:
+            response = event.response_id
+            if response is not None and event.id is not None:
+                responses.setdefault(response, event.id)
+            if pending is not None and response is not None and event.id is not None:
+                found[pending] = _with(found[pending], event_id=event.id)
+                pending = None
         metrics = event.llm_metrics
         usages = metrics.get("token_usages") if isinstance(metrics, Mapping) else None
-        if not isinstance(usages, list):
-            continue
-        for index, usage in enumerate(usages):
-            if not isinstance(usage, Mapping):
+        if isinstance(usages, list):
+            found.extend(_new_records(event.id, usages, seen))
+        for name, llm in _sdk_stats(event).items():
+            usages = llm.get("token_usages")
+            if isinstance(usages, list) and usages:
+                found.extend(_new_records(event.id, usages, seen))
                 continue
-            response_id = str(usage.get("response_id") or f"{event.id}:{index}")
-            if response_id in seen:
+            total = llm.get("accumulated_token_usage")
+            if not isinstance(total, Mapping):
                 continue
-            seen.add(response_id)
+            now = tuple(_int(total.get(key)) for key in ("prompt_tokens", "completion_tokens", "cache_read_tokens", "cache_write_tokens"))
+            before = totals.get(name, (0, 0, 0, 0))
+            totals[name] = now  # type: ignore[assignment]
+            grown = [a - b for a, b in zip(now, before)]
+            if grown[0] <= 0 or min(grown) < 0:
+                continue
             found.append(
                 RecordedUsage(
                     event_id=event.id,
-                    model=str(usage.get("model") or ""),
-                    prompt_tokens=_int(usage.get("prompt_tokens")),
-                    completion_tokens=_int(usage.get("completion_tokens")),
-                    cache_read_tokens=_int(usage.get("cache_read_tokens")),
-                    cache_write_tokens=_int(usage.get("cache_write_tokens")),
-                    response_id=response_id,
+                    model=str(total.get("model") or llm.get("model_name") or ""),
+                    prompt_tokens=grown[0],
+                    completion_tokens=grown[1],
+                    cache_read_tokens=grown[2],
+                    cache_write_tokens=grown[3],
+                    response_id=f"stats:{event.id}:{name}",
                 )
             )
+            if name != "condenser":
+                pending = len(found) - 1
+    found = [_with(u, event_id=responses[u.response_id]) if u.response_id in responses else u for u in found]
     excluded = any(u.cache_read_tokens + u.cache_write_tokens > u.prompt_tokens for u in found)
     if excluded:
         found = [_with(u, writes_excluded=True) for u in found]
     return found
+
+
+def _new_records(event_id: int | None, usages: list[Any], seen: set[str]) -> list[RecordedUsage]:
+    records = []
+    for index, usage in enumerate(usages):
+        if not isinstance(usage, Mapping):
+            continue
+        response_id = str(usage.get("response_id") or f"{event_id}:{index}")
+        if response_id in seen:
+            continue
+        seen.add(response_id)
+        records.append(
+            RecordedUsage(
+                event_id=event_id,
+                model=str(usage.get("model") or ""),
+                prompt_tokens=_int(usage.get("prompt_tokens")),
+                completion_tokens=_int(usage.get("completion_tokens")),
+                cache_read_tokens=_int(usage.get("cache_read_tokens")),
+                cache_write_tokens=_int(usage.get("cache_write_tokens")),
+                response_id=response_id,
+            )
+        )
+    return records
+
+
+def _sdk_stats(event: Event) -> dict[str, Mapping[str, Any]]:
+    """An SDK stats update's metrics per LLM (`usage_to_metrics`); empty for any other event."""
+    if not isinstance(event, UnknownObservation) or event.observation != "ConversationStateUpdateEvent":
+        return {}
+    extra = event.model_extra or {}
+    value = extra.get("value") if extra.get("key") == "stats" else None
+    metrics = value.get("usage_to_metrics") if isinstance(value, Mapping) else None
+    if not isinstance(metrics, Mapping):
+        return {}
+    return {str(name): llm for name, llm in metrics.items() if isinstance(llm, Mapping)}
 
 
 def _with(usage: RecordedUsage, **changes: Any) -> RecordedUsage:
@@ -492,7 +562,7 @@ def calibrate_events(
     report = LogCalibration(source=source, tokenizer=tokenizer)
     usages = recorded_usages(events)
     if not usages:
-        report.reason = "no recorded usage (no llm_metrics.token_usages in the log)"
+        report.reason = "no recorded usage (no llm_metrics.token_usages, no SDK stats, in the log)"
         report.steps = len(_replayed_steps(events, False, tokenizer))
         report.unmatched_steps = list(range(1, report.steps + 1))
         report.seconds = time.perf_counter() - started
@@ -670,6 +740,11 @@ def _causes(report: LogCalibration, prices: PromptPricing, expired: int) -> list
     if reads["difference"] is not None and abs(reads["difference"]) > 0.005:
         causes.append(
             f"cache reads: ours {reads['ours']:,.0f} against {reads['recorded']:,.0f} recorded ({reads['difference']:+.1%})"
+        )
+    if not prices.caches and reads["recorded"]:
+        causes.append(
+            f"pricing: litellm's map gives {prices.name} no cache-read price, so nothing is cached in our model; "
+            f"the provider read {reads['recorded']:,.0f} tokens from its cache"
         )
     minimum = prices.min_cache_tokens
     below = [

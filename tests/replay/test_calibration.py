@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from openhands_memory.cli import main
-from openhands_memory.events import load_events
+from openhands_memory.events import CmdRunAction, EventSource, ToolCallMetadata, UnknownObservation, load_events
 from openhands_memory.replay import calibration
 from openhands_memory.replay.calibration import (
     RECONSTRUCTIONS,
@@ -103,6 +103,38 @@ def test_recorded_usages_are_counted_once_each_on_the_event_that_first_carries_t
     assert [u.sent_tokens for u in usages] == [1000, 1200, 1400]
 
 
+def _stats(event_id: int, prompt: int, read: int, name: str = "default") -> UnknownObservation:
+    usage = {"model": "gpt-4o", "prompt_tokens": prompt, "completion_tokens": 1, "cache_read_tokens": read, "cache_write_tokens": 0}
+    return UnknownObservation(
+        id=event_id,
+        observation="ConversationStateUpdateEvent",
+        key="stats",
+        value={"usage_to_metrics": {name: {"model_name": "gpt-4o", "accumulated_token_usage": usage}}},
+    )
+
+
+def _sdk_action(event_id: int, response: str) -> CmdRunAction:
+    metadata = ToolCallMetadata(
+        function_name="terminal", tool_call_id=f"call-{event_id}", model_response={"id": response, "choices": []}, total_calls_in_response=1
+    )
+    action = CmdRunAction(id=event_id, command="ls", tool_call_metadata=metadata)
+    action.source = EventSource.AGENT
+    return action
+
+
+def test_sdk_stats_growth_is_the_request_of_the_next_action() -> None:
+    events = [
+        _stats(0, 500, 0),  # a call no action follows (a title, say)
+        _stats(1, 1500, 0),  # 1,000 more: the request of action 2
+        _sdk_action(2, "resp-a"),
+        _stats(3, 1500, 0, name="condenser"),  # a summarizer's: stays on its stats event
+        _stats(4, 2700, 900),  # 1,200 more, 900 read: the request of action 5
+        _sdk_action(5, "resp-b"),
+    ]
+    usages = recorded_usages(events)
+    assert [(u.event_id, u.prompt_tokens, u.cache_read_tokens) for u in usages] == [(0, 500, 0), (2, 1000, 0), (3, 1500, 0), (5, 1200, 900)]
+
+
 def test_prompt_tokens_that_leave_the_written_tokens_out_are_read_as_anthropic_reports_them(tmp_path: Path) -> None:
     path = _log(tmp_path)
     events = json.loads(path.read_text())
@@ -147,7 +179,7 @@ def test_a_log_without_recorded_usage_says_why(tmp_path: Path) -> None:
     events = [{k: v for k, v in event.items() if k != "llm_metrics"} for event in json.loads(path.read_text())]
     path.write_text(json.dumps(events))
     report = calibrate_log(path, tokenizer=None)
-    assert report.reason == "no recorded usage (no llm_metrics.token_usages in the log)"
+    assert report.reason == "no recorded usage (no llm_metrics.token_usages, no SDK stats, in the log)"
     assert report.requests == [] and report.unmatched_steps == [1, 2, 3] and not report.is_within_tolerance
     assert summarize_calibrations([report]) == {}
 
@@ -267,8 +299,12 @@ def test_every_shared_log_has_a_summary_and_its_reasons(log: Path | None) -> Non
         assert report.complete and summary["totals"] is not None
         assert report.reconstructions and report.causes  # what was reconstructed, and what still differs
         assert report.is_within_tolerance, summary["totals"]
+    elif path.stem == "v1_oh-sdk_goal-fixture_events":
+        # A slice of an SDK conversation: four requests in its stats, two of them before actions it holds.
+        assert [r.event_id for r in report.requests] == [3, 8] and not report.complete
+        assert "unmatched: 2 recorded request(s) match no step" in report.causes
     else:
-        assert report.reason == "no recorded usage (no llm_metrics.token_usages in the log)"
+        assert report.reason == "no recorded usage (no llm_metrics.token_usages, no SDK stats, in the log)"
 
 
 @pytest.mark.parametrize("name", sorted(_RECORDED))
