@@ -7,6 +7,7 @@
     openhands-memory search LOG QUERY... [--limit N] [--json]
     openhands-memory repair LOG [--json]
     openhands-memory bench LOG... --pipeline A.toml [--pipeline B.toml ...] [--model M] [--summarizer-model M] [--jobs N] [--out DIR] [--force]
+    openhands-memory calibrate LOG... [--pricing M] [--model M] [--tokenizer T] [--no-reconstruct] [--json]
 
 Results go to stdout, notes and the progress bar (only on a terminal) to stderr. Every expected
 error is one line on stderr, `error: ...`, with exit code 1 (data, files) or 2 (usage, config).
@@ -221,6 +222,9 @@ def _build_parser() -> argparse.ArgumentParser:
     from openhands_memory.bench.cli import add_bench_parser
 
     add_bench_parser(commands)
+    from openhands_memory._cli_calibrate import add_calibrate_parser
+
+    add_calibrate_parser(commands)
     return parser
 
 
@@ -253,6 +257,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from openhands_memory.bench.cli import run_bench
 
             return run_bench(args)
+        if args.command == "calibrate":
+            from openhands_memory._cli_calibrate import run_calibrate
+
+            return run_calibrate(args)
         if args.command == "replay":
             return _replay(args)
         if args.command == "inspect":

@@ -129,6 +129,7 @@ BLOCKS: dict[str, list[tuple[str, str, str]]] = {
         ("python", "from openhands.sdk import Agent, Conversation, Tool", SDK + "test_readme_memory_tools_in_an_sdk_conversation"),
         ("toml", "[llm.condenser]", "test_pipeline_files"),
         ("toml", "[condenser]", "test_pipeline_files"),
+        ("console", "$ openhands-memory calibrate v0_oas_gpt-4o_traj_safety-command-bot.json", "test_calibrate_the_shared_logs"),
     ],
     "docs/condensers.md": [],
     "docs/openhands_sdk.md": [

@@ -41,7 +41,7 @@ from typing import Any
 
 import pytest
 from _doc_blocks import REPO, SDK, Block, blocks_for, match_blocks, run_python
-from conftest import HANG_GUARD_SECONDS, real_logs, require_real_log
+from conftest import HANG_GUARD_SECONDS, real_logs, require_real_log, require_real_logs_dir
 
 import openhands_memory.llm.llm as _llm
 from openhands_memory import EventSource, EventStream, History, MessageAction, SystemMessageAction, load_events
@@ -348,6 +348,14 @@ def test_validate_a_log(request: pytest.FixtureRequest, workdir: Path, capsys: p
     part[1]["cause"] = 5  # id 7 answers an event before the slice
     Path("slice.jsonl").write_text("".join(json.dumps(record) + "\n" for record in part))
     run_session(capsys, _one(request, "console"), codes=[1, 1])
+
+
+def test_calibrate_the_shared_logs(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The README's table, from the shared logs where they are (only read; skipped without them, failed under CI).
+    monkeypatch.chdir(require_real_logs_dir())
+    run_session(capsys, _one(request, "console"), codes=[0])
 
 
 class DashboardClosed(BaseException):
