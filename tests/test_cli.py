@@ -260,7 +260,7 @@ def test_replay_with_pricing_prints_what_the_prompts_cost_with_and_without_the_c
 def test_replay_with_an_unknown_pricing_is_a_usage_error_before_any_replay(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["replay", str(BUNDLED), "--pricing", "no-such-model-xyz"]) == 2
     assert capsys.readouterr().err == (
-        "error: pricing 'no-such-model-xyz': litellm's model map has no input price for it; give input_cost_per_token\n"
+        "error: pricing 'no-such-model-xyz': litellm knows no such model.\n"
     )
 
 
