@@ -34,7 +34,7 @@ from typing import Any, NoReturn
 
 import orjson
 
-from openhands_memory._cli_models import APPROXIMATE, add_model_arguments, tokenizer_name
+from openhands_memory._cli_models import APPROXIMATE, add_model_arguments, check_model_arguments, tokenizer_name
 from openhands_memory._cli_secrets import SecretEnvError, add_secret_argument, secrets_from_env
 from openhands_memory._locations import log_location
 from openhands_memory._progress import ProgressBar
@@ -339,6 +339,7 @@ def _replay(args: argparse.Namespace) -> int:
     if not step_seconds >= 0:
         print(f"error: --step-seconds must be at least 0, got {args.step_seconds}", file=sys.stderr)
         return _USAGE_ERROR
+    check_model_arguments(args)
     pricings = [resolve_pricing(spec) for spec in args.pricings]  # refused now, not after the replay
     args.pipeline = _pipeline_file(args.pipeline)
     secrets = _checked_secrets(args)
@@ -410,6 +411,7 @@ def _view(args: argparse.Namespace) -> int:
     if args.recorded and args.pipeline is None:
         print("error: --recorded goes with --pipeline (the log's condensations apply by default)", file=sys.stderr)
         return _USAGE_ERROR
+    check_model_arguments(args)
     args.pipeline = _pipeline_file(args.pipeline)
     secrets = _checked_secrets(args)
     pipeline = load_pipeline(args.pipeline, model=args.model) if args.pipeline is not None else None

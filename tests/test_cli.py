@@ -760,3 +760,27 @@ def test_model_alone_counts_with_its_tokenizer_calls_nothing_and_points_at_summa
     assert main(["bench", str(BUNDLED), "--pipeline", str(pipeline), "--model", "gpt-4o-mini", "--no-plot", "--out", str(out_dir)]) == 0
     out, err = capsys.readouterr()
     assert err.splitlines()[0] == note and "tokens counted by  gpt-4o-mini (litellm's tokenizer)" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (["replay", "--tokenizer", "gpt-5o"], "error: --tokenizer 'gpt-5o': litellm knows no such model. Did you mean 'gpt-5'"),
+        (["view", "--model", "claude-sonet-4-5"], "error: --model 'claude-sonet-4-5': litellm knows no such model. Did you mean 'claude-sonnet-4-5'"),
+        (["bench", "--pipeline", "no_condensation", "--tokenizer", "gpt-5o"], "error: --tokenizer 'gpt-5o': litellm knows no such model."),
+    ],
+)
+def test_a_tokenizer_or_model_litellm_does_not_know_is_refused_never_counted_as_another(
+    argv: list[str], line: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # litellm counted these with its default tokenizer while the header said "tokens counted for gpt-5o".
+    command, *options = argv
+    assert main([command, str(BUNDLED), *options, *(["--out", str(tmp_path / "out")] if command == "bench" else [])]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(line) and err.endswith(" (--tokenizer approximate counts 4 characters a token)\n")
+    assert err.count("\n") == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_provider_prefixed_model_is_a_known_tokenizer(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["view", str(BUNDLED), "--at", "2", "--model", "openai/gpt-4o"]) == 0

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from openhands_memory._cli_models import DEFAULT_TOKENIZER, add_model_arguments, tokenizer_name
+from openhands_memory._cli_models import DEFAULT_TOKENIZER, add_model_arguments, check_model_arguments, tokenizer_name
 from openhands_memory._cli_secrets import SecretEnvError, add_secret_argument, secrets_from_env
 from openhands_memory._locations import log_location
 from openhands_memory._progress import ProgressBar
@@ -196,6 +196,7 @@ def run_bench(args: argparse.Namespace) -> int:
         _error(f"{missing[0]}: no such file or folder")
         return 1
     try:
+        check_model_arguments(args)  # a model litellm does not know would be counted with its default tokenizer
         logs = find_logs(args.logs)  # a folder of logs stands for its logs; one with none is refused here
         paths = resolve_pipelines(args.pipelines)  # a shipped pipeline's name stands for its file
         pipelines = [PipelineSpec.from_file(path) for path in paths]
