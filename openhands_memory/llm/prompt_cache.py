@@ -91,12 +91,12 @@ class CacheRules(BaseModel):
     """How the cached prefix is found: explicit `breakpoints`, an automatic `prefix`, or `none`."""
     lifetime_seconds: float = Field(gt=0)
     """How long a cached prefix lives after its last use."""
-    lifetime_name: str = "5m"
-    """What the provider calls that lifetime (`lifetime = "5m"` in a pricing table)."""
+    ttl_name: str = "5m"
+    """What the provider calls that lifetime (`ttl = "5m"` in a pricing table)."""
     extended_lifetime_seconds: float | None = Field(default=None, gt=0)
     """The lifetime of the provider's longer-lived cache (Anthropic's 1 hour, OpenAI's 24 hours); None: none."""
-    extended_lifetime_name: str | None = None
-    """What the provider calls the longer lifetime (`lifetime = "1h"` in a pricing table)."""
+    extended_ttl_name: str | None = None
+    """What the provider calls the longer lifetime (`ttl = "1h"` in a pricing table)."""
     min_tokens: int = Field(default=0, ge=0)
     """The shortest prefix cached, when neither `MODEL_CACHE_RULES` nor litellm's map gives one for the model."""
     block_tokens: int = Field(default=1, ge=1)
@@ -129,9 +129,9 @@ CACHE_RULES: dict[str, CacheRules] = {
     "anthropic": CacheRules(
         matching="breakpoints",
         lifetime_seconds=300,
-        lifetime_name="5m",
+        ttl_name="5m",
         extended_lifetime_seconds=3600,
-        extended_lifetime_name="1h",
+        extended_ttl_name="1h",
         min_tokens=1024,
         lookback_blocks=20,
         max_breakpoints=4,
@@ -148,7 +148,7 @@ CACHE_RULES: dict[str, CacheRules] = {
     "openai": CacheRules(
         matching="prefix",
         lifetime_seconds=300,
-        lifetime_name="in_memory",
+        ttl_name="in_memory",
         min_tokens=1024,
         block_tokens=128,
         read_multiplier=0.5,
@@ -157,7 +157,7 @@ CACHE_RULES: dict[str, CacheRules] = {
     # later; a hit is billed at the cached-token price, 90% off the input price (0.1x) on those models;
     # no write fee; the minimum prompt is per model (2,048 for 2.5 Flash and 2.5 Pro, 4,096 for the
     # Gemini 3 models: MODEL_CACHE_RULES). Google documents no lifetime for implicit hits: 5 minutes is ours.
-    "gemini": CacheRules(matching="prefix", lifetime_seconds=300, lifetime_name="implicit", min_tokens=2048, read_multiplier=0.1),
+    "gemini": CacheRules(matching="prefix", lifetime_seconds=300, ttl_name="implicit", min_tokens=2048, read_multiplier=0.1),
     # Any other provider whose map entry has a cache-read price (DeepSeek, xAI, ...): an automatic
     # prefix cache matched token by token, living 5 minutes (an assumption; override it).
     "prefix": CacheRules(matching="prefix", lifetime_seconds=300, min_tokens=0),
@@ -216,7 +216,7 @@ MODEL_CACHE_RULES: tuple[ModelCacheRule, ...] = (
     ModelCacheRule(
         "openai",
         _OPENAI_24H,
-        {"extended_lifetime_seconds": 86_400, "extended_lifetime_name": "24h"},
+        {"extended_lifetime_seconds": 86_400, "extended_ttl_name": "24h"},
         f"{_OPENAI_DOCS}, prompt cache retention: \"24h\" extended retention on gpt-5.5, gpt-5.4, gpt-5.2, gpt-5.1 "
         "(and its codex, codex-mini, chat-latest), gpt-5, gpt-5-codex and gpt-4.1",
     ),
@@ -334,7 +334,7 @@ class PromptPricing(BaseModel):
         model: str,
         *,
         extended: bool = False,
-        lifetime: str | None = None,
+        ttl: str | None = None,
         overrides: Mapping[str, Any] | None = None,
     ) -> PromptPricing:
         """The pricing of `model`: litellm's model map (offline), the provider's `CACHE_RULES` and `MODEL_CACHE_RULES`.
@@ -343,7 +343,7 @@ class PromptPricing(BaseModel):
             model: a model litellm knows, with or without its provider (`claude-sonnet-4-5`,
                 `anthropic/claude-sonnet-4-5`, `gpt-5`, `gemini/gemini-2.5-pro`, a Bedrock name).
             extended: use the longer-lived cache (Anthropic's 1 hour, OpenAI's 24 hours).
-            lifetime: the cache lifetime by the provider's name for it (`"5m"` or `"1h"` for
+            ttl: the cache lifetime by the provider's name for it (`"5m"` or `"1h"` for
                 Anthropic, `"in_memory"` or `"24h"` for OpenAI), instead of `extended`.
             overrides: fields to set over what the map and the table say: any field of
                 `PromptPricing` (`input_cost_per_token`, `rules_name`, ...) or of `CacheRules`
@@ -370,8 +370,8 @@ class PromptPricing(BaseModel):
         if rules_name not in CACHE_RULES:
             raise UnknownPriceError(model, f"unknown rules_name {rules_name!r}: one of {', '.join(CACHE_RULES)}")
         rules, documented_minimum = model_cache_rules(rules_name, model)
-        if lifetime is not None:
-            extended = _is_extended(model, rules, lifetime)
+        if ttl is not None:
+            extended = _is_extended(model, rules, ttl)
         elif extended and rules.extended_lifetime_seconds is None:
             raise UnknownPriceError(model, f"its provider documents no longer-lived cache for it ({rules_name} rules)")
         base = input_price if input_price is not None else float(overrides["input_cost_per_token"])
@@ -402,17 +402,17 @@ class PromptPricing(BaseModel):
         }
         return _with_overrides(fields, overrides, model)
 
-    def lifetime_choices(self) -> dict[str, PromptPricing]:
+    def ttl_choices(self) -> dict[str, PromptPricing]:
         """The model's pricing for each cache lifetime its provider offers, by the provider's name for it.
 
         Anthropic: `{"5m": ..., "1h": ...}` (writes at 1.25x and 2x the input price); OpenAI:
         `{"in_memory": ...}`, with `"24h"` for the models that have it. A scheduler may choose
         among them. Built afresh from the model's name (overrides are not carried over).
         """
-        names = [self.rules.lifetime_name]
-        if self.rules.extended_lifetime_seconds is not None and self.rules.extended_lifetime_name:
-            names.append(self.rules.extended_lifetime_name)
-        return {name: PromptPricing.for_model(self.model, lifetime=name) for name in names}
+        names = [self.rules.ttl_name]
+        if self.rules.extended_lifetime_seconds is not None and self.rules.extended_ttl_name:
+            names.append(self.rules.extended_ttl_name)
+        return {name: PromptPricing.for_model(self.model, ttl=name) for name in names}
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> PromptPricing:
         """This pricing with some fields set (of `PromptPricing` or of `CacheRules`, see `for_model`).
@@ -423,13 +423,13 @@ class PromptPricing(BaseModel):
         return _with_overrides({name: getattr(self, name) for name in type(self).model_fields}, overrides, self.model)
 
 
-def _is_extended(model: str, rules: CacheRules, lifetime: str) -> bool:
-    if lifetime == rules.lifetime_name:
+def _is_extended(model: str, rules: CacheRules, ttl: str) -> bool:
+    if ttl == rules.ttl_name:
         return False
-    if rules.extended_lifetime_name is not None and lifetime == rules.extended_lifetime_name:
+    if rules.extended_ttl_name is not None and ttl == rules.extended_ttl_name:
         return True
-    names = [name for name in (rules.lifetime_name, rules.extended_lifetime_name) if name]
-    raise UnknownPriceError(model, f"no cache lifetime {lifetime!r} for it: {' or '.join(repr(n) for n in names)}")
+    names = [name for name in (rules.ttl_name, rules.extended_ttl_name) if name]
+    raise UnknownPriceError(model, f"no cache lifetime {ttl!r} for it: {' or '.join(repr(n) for n in names)}")
 
 
 _COMPLETE = ("rules_name", "input_cost_per_token", "cache_read_cost_per_token", "cache_write_cost_per_token")
@@ -463,7 +463,7 @@ def _with_overrides(fields: dict[str, Any], overrides: Mapping[str, Any], model:
 
 
 def resolve_pricing(spec: str | Mapping[str, Any] | PromptPricing) -> PromptPricing:
-    """A pricing from a model name, a table (`model`, optional `lifetime` or `extended`, and overrides), or a pricing.
+    """A pricing from a model name, a table (`model`, optional `ttl` or `extended`, and overrides), or a pricing.
 
     A name ending in `.toml` or `.json` is read as a file holding such a table (a TOML file's
     `[pricing]` table, or the whole document).
@@ -485,10 +485,10 @@ def resolve_pricing(spec: str | Mapping[str, Any] | PromptPricing) -> PromptPric
     extended = table.pop("extended", False)
     if not isinstance(extended, bool):
         raise UnknownPriceError(model, f"extended must be true or false, got {extended!r}")
-    lifetime = table.pop("lifetime", None)
-    if lifetime is not None and not isinstance(lifetime, str):
-        raise UnknownPriceError(model, f"lifetime must be the provider's name for one (\"5m\", \"1h\", \"24h\"), got {lifetime!r}")
-    return PromptPricing.for_model(model, extended=extended, lifetime=lifetime, overrides=table)
+    ttl = table.pop("ttl", None)
+    if ttl is not None and not isinstance(ttl, str):
+        raise UnknownPriceError(model, f"ttl must be the provider's name for one (\"5m\", \"1h\", \"24h\"), got {ttl!r}")
+    return PromptPricing.for_model(model, extended=extended, ttl=ttl, overrides=table)
 
 
 def _read_pricing_file(path: str) -> dict[str, Any]:

@@ -218,8 +218,8 @@ def test_prices_come_from_litellms_map_and_the_rules_from_the_provider_row() -> 
 def test_an_unknown_model_or_override_is_a_pricing_error_that_says_what_to_do() -> None:
     with pytest.raises(UnknownPriceError, match=re.escape("pricing 'no-such-model-xyz': litellm knows no such model.")):
         PromptPricing.for_model("no-such-model-xyz")
-    with pytest.raises(UnknownPriceError, match=re.escape("unknown pricing field 'lifetime_secs'. Did you mean 'lifetime_seconds'?")):
-        ANTHROPIC.with_overrides({"lifetime_secs": 60})
+    with pytest.raises(UnknownPriceError, match=re.escape("unknown pricing field 'lifetime'. Did you mean 'lifetime_seconds'?")):
+        ANTHROPIC.with_overrides({"lifetime": 60})
     with pytest.raises(UnknownPriceError, match=re.escape("a pricing table needs a model name")):
         resolve_pricing({"lifetime_seconds": 60})
 
@@ -272,16 +272,16 @@ def test_every_provider_prefixed_name_of_litellms_map_with_a_price_is_accepted()
 
 
 def test_anthropics_two_lifetimes_are_a_choice_with_their_write_prices() -> None:
-    choices = PromptPricing.for_model("claude-sonnet-4-5").lifetime_choices()
+    choices = PromptPricing.for_model("claude-sonnet-4-5").ttl_choices()
     assert list(choices) == ["5m", "1h"]
     five, hour = choices["5m"], choices["1h"]
     assert (five.lifetime_seconds, hour.lifetime_seconds) == (300, 3600)
     assert five.cache_write_cost_per_token == pytest.approx(1.25 * five.input_cost_per_token)
     assert hour.cache_write_cost_per_token == pytest.approx(2.0 * hour.input_cost_per_token)
     assert five.cache_read_cost_per_token == hour.cache_read_cost_per_token == pytest.approx(0.1 * five.input_cost_per_token)
-    assert resolve_pricing({"model": "claude-sonnet-4-5", "lifetime": "1h"}) == hour
+    assert resolve_pricing({"model": "claude-sonnet-4-5", "ttl": "1h"}) == hour
     with pytest.raises(UnknownPriceError, match=re.escape("pricing 'claude-sonnet-4-5': no cache lifetime '2h' for it: '5m' or '1h'")):
-        resolve_pricing({"model": "claude-sonnet-4-5", "lifetime": "2h"})
+        resolve_pricing({"model": "claude-sonnet-4-5", "ttl": "2h"})
 
 
 @pytest.mark.parametrize(
@@ -325,9 +325,9 @@ def test_openai_bills_no_cache_write_before_gpt_5_6_and_1_25x_from_it_on_with_24
     assert gpt5.cache_write_cost_per_token == gpt5.input_cost_per_token
     assert gpt5.cache_read_cost_per_token == pytest.approx(0.1 * gpt5.input_cost_per_token)
     assert gpt56.cache_write_cost_per_token == pytest.approx(1.25 * gpt56.input_cost_per_token)
-    assert list(gpt5.lifetime_choices()) == ["in_memory", "24h"]
-    assert gpt5.lifetime_choices()["24h"].lifetime_seconds == 86_400
-    assert list(gpt4o.lifetime_choices()) == ["in_memory"]  # no 24-hour retention documented for gpt-4o
+    assert list(gpt5.ttl_choices()) == ["in_memory", "24h"]
+    assert gpt5.ttl_choices()["24h"].lifetime_seconds == 86_400
+    assert list(gpt4o.ttl_choices()) == ["in_memory"]  # no 24-hour retention documented for gpt-4o
     with pytest.raises(UnknownPriceError, match=re.escape("pricing 'gpt-4o': its provider documents no longer-lived cache for it")):
         PromptPricing.for_model("gpt-4o", extended=True)
 
@@ -353,7 +353,7 @@ def test_the_cache_aware_scheduler_can_be_given_anthropics_1_hour_lifetime() -> 
 
     inner = {"type": "observation_masking", "attention_window": 4}
     default = Condenser.from_config({"type": "cache_aware", "condenser": inner})
-    hour = Condenser.from_config({"type": "cache_aware", "pricing": {"model": "claude-sonnet-4-5", "lifetime": "1h"}, "condenser": inner})
+    hour = Condenser.from_config({"type": "cache_aware", "pricing": {"model": "claude-sonnet-4-5", "ttl": "1h"}, "condenser": inner})
     assert isinstance(default, CacheAwareCondenser) and isinstance(hour, CacheAwareCondenser)
     assert default.pricing.lifetime_seconds == 300  # the default stays the 5-minute cache
     assert (hour.pricing.lifetime_seconds, hour.pricing.cache_write_cost_per_token) == (3600, 6e-06)
