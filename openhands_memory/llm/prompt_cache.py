@@ -217,15 +217,17 @@ MODEL_CACHE_RULES: tuple[ModelCacheRule, ...] = (
         "openai",
         _OPENAI_24H,
         {"extended_lifetime_seconds": 86_400, "extended_ttl_name": "24h"},
-        f"{_OPENAI_DOCS}, prompt cache retention: \"24h\" extended retention on gpt-5.5, gpt-5.4, gpt-5.2, gpt-5.1 "
-        "(and its codex, codex-mini, chat-latest), gpt-5, gpt-5-codex and gpt-4.1",
+        f"{_OPENAI_DOCS}, prompt cache retention: \"24h\" extended retention is available for gpt-5.4, gpt-5.2, "
+        "gpt-5.1 (and its codex, codex-mini, chat-latest), gpt-5, gpt-5-codex and gpt-4.1 (the guide as of 2026-03); "
+        "gpt-5.5 is documented with it too (the guide as of 2026-06); in_memory retention only for the others",
     ),
     ModelCacheRule(
         "openai",
         r"gpt-5-([6-9]|\d\d)",
-        {"write_multiplier": 1.25},
-        f"{_OPENAI_DOCS}, pricing: from the GPT-5.6 family on, cache writes are billed, at 1.25x the input price "
-        "(litellm's cache_creation_input_token_cost says the same); earlier models write for free",
+        {"write_multiplier": 1.25, "extended_write_multiplier": 1.25},
+        "https://learn.microsoft.com/azure/foundry/openai/how-to/prompt-caching: models before the GPT-5.6 family "
+        "don't charge extra to write to the cache, from it on cache writes are billed; litellm's map prices them "
+        "at 1.25x the input price (cache_creation_input_token_cost of gpt-5.6, -terra, -luna, -sol)",
     ),
     ModelCacheRule(
         "gemini",
