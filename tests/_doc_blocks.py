@@ -136,7 +136,7 @@ BLOCKS: dict[str, list[tuple[str, str, str]]] = {
         ("python", "import openhands_memory.integrations.openhands_sdk", SDK + "test_sdk_doc_example_builds_an_agent"),
     ],
     "docs/prompt_cache.md": [
-        ("bash", "openhands-memory bench LOG... --pipeline A.toml", "test_pricing_commands"),
+        ("bash", "openhands-memory bench LOG... --pipeline cache_aware", "test_pricing_commands"),
         ("toml", "[llm.condenser]", "test_pipeline_files"),
         ("", "now(after) + h * read * after", "test_the_scheduler_s_rule_is_the_formula"),
         ("", "110  forgot 13 events (ids 86-103)", "test_the_inspect_excerpt_of_the_enyst_log"),
