@@ -4,7 +4,7 @@
         [--pricing claude-sonnet-4-5 --pricing gpt-5] [--out benchmarks/results/pipelines]
         [--plot-to docs/standard_comparison.png]
 
-Pipelines (`benchmarks/pipelines/*.toml`, in this order): no condensation, OpenHands' default
+Pipelines (the shipped ones, `openhands_memory/pipelines/*.toml`, in this order): no condensation, OpenHands' default
 pipeline, observation masking, amortized forgetting, LLM summarizing, each with OpenHands' own
 defaults, the OpenHands SDK's own `LLMSummarizingCondenser` (240/2) and its `default_condenser`
 (80/4) as `sdk_summarizing` decides them, large output offload and auto_context (AutoContextMemory) with AgentScope's, QitOS'
@@ -40,6 +40,7 @@ from openhands_memory.bench import format_table, run_benchmark, write_results
 from openhands_memory.bench.report import format_compressions, format_cost_table, format_header, write_plot
 from openhands_memory.bench.report import PLOT_HINT
 from openhands_memory.llm.llm import DEFAULT_CONTEXT_WINDOW
+from openhands_memory.pipelines import shipped_pipelines
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -52,7 +53,7 @@ PIPELINES = (
     "auto_context", "compact_history", "token_budget_summary", "fixed_limit",
     "default_offline", "cache_aware_default", "cache_aware", "cache_aware_openai", "default",
 )  # fmt: skip
-"""The standard comparison, by file name in `benchmarks/pipelines/`, in table order."""
+"""The standard comparison, by shipped pipeline name (`openhands_memory.pipelines`), in table order."""
 
 PRICINGS = ("claude-sonnet-4-5", "gpt-5")
 """The models whose prices (and providers' prompt caches) the standard comparison is priced at."""
@@ -88,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     if not logs:
         print("no logs found", file=sys.stderr)
         return 1
-    pipelines = [HERE / "pipelines" / f"{name}.toml" for name in PIPELINES]
+    pipelines = [shipped_pipelines()[name] for name in PIPELINES]
     results = run_benchmark(
         logs,
         pipelines,

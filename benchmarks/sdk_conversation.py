@@ -7,7 +7,7 @@ Runs the scripted conversation of `openhands_memory.integrations.openhands_sdk.t
 read and count files of a workspace, `--steps` tool-call steps then `finish`) with:
 
 - `--pipeline FILE`: our pipeline file as the SDK condenser (`OpenHandsMemoryCondenser.from_file`),
-  e.g. `benchmarks/pipelines/sdk_conversation_llm.toml` or `sdk_conversation_masking.toml` (a
+  e.g. `openhands_memory/pipelines/sdk_conversation_llm.toml` or `sdk_conversation_masking.toml` (a
   model-backed strategy needs `mock_response` in its `llm_config`: real model requests are refused);
 - otherwise the SDK's own `LLMSummarizingCondenser` (`--max-size`, default 24; keep_first 2),
   its summarizer scripted too.

@@ -66,6 +66,7 @@ if TYPE_CHECKING:
         StoreLockedError,
         StoreReplacedError,
         UnknownDelegationError,
+        UnknownModelError,
         UnknownPriceError,
     )
     from openhands_memory.conversation_memory import HistoryPolicy
@@ -182,6 +183,7 @@ _HOME: dict[str, str] = {
     "MemoryAdapterError": _ERRORS,
     "UnknownDelegationError": _ERRORS,
     "UnknownPriceError": _ERRORS,
+    "UnknownModelError": _ERRORS,
     "OutputRefusedError": _ERRORS,
     "OutputExistsError": _ERRORS,
     "OutputIsInputError": _ERRORS,

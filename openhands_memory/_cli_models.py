@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["APPROXIMATE", "DEFAULT_TOKENIZER", "add_model_arguments", "tokenizer_name"]
+__all__ = ["APPROXIMATE", "DEFAULT_TOKENIZER", "add_model_arguments", "check_model_arguments", "tokenizer_name"]
 
 DEFAULT_TOKENIZER = "gpt-4o"
 """`openhands_memory.prompt_tokens.DEFAULT_TOKENIZER`, written here so that building the parser imports nothing heavy (a test keeps them equal)."""
@@ -54,3 +54,24 @@ def add_model_arguments(command: argparse.ArgumentParser, *, counts: str) -> Non
 def tokenizer_name(args: argparse.Namespace) -> str:
     """The tokenizer that counts: `--tokenizer`, else `--model`, else `DEFAULT_TOKENIZER` (`approximate` is a name too)."""
     return str(args.tokenizer or args.model or DEFAULT_TOKENIZER)
+
+
+def check_model_arguments(args: argparse.Namespace) -> None:
+    """Refuse a `--tokenizer` or `--model` that litellm does not know, naming the closest it knows.
+
+    litellm counts a model it does not know with its default tokenizer, and reports would call
+    those tokens the model's (`tokens counted for gpt-5o`): refused instead, before any work.
+
+    Raises:
+        UnknownModelError: one of them names no model litellm knows (exit code 2).
+    """
+    from openhands_memory.errors import UnknownModelError
+    from openhands_memory.llm._model_map import did_you_mean, lookup_model
+
+    for option, name in (("--tokenizer", args.tokenizer), ("--model", args.model)):
+        if name is None or (option == "--tokenizer" and name == APPROXIMATE):
+            continue
+        if lookup_model(name) is None:
+            raise UnknownModelError(
+                option, name, f"litellm knows no such model.{did_you_mean(name)} (--tokenizer {APPROXIMATE} counts 4 characters a token)"
+            )

@@ -1,12 +1,13 @@
 """The `openhands-memory` command: parses arguments, calls the library, prints.
 
-    openhands-memory replay LOG [--pipeline CONFIG] [--recorded] [--model M] [--summarizer-model M] [--tokenizer T] [--out PATH [--force]] [--json]
+    openhands-memory replay LOG [--pipeline NAME|CONFIG] [--recorded] [--model M] [--summarizer-model M] [--tokenizer T] [--out PATH [--force]] [--json]
     openhands-memory inspect LOG [--top N] [--json]
-    openhands-memory view LOG [--at STEP] [--messages] [--pipeline CONFIG] [--recorded] [--model M] [--summarizer-model M] [--tokenizer T] [--json]
+    openhands-memory view LOG [--at STEP] [--messages] [--pipeline NAME|CONFIG] [--recorded] [--model M] [--summarizer-model M] [--tokenizer T] [--json]
     openhands-memory convert SRC DST [--force]
     openhands-memory search LOG QUERY... [--limit N] [--json]
     openhands-memory repair LOG [--json]
-    openhands-memory bench LOG... --pipeline A.toml [--pipeline B.toml ...] [--model M] [--summarizer-model M] [--jobs N] [--out DIR] [--force]
+    openhands-memory bench LOG... --pipeline NAME|A.toml [--pipeline B.toml ...] [--pipeline all] [--model M] [--summarizer-model M] [--jobs N] [--out DIR] [--force]
+    openhands-memory calibrate LOG... [--pricing M] [--model M] [--tokenizer T] [--no-reconstruct] [--json]
 
 Results go to stdout, notes and the progress bar (only on a terminal) to stderr. Every expected
 error is one line on stderr, `error: ...`, with exit code 1 (data, files) or 2 (usage, config).
@@ -34,7 +35,7 @@ from typing import Any, NoReturn
 
 import orjson
 
-from openhands_memory._cli_models import APPROXIMATE, add_model_arguments, tokenizer_name
+from openhands_memory._cli_models import APPROXIMATE, add_model_arguments, check_model_arguments, tokenizer_name
 from openhands_memory._cli_secrets import SecretEnvError, add_secret_argument, secrets_from_env
 from openhands_memory._locations import log_location
 from openhands_memory._progress import ProgressBar
@@ -87,9 +88,9 @@ def _build_parser() -> argparse.ArgumentParser:
     replay.add_argument("log", type=log_location, metavar="LOG", help="the log to replay (only read: --out can never name it)")
     replay.add_argument(
         "--pipeline",
-        type=Path,
         metavar="CONFIG",
-        help="a condenser config: TOML with a [condenser] table, or JSON (default: the offline default pipeline)",
+        help="a shipped pipeline by name (cache_aware, no_condensation, ...) or a condenser config: TOML with a "
+        "[condenser] table, or JSON (default: the offline default pipeline)",
     )
     replay.add_argument(
         "--recorded",
@@ -150,7 +151,11 @@ def _build_parser() -> argparse.ArgumentParser:
     view.add_argument("log", type=log_location, metavar="LOG", help="the log to view")
     view.add_argument("--at", type=int, default=None, metavar="STEP", help="the agent step (default: after the last event)")
     view.add_argument("--messages", action="store_true", help="print the messages sent to the model instead of the events")
-    view.add_argument("--pipeline", type=Path, metavar="CONFIG", help="condense with this pipeline instead of the log's condensations")
+    view.add_argument(
+        "--pipeline",
+        metavar="CONFIG",
+        help="condense with this pipeline (a shipped pipeline's name, or a file) instead of the log's condensations",
+    )
     view.add_argument("--recorded", action="store_true", help="with --pipeline: keep the log's condensations too")
     add_model_arguments(view, counts="the tokens a pipeline's [history_policy] and its condensers' budgets count")
     add_secret_argument(view)
@@ -221,6 +226,9 @@ def _build_parser() -> argparse.ArgumentParser:
     from openhands_memory.bench.cli import add_bench_parser
 
     add_bench_parser(commands)
+    from openhands_memory._cli_calibrate import add_calibrate_parser
+
+    add_calibrate_parser(commands)
     return parser
 
 
@@ -253,6 +261,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from openhands_memory.bench.cli import run_bench
 
             return run_bench(args)
+        if args.command == "calibrate":
+            from openhands_memory._cli_calibrate import run_calibrate
+
+            return run_calibrate(args)
         if args.command == "replay":
             return _replay(args)
         if args.command == "inspect":
@@ -335,7 +347,9 @@ def _replay(args: argparse.Namespace) -> int:
     if not step_seconds >= 0:
         print(f"error: --step-seconds must be at least 0, got {args.step_seconds}", file=sys.stderr)
         return _USAGE_ERROR
+    check_model_arguments(args)
     pricings = [resolve_pricing(spec) for spec in args.pricings]  # refused now, not after the replay
+    args.pipeline = _pipeline_file(args.pipeline)
     secrets = _checked_secrets(args)
     pipeline = load_pipeline(args.pipeline, model=args.model) if args.pipeline is not None or not args.recorded else None
     # A missing API key now, before any work; the default pipeline is offline by design: no note.
@@ -406,6 +420,8 @@ def _view(args: argparse.Namespace) -> int:
     if args.recorded and args.pipeline is None:
         print("error: --recorded goes with --pipeline (the log's condensations apply by default)", file=sys.stderr)
         return _USAGE_ERROR
+    check_model_arguments(args)
+    args.pipeline = _pipeline_file(args.pipeline)
     secrets = _checked_secrets(args)
     pipeline = load_pipeline(args.pipeline, model=args.model) if args.pipeline is not None else None
     _choose_models(pipeline, args)  # a missing API key now, before any work
@@ -449,6 +465,13 @@ def _view(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+def _pipeline_file(spec: str | None) -> Path | None:
+    """The file a `--pipeline` value names: a file, or a shipped pipeline's name (refused with the closest names otherwise)."""
+    from openhands_memory.pipelines import resolve_pipeline
+
+    return resolve_pipeline(spec) if spec is not None else None
 
 
 def _with_log_ids(data: dict[str, Any], snapshot: Any) -> dict[str, Any]:

@@ -14,6 +14,7 @@ both print it and act on it::
     ├─ MemoryAdapterError(OpenHandsMemoryError, ValueError)     reason (a bad query, argument or feed)
     ├─ UnknownDelegationError(OpenHandsMemoryError, ValueError) delegation
     ├─ UnknownPriceError(OpenHandsMemoryError, ValueError)      model, reason (exit_code 2)
+    ├─ UnknownModelError(OpenHandsMemoryError, ValueError)      option, model, reason (exit_code 2)
     ├─ OutputRefusedError(OpenHandsMemoryError)                path, reason
     │  ├─ OutputExistsError(OutputRefusedError, FileExistsError)   (unless asked to overwrite)
     │  ├─ OutputIsInputError(OutputRefusedError, ValueError)      input_path (always)
@@ -409,6 +410,22 @@ class UnknownPriceError(OpenHandsMemoryError, ValueError):
         self.reason = reason
         """What is missing or wrong."""
         super().__init__(f"pricing {model!r}: {reason}")
+
+
+class UnknownModelError(OpenHandsMemoryError, ValueError):
+    """A model named to count tokens (`--tokenizer`, `--model`) that litellm does not know: it would be counted
+    with litellm's default tokenizer while reports name the model."""
+
+    exit_code = 2
+
+    def __init__(self, option: str, model: str, reason: str) -> None:
+        self.option = option
+        """The option that named it (`--tokenizer`, `--model`)."""
+        self.model = model
+        """The model named."""
+        self.reason = reason
+        """What is wrong, and the closest names."""
+        super().__init__(f"{option} {model!r}: {reason}")
 
 
 class OutputRefusedError(OpenHandsMemoryError):

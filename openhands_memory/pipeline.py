@@ -96,7 +96,7 @@ too large for anything to make room for is cut to a preview with a `context_relo
 is left out: the agent's model decides (`default_condenser(model)`, `History(model=...)` or the LLM it
 calls, `--model`, the SDK agent's LLM); no model, or one litellm knows no price for, is priced as
 claude-sonnet-4-5 (`FALLBACK_PRICING`). For a model whose input limit is under 125,000 tokens, the
-limits are scaled to 80% of it (`default_condenser_config`). `benchmarks/pipelines/default.toml` is this
+limits are scaled to 80% of it (`default_condenser_config`). `openhands_memory/pipelines/default.toml` is this
 pipeline as a file; `DEFAULT_OFFLINE_CONDENSER_CONFIG` is the default before it."""
 
 DEFAULT_OFFLINE_CONDENSER_CONFIG: Final[Mapping[str, Any]] = {
@@ -107,7 +107,7 @@ DEFAULT_OFFLINE_CONDENSER_CONFIG: Final[Mapping[str, Any]] = {
         {"type": "amortized", "max_size": 120, "keep_first": 4, "max_tokens": 64_000},
     ],
 }
-"""`default_offline`, the default pipeline until issue 39 (`benchmarks/pipelines/default_offline.toml`):
+"""`default_offline`, the default pipeline until issue 39 (`openhands_memory/pipelines/default_offline.toml`):
 show only the newest browser page, mask tool output older than 50 events, and forget the older half of
 the history (after the first 4 events) past 120 events or 64k tokens. It masks at nearly every step, so it
 breaks the prompt cache at nearly every step: on the standard comparison it costs 2.4x (claude-sonnet-4-5)

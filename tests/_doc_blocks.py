@@ -129,13 +129,14 @@ BLOCKS: dict[str, list[tuple[str, str, str]]] = {
         ("python", "from openhands.sdk import Agent, Conversation, Tool", SDK + "test_readme_memory_tools_in_an_sdk_conversation"),
         ("toml", "[llm.condenser]", "test_pipeline_files"),
         ("toml", "[condenser]", "test_pipeline_files"),
+        ("console", "$ openhands-memory calibrate v0_oas_gpt-4o_traj_safety-command-bot.json", "test_calibrate_the_shared_logs"),
     ],
     "docs/condensers.md": [],
     "docs/openhands_sdk.md": [
         ("python", "import openhands_memory.integrations.openhands_sdk", SDK + "test_sdk_doc_example_builds_an_agent"),
     ],
     "docs/prompt_cache.md": [
-        ("bash", "openhands-memory bench LOG... --pipeline A.toml", "test_pricing_commands"),
+        ("bash", "openhands-memory bench LOG... --pipeline cache_aware", "test_pricing_commands"),
         ("toml", "[llm.condenser]", "test_pipeline_files"),
         ("", "now(after) + h * read * after", "test_the_scheduler_s_rule_is_the_formula"),
         ("", "102  forgot 10 events (ids 86-98)", "test_the_inspect_excerpt_of_the_enyst_log"),

@@ -55,11 +55,13 @@ def _is_ci() -> bool:
 
 # Hypothesis: no profile measures time (no deadline, no too_slow check: a loaded machine is slow,
 # not wrong); each bounds the number of examples instead. Thorough on a developer's machine (300
-# examples), bounded in CI (60, and the same examples on every run, so a red CI run is reproduced
-# as it was). HYPOTHESIS_PROFILE picks one explicitly.
-_UNTIMED = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
-settings.register_profile("thorough", max_examples=300, **_UNTIMED)
-settings.register_profile("ci", max_examples=60, derandomize=True, **_UNTIMED)
+# examples, a new random seed each run), bounded in CI (60, and the same examples on every run, so
+# a red CI run is reproduced as it was). HYPOTHESIS_PROFILE picks one explicitly. A failure prints
+# the `@reproduce_failure(...)` line that replays its example (print_blob): a counterexample one
+# random run found is reproduced from that run's output alone, and then kept as an `@example`.
+_SHARED = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow], "print_blob": True}
+settings.register_profile("thorough", max_examples=300, **_SHARED)
+settings.register_profile("ci", max_examples=60, derandomize=True, **_SHARED)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if _is_ci() else "thorough"))
 
 HANG_GUARD_SECONDS = 900

@@ -78,7 +78,7 @@ def test_replay_of_the_bundled_log_prints_the_summary_table() -> None:
     assert "\n step     id  made by" in result.stdout  # the condensations, one a line
 
 
-PIPELINES = REPO / "benchmarks" / "pipelines"
+PIPELINES = REPO / "openhands_memory" / "pipelines"
 
 
 def _model_backed_pipelines() -> list[str]:
@@ -264,7 +264,7 @@ def test_replay_with_pricing_prints_what_the_prompts_cost_with_and_without_the_c
 def test_replay_with_an_unknown_pricing_is_a_usage_error_before_any_replay(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["replay", str(BUNDLED), "--pricing", "no-such-model-xyz"]) == 2
     assert capsys.readouterr().err == (
-        "error: pricing 'no-such-model-xyz': litellm's model map has no input price for it; give input_cost_per_token\n"
+        "error: pricing 'no-such-model-xyz': litellm knows no such model.\n"
     )
 
 
@@ -462,7 +462,8 @@ def test_a_bad_pipeline_config_names_the_field_and_exits_2(tmp_path: Path) -> No
     result = run("view", str(BUNDLED), "--pipeline", str(config))
     assert (result.returncode, result.stderr) == (2, f"error: {config}: Unknown condenser type 'recnt'. Did you mean 'recent'?\n")
     result = run("replay", str(BUNDLED), "--pipeline", "missing.toml")
-    assert (result.returncode, result.stderr) == (2, "error: missing.toml: no such file\n")
+    assert result.returncode == 2
+    assert result.stderr.startswith("error: missing.toml: no such file, and no shipped pipeline of that name. Shipped: amortized, ")
 
 
 def test_a_step_the_log_does_not_have_exits_2() -> None:
@@ -604,7 +605,7 @@ def test_a_folder_that_is_no_session_is_one_line(tmp_path: Path) -> None:
     ("argv", "message"),
     [
         (["replay"], "error: the following arguments are required: LOG (see 'openhands-memory replay --help')"),
-        (["frobnicate", "x"], "error: argument COMMAND: invalid choice: 'frobnicate' (choose from replay, inspect, view, convert, search, repair, validate, bench) (see 'openhands-memory --help')"),
+        (["frobnicate", "x"], "error: argument COMMAND: invalid choice: 'frobnicate' (choose from replay, inspect, view, convert, search, repair, validate, bench, calibrate) (see 'openhands-memory --help')"),
         (["view", str(BUNDLED), "--at", "x"], "error: argument --at: invalid int value: 'x' (see 'openhands-memory view --help')"),
         (["view", str(BUNDLED), "--recorded"], "error: --recorded goes with --pipeline (the log's condensations apply by default)"),
         (["inspect", str(BUNDLED), "--top", "-1"], "error: --top must be >= 0"),
@@ -615,7 +616,7 @@ def test_usage_errors_are_one_line_and_exit_2(argv: list[str], message: str, cap
     assert main(argv) == 2
     captured = capsys.readouterr()
     # Python 3.11 quotes argparse's choices, newer versions do not.
-    assert captured.err.replace("'replay', 'inspect', 'view', 'convert', 'search', 'repair', 'validate', 'bench'", "replay, inspect, view, convert, search, repair, validate, bench") == message + "\n"
+    assert captured.err.replace("'replay', 'inspect', 'view', 'convert', 'search', 'repair', 'validate', 'bench', 'calibrate'", "replay, inspect, view, convert, search, repair, validate, bench, calibrate") == message + "\n"
     assert captured.out == ""
 
 
@@ -763,3 +764,27 @@ def test_model_alone_counts_with_its_tokenizer_calls_nothing_and_points_at_summa
     assert main(["bench", str(BUNDLED), "--pipeline", str(pipeline), "--model", "gpt-4o-mini", "--no-plot", "--out", str(out_dir)]) == 0
     out, err = capsys.readouterr()
     assert err.splitlines()[0] == note and "tokens counted by  gpt-4o-mini (litellm's tokenizer)" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (["replay", "--tokenizer", "gpt-5o"], "error: --tokenizer 'gpt-5o': litellm knows no such model. Did you mean 'gpt-5'"),
+        (["view", "--model", "claude-sonet-4-5"], "error: --model 'claude-sonet-4-5': litellm knows no such model. Did you mean 'claude-sonnet-4-5'"),
+        (["bench", "--pipeline", "no_condensation", "--tokenizer", "gpt-5o"], "error: --tokenizer 'gpt-5o': litellm knows no such model."),
+    ],
+)
+def test_a_tokenizer_or_model_litellm_does_not_know_is_refused_never_counted_as_another(
+    argv: list[str], line: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # litellm counted these with its default tokenizer while the header said "tokens counted for gpt-5o".
+    command, *options = argv
+    assert main([command, str(BUNDLED), *options, *(["--out", str(tmp_path / "out")] if command == "bench" else [])]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(line) and err.endswith(" (--tokenizer approximate counts 4 characters a token)\n")
+    assert err.count("\n") == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_provider_prefixed_model_is_a_known_tokenizer(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["view", str(BUNDLED), "--at", "2", "--model", "openai/gpt-4o"]) == 0

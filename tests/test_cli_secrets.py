@@ -12,7 +12,7 @@ from openhands_memory.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE = REPO / "fixtures" / "synthetic_session_300.jsonl"
-PIPELINE = REPO / "benchmarks" / "pipelines" / "amortized.toml"
+PIPELINE = REPO / "openhands_memory" / "pipelines" / "amortized.toml"
 SECRET = "mapleleaf"
 """A word the bundled session holds in 209 of its lines (the project's name): the log was written without it as a secret."""
 

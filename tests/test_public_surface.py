@@ -112,6 +112,7 @@ SURFACE: dict[str, list[str]] = {
         "replay_log", "replay_events", "ReplayReport", "ReplayStep", "ReplayCondensation", "Pipeline", "load_pipeline",
         "write_log", "snapshot_at", "StepSnapshot", "inspect_log", "inspect_events", "LogInspection",
         "Replayer", "AgentStep",
+        "calibrate_log", "calibrate_events", "LogCalibration", "CalibratedRequest", "RecordedUsage", "summarize_calibrations",
     ],
     "openhands_memory.bench": [
         "run_benchmark", "BenchOptions", "BenchResults", "PipelineSpec", "RunMetrics", "format_table", "write_results",

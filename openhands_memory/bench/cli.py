@@ -1,6 +1,6 @@
 """The `bench` subcommand: `add_bench_parser(subparsers)` adds it, `run_bench(args)` runs it.
 
-    openhands-memory bench LOG... --pipeline A.toml [--pipeline B.toml ...] [--model M]
+    openhands-memory bench LOG... --pipeline NAME|A.toml [--pipeline B.toml ...] [--pipeline all] [--model M]
         [--summarizer-model M] [--tokenizer T] [--context-limit N] [--pricing M ...] [--step-seconds S] [--jobs N]
         [--executor process|ray] [--out DIR] [--force] [--no-plot] [--markdown]
 
@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from openhands_memory._cli_models import DEFAULT_TOKENIZER, add_model_arguments, tokenizer_name
+from openhands_memory._cli_models import DEFAULT_TOKENIZER, add_model_arguments, check_model_arguments, tokenizer_name
 from openhands_memory._cli_secrets import SecretEnvError, add_secret_argument, secrets_from_env
 from openhands_memory._locations import log_location
 from openhands_memory._progress import ProgressBar
@@ -63,11 +63,11 @@ def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
     bench.add_argument(
         "--pipeline",
         dest="pipelines",
-        type=Path,
         action="append",
         required=True,
         metavar="CONFIG",
-        help="a condenser config (TOML [condenser] table, or JSON), named after its file; repeat to compare",
+        help="a shipped pipeline by name (cache_aware, no_condensation, ...; 'all' for every one) or a pipeline "
+        "file (TOML [condenser] table, or JSON), named after its file; repeat to compare",
     )
     add_model_arguments(bench, counts="every prompt and the condensers' budgets")
     bench.add_argument(
@@ -171,6 +171,8 @@ def run_bench(args: argparse.Namespace) -> int:
     from openhands_memory.bench.runner import PipelineSpec, run_benchmark
     from openhands_memory.bench.work import find_logs
     from openhands_memory.llm.prompt_cache import resolve_pricing
+    from openhands_memory.bench.report import is_no_condensation
+    from openhands_memory.pipelines import resolve_pipelines, shipped_pipelines
     from openhands_memory.replay.costs import DEFAULT_STEP_SECONDS
     from openhands_memory.errors import OpenHandsMemoryError
 
@@ -194,8 +196,10 @@ def run_bench(args: argparse.Namespace) -> int:
         _error(f"{missing[0]}: no such file or folder")
         return 1
     try:
+        check_model_arguments(args)  # a model litellm does not know would be counted with its default tokenizer
         logs = find_logs(args.logs)  # a folder of logs stands for its logs; one with none is refused here
-        pipelines = [PipelineSpec.from_file(path) for path in args.pipelines]
+        paths = resolve_pipelines(args.pipelines)  # a shipped pipeline's name stands for its file
+        pipelines = [PipelineSpec.from_file(path) for path in paths]
     except OpenHandsMemoryError as exc:
         _error(str(exc))
         return exc.exit_code
@@ -204,7 +208,13 @@ def run_bench(args: argparse.Namespace) -> int:
     except OpenHandsMemoryError as exc:
         _error(str(exc))
         return exc.exit_code
-    inputs = [*args.logs, *args.pipelines]
+    if pricings and not any(is_no_condensation(spec) for spec in pipelines):
+        # The cost table compares every pipeline with no condensation, not with whichever came first.
+        baseline = shipped_pipelines()["no_condensation"]
+        pipelines.append(PipelineSpec.from_file(baseline))
+        paths.append(baseline)
+        print("note: no_condensation added: the cost table compares every pipeline with it", file=sys.stderr)
+    inputs = [*args.logs, *paths]
     plot = not args.no_plot
     try:  # refused now, not after the benchmark has run
         check_results_output(args.out, plot=plot, inputs=inputs, overwrite=args.force)

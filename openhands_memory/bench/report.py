@@ -2,9 +2,11 @@
 
 - `format_table(results)`: one row per pipeline, totals over every log (see
   `openhands_memory.bench.metrics.summarize_runs`); `markdown=True` for a Markdown table.
-  `format_cost_table(results)`: with pricings, one row per pipeline and pricing: dollars with and
-  without the prompt cache, the summarizer's, tokens by how they were billed, cache breaks and cold
-  starts with what they cost (see `openhands_memory.replay.costs`).
+  `format_cost_table(results)`: with pricings, for each pricing the pipelines ranked by dollars,
+  compared with no condensation: dollars with and without the prompt cache, the summarizer's,
+  checkable facts kept, tokens by how they were billed, cache breaks and cold starts with what they
+  cost (see `openhands_memory.replay.costs`); then the cheapest pipeline, and the cheapest that keeps
+  as many facts as no condensation (`cost_ranking`).
   `format_compressions(results)`: below it, the compressions of a progressive strategy by type.
 - `write_json(results, path)`: the settings, every pipeline with its config and totals, and every
   run (log x pipeline) with its per-step token lists (`BenchResults.to_dict`).
@@ -46,10 +48,13 @@ __all__ = [
     "PLOT_NAME",
     "check_results_output",
     "cost_columns",
+    "cost_ranking",
+    "facts_kept",
     "format_compressions",
     "format_cost_table",
     "format_header",
     "format_table",
+    "is_no_condensation",
     "write_csv",
     "write_json",
     "write_plot",
@@ -190,37 +195,75 @@ def _dollars(value: float) -> str:
     return f"${value:,.2f}" if value >= 0.995 or value == 0 else f"${value:.4f}"
 
 
-def format_cost_table(results: BenchResults, *, markdown: bool = False) -> str:
-    """One row per pipeline and pricing (totals over every log), as aligned text or Markdown; empty without pricings.
+def is_no_condensation(spec: Any) -> bool:
+    """The pipeline shows the whole history at every step: a `noop` condenser and no history policy (the cost table's baseline)."""
+    return getattr(spec.config, "type", None) == "noop" and spec.history_policy is None
 
-    Columns: USD of the agent's prompts with the prompt cache and without it, of the summarizer's
-    calls, and in all; how that total compares with the first pipeline's; the prompt tokens read
-    from the cache, written to it, and sent uncached; cache breaks (the prefix rewritten while the
-    cache was warm) and cold starts (the cache expired in an idle gap), each with what it cost over
-    reading what the cache held.
+
+def facts_kept(row: Mapping[str, Any]) -> int:
+    """The checkable facts a pipeline's final views hold: every fact, less the forgotten ones, plus the retained ones."""
+    return int(row.get("facts") or 0) - int(row.get("facts_forgotten") or 0) + int(row.get("facts_retained") or 0)
+
+
+def cost_ranking(results: BenchResults) -> dict[str, dict[str, Any]]:
+    """Per pricing name: the pipelines from the cheapest (total dollars over every log), and what the table names.
+
+    Each value holds `ranked` (the totals rows, cheapest first; ties by name), `baseline` (the
+    no-condensation row, or None when no pipeline is one), `cheapest` (the first row) and
+    `cheapest_keeping` (the cheapest row that keeps at least as many checkable facts in its final
+    views as no condensation: `facts_kept`; None without a baseline).
+    """
+    totals = results.totals()
+    baseline = next((row for row, spec in zip(totals, results.pipelines) if is_no_condensation(spec)), None)
+    ranking = {}
+    for pricing in results.options.pricings:
+        name = pricing.name
+        rows = [row for row in totals if name in (row.get("costs") or {})]
+        ranked = sorted(rows, key=lambda row: (row["costs"][name]["total_cost"], row["pipeline"]))
+        keeping = None
+        if baseline is not None:
+            keeping = next((row for row in ranked if facts_kept(row) >= facts_kept(baseline)), None)
+        ranking[name] = {"ranked": ranked, "baseline": baseline, "cheapest": ranked[0] if ranked else None, "cheapest_keeping": keeping}
+    return ranking
+
+
+def format_cost_table(results: BenchResults, *, markdown: bool = False) -> str:
+    """For each pricing, the pipelines ranked by dollars (totals over every log), then the cheapest named; empty without pricings.
+
+    Columns: the pricing and the rank; USD in all (the agent's prompts with the prompt cache, and
+    the summarizer's calls), and how that compares with no condensation's (the `noop` pipeline,
+    whichever place it was given in); the checkable facts the final views keep (`facts_kept`, of
+    every fact); USD of the prompts with the cache and without it, of the summarizer's calls; the
+    prompt tokens read from the cache, written to it, and sent uncached; cache breaks (the prefix
+    rewritten while the cache was warm) and cold starts (the cache expired in an idle gap), each with
+    what it cost over reading what the cache held. Below the table, one line per pricing names the
+    cheapest pipeline and the cheapest that keeps at least as many facts as no condensation.
     """
     if not results.options.pricings:
         return ""
     headers = [
-        "pipeline", "pricing", "prompts $", "no cache $", "summarizer $", "total $", "vs first",
+        "pricing", "rank", "pipeline", "total $", "vs no cond.", "facts kept", "prompts $", "no cache $", "summarizer $",
         "cache read", "cache write", "uncached", "breaks", "breaks $", "cold starts", "cold $",
     ]  # fmt: skip
-    totals = results.totals()
-    first = {name: figures["total_cost"] for name, figures in (totals[0].get("costs") or {}).items()} if totals else {}
+    ranking = cost_ranking(results)
     rows = []
-    for row in totals:
-        for name, figures in (row.get("costs") or {}).items():
-            base = first.get(name)
+    for name, ranked in ranking.items():
+        baseline = ranked["baseline"]
+        base = baseline["costs"][name]["total_cost"] if baseline is not None and name in (baseline.get("costs") or {}) else None
+        for rank, row in enumerate(ranked["ranked"], start=1):
+            figures = row["costs"][name]
             change = f"{100 * (figures['total_cost'] / base - 1):+.1f}%" if base else _NONE
             rows.append(
                 [
-                    str(row["pipeline"]),
                     name,
+                    str(rank),
+                    str(row["pipeline"]),
+                    _dollars(figures["total_cost"]),
+                    change,
+                    f"{facts_kept(row):,}/{int(row.get('facts') or 0):,}",
                     _dollars(figures["prompt_cost"]),
                     _dollars(figures["prompt_cost_without_cache"]),
                     _dollars(figures["summarizer_cost"]) if figures["summarizer_cost"] else _NONE,
-                    _dollars(figures["total_cost"]),
-                    change,
                     f"{figures['cache_read_tokens']:,}",
                     f"{figures['cache_write_tokens']:,}",
                     f"{figures['uncached_tokens']:,}",
@@ -230,7 +273,29 @@ def format_cost_table(results: BenchResults, *, markdown: bool = False) -> str:
                     _dollars(figures["cold_start_cost"]),
                 ]
             )
-    return _layout(headers, rows, markdown=markdown, left=2)
+    table = _layout(headers, rows, markdown=markdown, left=3)
+    return table + "\n\n" + "\n".join(_cheapest_line(name, ranked) for name, ranked in ranking.items())
+
+
+def _cheapest_line(name: str, ranked: Mapping[str, Any]) -> str:
+    cheapest, keeping, baseline = ranked["cheapest"], ranked["cheapest_keeping"], ranked["baseline"]
+    if cheapest is None:
+        return f"{name}: no run was priced"
+
+    def said(row: Mapping[str, Any]) -> str:
+        figures = row["costs"][name]
+        base = baseline["costs"][name]["total_cost"] if baseline is not None else None
+        change = f", {100 * (figures['total_cost'] / base - 1):+.1f}% vs no condensation" if base and row is not baseline else ""
+        return f"{row['pipeline']} ({_dollars(figures['total_cost'])}{change}, {facts_kept(row):,} facts kept)"
+
+    line = f"{name}: cheapest {said(cheapest)}"
+    if baseline is None:
+        return line + "; no pipeline is no condensation (type noop), so none is compared with it"
+    if keeping is None:
+        return line + "; none keeps as many facts as no condensation"
+    if keeping is cheapest:
+        return line + f"; it keeps as many facts as no condensation ({facts_kept(baseline):,})"
+    return line + f"; cheapest keeping as many facts as no condensation ({facts_kept(baseline):,}): {said(keeping)}"
 
 
 def _layout(headers: Sequence[str], rows: Sequence[Sequence[str]], *, markdown: bool, left: int = 1) -> str:

@@ -492,13 +492,17 @@ class ModelSummarizingCondenser(ModelBacked, SummarizingCondenser):
 
     def summary_budget(self, plan: ForgettingPlan) -> int:
         """The most tokens a summary for `plan` may take: `max_summary_share` of what it replaces
-        (the forgotten events, summaries included, and the standing summary, which it replaces too),
-        and never less than `MIN_SUMMARY_TOKENS`."""
+        (`replaced_tokens`), and never less than `MIN_SUMMARY_TOKENS`."""
+        return max(MIN_SUMMARY_TOKENS, int(self.max_summary_share * self.replaced_tokens(plan)))
+
+    def replaced_tokens(self, plan: ForgettingPlan) -> int:
+        """The tokens a summary for `plan` replaces: the forgotten events, summaries included, and
+        the standing summary, which it replaces too."""
         replaced = list(plan.forgotten_events)
         previous = plan.previous_summary
         if previous is not None and all(e is not previous for e in replaced):
             replaced.append(previous)
-        return max(MIN_SUMMARY_TOKENS, int(self.max_summary_share * self.token_counter(replaced)))
+        return self.token_counter(replaced)
 
     def fit_summary(self, plan: ForgettingPlan, summary: str) -> str | None:
         """`summary` if it fits `summary_budget(plan)`; else cut in the middle to fit, or None when

@@ -22,7 +22,18 @@ from typing import Any, Final
 
 import orjson
 
-__all__ = ["OTHER_PROVIDER", "bundled_file", "litellm_package_dir", "model_entry", "model_map", "provider_of"]
+__all__ = [
+    "OTHER_PROVIDER",
+    "bundled_file",
+    "close_model_names",
+    "did_you_mean",
+    "litellm_package_dir",
+    "lookup_model",
+    "model_entry",
+    "model_map",
+    "provider_of",
+    "resolve_prefixed",
+]
 
 OTHER_PROVIDER: Final = "<other>"
 """What `provider_of` says of a model routed to a provider outside the ones it was asked about."""
@@ -82,6 +93,76 @@ def model_entry(model: str) -> Mapping[str, Any] | None:
     if not isinstance(entry, dict) or "alias_of" in entry:
         return None
     return entry
+
+
+def resolve_prefixed(model: str) -> tuple[str, Mapping[str, Any]] | None:
+    """`provider/name` where the map holds `name` for that provider (`anthropic/claude-sonnet-4-5`,
+    `openai/gpt-5`): the map's key and entry; None for anything else (litellm then decides)."""
+    prefix, slash, rest = model.partition("/")
+    if not slash or not rest:
+        return None
+    entry = model_entry(rest)
+    provider = str(entry.get("litellm_provider") or "") if entry is not None else ""
+    if entry is None or not (provider == prefix or provider.startswith((f"{prefix}-", f"{prefix}_"))):
+        return None
+    return rest, entry
+
+
+def lookup_model(model: str) -> Mapping[str, Any] | None:
+    """The map's entry litellm uses for `model`, or None when litellm knows no such model.
+
+    Read from the bundled map when the name is a key, or `provider/key` (no litellm import);
+    otherwise litellm resolves it (`get_model_info`: region and deployment prefixes, aliases),
+    and an answer whose `key` is not in litellm's map counts as unknown: litellm makes up an
+    entry with zero prices for a name it cannot resolve (`claude-sonet-4-5` would cost $0).
+    """
+    entry = model_entry(model)
+    if entry is not None:
+        return entry
+    prefixed = resolve_prefixed(model)
+    if prefixed is not None:
+        return prefixed[1]
+    from openhands_memory.llm._litellm import import_litellm
+
+    litellm = import_litellm()
+    candidates = [model]
+    if "/" in model:  # `litellm_proxy/claude-...`, `openrouter/...`: the bare name too, as LLM.model_info does
+        candidates.append(model.split("/", 1)[1])
+    for candidate in candidates:
+        try:
+            info = litellm.get_model_info(candidate)
+        except Exception:  # litellm raises for names it cannot route
+            continue
+        if info and info.get("key") in litellm.model_cost:
+            return dict(info)
+    return None
+
+
+@functools.cache
+def _names() -> tuple[str, ...]:
+    table = model_map() or {}
+    names = []
+    for key, entry in table.items():
+        if not isinstance(entry, dict) or key == "sample_spec":
+            continue
+        names.append(key)
+        provider = entry.get("litellm_provider")
+        if "/" not in key and isinstance(provider, str) and provider.isidentifier():
+            names.append(f"{provider}/{key}")
+    return tuple(names)
+
+
+def close_model_names(model: str, *, n: int = 3) -> list[str]:
+    """The names litellm's map holds (as keys, or `provider/key`) closest to `model`, closest first."""
+    import difflib
+
+    return difflib.get_close_matches(model, _names(), n=n, cutoff=0.6)
+
+
+def did_you_mean(model: str) -> str:
+    """` Did you mean 'x'?` (or 'x' or 'y') for the closest names litellm knows; empty when none is close."""
+    close = close_model_names(model)
+    return f" Did you mean {' or '.join(repr(name) for name in close)}?" if close else ""
 
 
 def provider_of(model: str, custom_llm_provider: str | None, providers: frozenset[str]) -> str | None:

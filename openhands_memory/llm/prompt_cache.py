@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -53,18 +54,21 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from openhands_memory.errors import UnknownPriceError
-from openhands_memory.llm._model_map import model_entry
+from openhands_memory.llm._model_map import did_you_mean, lookup_model
 
 __all__ = [
     "CACHE_RULES",
     "CacheMatching",
     "CacheRules",
+    "MODEL_CACHE_RULES",
+    "ModelCacheRule",
     "PromptBlock",
     "PromptCache",
     "PromptPricing",
     "RequestCost",
     "RequestKind",
     "common_prefix_length",
+    "model_cache_rules",
     "resolve_pricing",
     "timestamp_seconds",
 ]
@@ -87,10 +91,14 @@ class CacheRules(BaseModel):
     """How the cached prefix is found: explicit `breakpoints`, an automatic `prefix`, or `none`."""
     lifetime_seconds: float = Field(gt=0)
     """How long a cached prefix lives after its last use."""
+    ttl_name: str = "5m"
+    """What the provider calls that lifetime (`ttl = "5m"` in a pricing table)."""
     extended_lifetime_seconds: float | None = Field(default=None, gt=0)
     """The lifetime of the provider's longer-lived cache (Anthropic's 1 hour, OpenAI's 24 hours); None: none."""
+    extended_ttl_name: str | None = None
+    """What the provider calls the longer lifetime (`ttl = "1h"` in a pricing table)."""
     min_tokens: int = Field(default=0, ge=0)
-    """The shortest prefix cached, when litellm's map gives no `prompt_cache_min_tokens` for the model."""
+    """The shortest prefix cached, when neither `MODEL_CACHE_RULES` nor litellm's map gives one for the model."""
     block_tokens: int = Field(default=1, ge=1)
     """`prefix`: a cached prefix is a multiple of this many tokens."""
     lookback_blocks: int = Field(default=20, ge=0)
@@ -105,16 +113,25 @@ class CacheRules(BaseModel):
     """The same for the longer-lived cache, when litellm's map has no price for it."""
 
 
+_ANTHROPIC_DOCS = "https://platform.claude.com/docs/en/build-with-claude/prompt-caching"
+_ANTHROPIC_PRICING = "https://platform.claude.com/docs/en/about-claude/pricing"
+_OPENAI_DOCS = "https://platform.openai.com/docs/guides/prompt-caching"
+_GEMINI_DOCS = "https://ai.google.dev/gemini-api/docs/caching"
+
 CACHE_RULES: dict[str, CacheRules] = {
-    # Anthropic, https://docs.claude.com/en/docs/build-with-claude/prompt-caching (and the same rules for
-    # Claude on Bedrock and Vertex): the prefix up to each cache_control breakpoint (at most 4) is cached;
-    # a hit is looked for at the block boundaries up to about 20 blocks before each breakpoint; a cache
-    # lives 5 minutes after its last use, 1 hour with ttl "1h"; writes cost 1.25x the input price (2x
-    # for 1 hour), reads 0.1x; at least 1,024 tokens (litellm gives 4,096 for Opus 4.5 and Haiku 4.5).
+    # Anthropic, https://platform.claude.com/docs/en/build-with-claude/prompt-caching and
+    # https://platform.claude.com/docs/en/about-claude/pricing (checked 2026-12; the same rules for Claude on
+    # Bedrock, Vertex, Azure AI and Databricks): the prefix up to each cache_control breakpoint (at most 4)
+    # is cached; a hit is looked for at the block boundaries up to 20 blocks before each breakpoint; two
+    # lifetimes, refreshed by every read: "5m" (the default; writes cost 1.25x the base input price) and
+    # "1h" (`ttl: "1h"`; writes cost 2x); cache hits cost 0.1x. The minimum cacheable prompt depends on the
+    # model (1,024 / 2,048 / 4,096 tokens): MODEL_CACHE_RULES.
     "anthropic": CacheRules(
         matching="breakpoints",
         lifetime_seconds=300,
+        ttl_name="5m",
         extended_lifetime_seconds=3600,
+        extended_ttl_name="1h",
         min_tokens=1024,
         lookback_blocks=20,
         max_breakpoints=4,
@@ -122,22 +139,25 @@ CACHE_RULES: dict[str, CacheRules] = {
         write_multiplier=1.25,
         extended_write_multiplier=2.0,
     ),
-    # OpenAI, https://platform.openai.com/docs/guides/prompt-caching: automatic for prompts of 1,024
-    # tokens or more, the cached prefix growing in steps of 128 tokens; kept 5 to 10 minutes after its
-    # last use (we take 5), up to 24 hours with prompt_cache_retention "24h"; writing costs nothing
-    # extra; reads 0.1x to 0.5x (litellm's cache_read_input_token_cost has each model's).
+    # OpenAI, https://platform.openai.com/docs/guides/prompt-caching: automatic for prompts of 1,024 tokens or more, the cached prefix growing in
+    # steps of 128 tokens; "in_memory" retention keeps a prefix 5 to 10 minutes after its last use (we
+    # take 5), "24h" (`prompt_cache_retention`) up to 24 hours, on the models MODEL_CACHE_RULES lists;
+    # cache writes cost nothing extra before the GPT-5.6 family (1.25x from it on, MODEL_CACHE_RULES);
+    # reads 0.1x for the gpt-5 family, 0.25x (gpt-4.1, o3), 0.5x (gpt-4o): litellm's
+    # cache_read_input_token_cost has each model's.
     "openai": CacheRules(
         matching="prefix",
         lifetime_seconds=300,
-        extended_lifetime_seconds=86_400,
+        ttl_name="in_memory",
         min_tokens=1024,
         block_tokens=128,
         read_multiplier=0.5,
     ),
-    # Gemini implicit caching, https://ai.google.dev/gemini-api/docs/caching: automatic on 2.5 models
-    # and later, from 1,024 tokens (litellm gives 2,048 or 4,096 for the Pro models); reads 0.25x (2.5)
-    # or 0.1x (later), writes free. Google documents no lifetime for implicit hits: 5 minutes is ours.
-    "gemini": CacheRules(matching="prefix", lifetime_seconds=300, min_tokens=1024, read_multiplier=0.25),
+    # Gemini implicit caching, https://ai.google.dev/gemini-api/docs/caching (checked 2026-12): on by default for Gemini 2.5 models and
+    # later; a hit is billed at the cached-token price, 90% off the input price (0.1x) on those models;
+    # no write fee; the minimum prompt is per model (2,048 for 2.5 Flash and 2.5 Pro, 4,096 for the
+    # Gemini 3 models: MODEL_CACHE_RULES). Google documents no lifetime for implicit hits: 5 minutes is ours.
+    "gemini": CacheRules(matching="prefix", lifetime_seconds=300, ttl_name="implicit", min_tokens=2048, read_multiplier=0.1),
     # Any other provider whose map entry has a cache-read price (DeepSeek, xAI, ...): an automatic
     # prefix cache matched token by token, living 5 minutes (an assumption; override it).
     "prefix": CacheRules(matching="prefix", lifetime_seconds=300, min_tokens=0),
@@ -145,7 +165,97 @@ CACHE_RULES: dict[str, CacheRules] = {
     "none": CacheRules(matching="none", lifetime_seconds=300),
 }
 """The cache rules of each provider (litellm's `litellm_provider`, through `_PROVIDER_RULES`): edit a
-copy, or override fields per pricing."""
+copy, or override fields per pricing. `MODEL_CACHE_RULES` refines a row per model."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCacheRule:
+    """What one provider documents for some of its models: `CacheRules` fields set over its row."""
+
+    rules_name: str
+    """The row of `CACHE_RULES` it refines."""
+    pattern: str
+    """A regular expression searched in the model name, lowercased, `.` read as `-` (`claude-opus-4-5`
+    finds `us.anthropic.claude-opus-4-5-20251101-v1:0` and `claude-4.5-opus`)."""
+    fields: Mapping[str, Any]
+    """`CacheRules` fields set for those models (`min_tokens` also over litellm's `prompt_cache_min_tokens`)."""
+    source: str
+    """Where the provider says so, and what it says."""
+
+    def matches(self, model: str) -> bool:
+        """`model` is one of the models the rule is about."""
+        return re.search(self.pattern, model.lower().replace(".", "-")) is not None
+
+
+_OPENAI_24H = (
+    # The models OpenAI lists for "24h" prompt cache retention.
+    r"gpt-5-5|gpt-5-4(?!-(mini|nano))|gpt-5-2|gpt-5-1|gpt-5(-codex)?(-\d{4}-\d\d-\d\d)?$|gpt-5-codex|gpt-4-1(?!-(mini|nano))"
+)
+
+MODEL_CACHE_RULES: tuple[ModelCacheRule, ...] = (
+    ModelCacheRule(
+        "anthropic",
+        r"claude-(opus-4-[56]|haiku-4-5)|claude-4-5-(opus|haiku)",
+        {"min_tokens": 4096},
+        f"{_ANTHROPIC_DOCS}, cache limitations: 4,096 tokens for Claude Opus 4.6, Opus 4.5 and Haiku 4.5",
+    ),
+    ModelCacheRule(
+        "anthropic",
+        r"claude-(3-5-haiku|3-haiku|haiku-3)",
+        {"min_tokens": 2048},
+        f"{_ANTHROPIC_DOCS}, cache limitations: 2,048 tokens for Claude Haiku 3.5 and Haiku 3",
+    ),
+    ModelCacheRule(
+        "anthropic",
+        r"claude-(sonnet-4-[56]|opus-4-1|opus-4(?!-[1-9](\D|$))|sonnet-4(?!-[1-9](\D|$))|3-7-sonnet|3-5-sonnet|3-opus)"
+        r"|claude-4(-5)?-(sonnet|opus)",
+        {"min_tokens": 1024},
+        f"{_ANTHROPIC_DOCS}, cache limitations: 1,024 tokens for Claude Sonnet 4.6, Sonnet 4.5, Opus 4.1, Opus 4, "
+        "Sonnet 4, Sonnet 3.7 (and the retired Sonnet 3.5, Opus 3); later models: litellm's prompt_cache_min_tokens",
+    ),
+    ModelCacheRule(
+        "openai",
+        _OPENAI_24H,
+        {"extended_lifetime_seconds": 86_400, "extended_ttl_name": "24h"},
+        f"{_OPENAI_DOCS}, prompt cache retention: \"24h\" extended retention is available for gpt-5.4, gpt-5.2, "
+        "gpt-5.1 (and its codex, codex-mini, chat-latest), gpt-5, gpt-5-codex and gpt-4.1 (the guide as of 2026-03); "
+        "gpt-5.5 is documented with it too (the guide as of 2026-06); in_memory retention only for the others",
+    ),
+    ModelCacheRule(
+        "openai",
+        r"gpt-5-([6-9]|\d\d)",
+        {"write_multiplier": 1.25, "extended_write_multiplier": 1.25},
+        "https://learn.microsoft.com/azure/foundry/openai/how-to/prompt-caching: models before the GPT-5.6 family "
+        "don't charge extra to write to the cache, from it on cache writes are billed; litellm's map prices them "
+        "at 1.25x the input price (cache_creation_input_token_cost of gpt-5.6, -terra, -luna, -sol)",
+    ),
+    ModelCacheRule(
+        "gemini",
+        r"gemini-2-5",
+        {"min_tokens": 2048},
+        f"{_GEMINI_DOCS}, implicit caching: minimum 2,048 input tokens for Gemini 2.5 Flash and 2.5 Pro",
+    ),
+    ModelCacheRule(
+        "gemini",
+        r"gemini-3",
+        {"min_tokens": 4096},
+        f"{_GEMINI_DOCS}, implicit caching: minimum 4,096 input tokens for the Gemini 3 models (3.1 Pro, 3.5 to 3.8 "
+        "Flash); later ones: litellm's prompt_cache_min_tokens",
+    ),
+)
+"""Per-model refinements of `CACHE_RULES`, each with its source: every rule whose pattern matches applies, in order
+(the first to set a field wins)."""
+
+
+def model_cache_rules(rules_name: str, model: str) -> tuple[CacheRules, bool]:
+    """`CACHE_RULES[rules_name]` refined for `model` by `MODEL_CACHE_RULES`, and whether one set `min_tokens`."""
+    fields: dict[str, Any] = {}
+    for rule in MODEL_CACHE_RULES:
+        if rule.rules_name == rules_name and rule.matches(model):
+            for key, value in rule.fields.items():
+                fields.setdefault(key, value)
+    rules = CACHE_RULES[rules_name]
+    return (rules.model_copy(update=fields) if fields else rules), "min_tokens" in fields
 
 # litellm's provider names -> a row of CACHE_RULES.
 _PROVIDER_RULES = {
@@ -157,7 +267,8 @@ _PROVIDER_RULES = {
     "gemini": "gemini",
     "vertex_ai-language-models": "gemini",
 }
-_CLAUDE_HOSTS = ("bedrock", "bedrock_converse", "vertex_ai")
+# Hosts of Claude models among others: their Claude models follow Anthropic's rules.
+_CLAUDE_HOSTS = ("bedrock", "bedrock_converse", "vertex_ai", "azure_ai", "databricks")
 
 
 def _rules_name(provider: str, model: str, has_read_price: bool) -> str:
@@ -221,29 +332,38 @@ class PromptPricing(BaseModel):
 
     @classmethod
     def for_model(
-        cls, model: str, *, extended: bool = False, overrides: Mapping[str, Any] | None = None
+        cls,
+        model: str,
+        *,
+        extended: bool = False,
+        ttl: str | None = None,
+        overrides: Mapping[str, Any] | None = None,
     ) -> PromptPricing:
-        """The pricing of `model`: litellm's model map (imported now, offline) and the provider's `CACHE_RULES`.
+        """The pricing of `model`: litellm's model map (offline), the provider's `CACHE_RULES` and `MODEL_CACHE_RULES`.
 
         Args:
-            model: a litellm model name (`claude-sonnet-4-5`, `gpt-5`, `gemini/gemini-2.5-pro`).
+            model: a model litellm knows, with or without its provider (`claude-sonnet-4-5`,
+                `anthropic/claude-sonnet-4-5`, `gpt-5`, `gemini/gemini-2.5-pro`, a Bedrock name).
             extended: use the longer-lived cache (Anthropic's 1 hour, OpenAI's 24 hours).
+            ttl: the cache lifetime by the provider's name for it (`"5m"` or `"1h"` for
+                Anthropic, `"in_memory"` or `"24h"` for OpenAI), instead of `extended`.
             overrides: fields to set over what the map and the table say: any field of
                 `PromptPricing` (`input_cost_per_token`, `rules_name`, ...) or of `CacheRules`
                 (`lifetime_seconds`, `min_tokens`, ...). When they give `rules_name` and the
                 input, cache-read and cache-write prices, litellm is not asked.
 
         Raises:
-            UnknownPriceError: litellm's map has no input price for `model` (and `overrides` give
-                none), or an override is unknown or invalid.
+            UnknownPriceError: litellm knows no such model (the message names the closest it
+                knows) and `overrides` give no input price; the model has no lifetime of that name,
+                or no longer-lived cache; or an override is unknown or invalid.
         """
         overrides = dict(overrides or {})
-        info: Mapping[str, Any] | None = {} if all(key in overrides for key in _COMPLETE) else model_entry(model)
-        if info is None:  # not read from litellm's bundled map as written: litellm itself resolves the name
-            from openhands_memory.llm.config import LLMConfig
-            from openhands_memory.llm.llm import LLM
-
-            info = LLM(LLMConfig(model=model)).model_info() or {}
+        info: Mapping[str, Any] | None = {} if all(key in overrides for key in _COMPLETE) else lookup_model(model)
+        if info is None:
+            if "input_cost_per_token" not in overrides:
+                # litellm itself makes up zero prices for a name it cannot resolve: refused, never priced at $0.
+                raise UnknownPriceError(model, f"litellm knows no such model.{did_you_mean(model)}")
+            info = {}
         input_price = _price(info.get("input_cost_per_token"))
         if input_price is None and "input_cost_per_token" not in overrides:
             raise UnknownPriceError(model, "litellm's model map has no input price for it; give input_cost_per_token")
@@ -251,12 +371,26 @@ class PromptPricing(BaseModel):
         rules_name = str(overrides.get("rules_name") or _rules_name(str(info.get("litellm_provider") or ""), model, read_price is not None))
         if rules_name not in CACHE_RULES:
             raise UnknownPriceError(model, f"unknown rules_name {rules_name!r}: one of {', '.join(CACHE_RULES)}")
-        rules = CACHE_RULES[rules_name]
+        rules, documented_minimum = model_cache_rules(rules_name, model)
+        if ttl is not None:
+            extended = _is_extended(model, rules, ttl)
+        elif extended and rules.extended_lifetime_seconds is None:
+            raise UnknownPriceError(model, f"its provider documents no longer-lived cache for it ({rules_name} rules)")
         base = input_price if input_price is not None else float(overrides["input_cost_per_token"])
-        write_price = _price(info.get("cache_creation_input_token_cost_above_1hr" if extended else "cache_creation_input_token_cost"))
+        write_price = _price(info.get("cache_creation_input_token_cost"))
         if write_price is None:
-            write_price = base * (rules.extended_write_multiplier if extended else rules.write_multiplier)
-        min_tokens = info.get("prompt_cache_min_tokens")
+            write_price = base * rules.write_multiplier
+        if extended:
+            hour = _price(info.get("cache_creation_input_token_cost_above_1hr"))
+            ratio = rules.extended_write_multiplier / rules.write_multiplier if rules.write_multiplier else 1.0
+            write_price = hour if hour is not None else write_price * ratio
+        mapped = info.get("prompt_cache_min_tokens")
+        if documented_minimum:
+            min_tokens = rules.min_tokens  # the provider's own figure for the model, over litellm's
+        elif isinstance(mapped, int | float) and not isinstance(mapped, bool) and mapped >= 0 and mapped == int(mapped):
+            min_tokens = int(mapped)  # litellm writes some as floats (4096.0)
+        else:
+            min_tokens = rules.min_tokens
         fields: dict[str, Any] = {
             "model": model,
             "rules_name": rules_name,
@@ -264,11 +398,23 @@ class PromptPricing(BaseModel):
             "output_cost_per_token": _price(info.get("output_cost_per_token")) or 0.0,
             "cache_read_cost_per_token": read_price if read_price is not None else base * rules.read_multiplier,
             "cache_write_cost_per_token": write_price,
-            "min_cache_tokens": min_tokens if isinstance(min_tokens, int) and min_tokens >= 0 else rules.min_tokens,
+            "min_cache_tokens": min_tokens,
             "rules": rules,
             "extended": extended,
         }
         return _with_overrides(fields, overrides, model)
+
+    def ttl_choices(self) -> dict[str, PromptPricing]:
+        """The model's pricing for each cache lifetime its provider offers, by the provider's name for it.
+
+        Anthropic: `{"5m": ..., "1h": ...}` (writes at 1.25x and 2x the input price); OpenAI:
+        `{"in_memory": ...}`, with `"24h"` for the models that have it. A scheduler may choose
+        among them. Built afresh from the model's name (overrides are not carried over).
+        """
+        names = [self.rules.ttl_name]
+        if self.rules.extended_lifetime_seconds is not None and self.rules.extended_ttl_name:
+            names.append(self.rules.extended_ttl_name)
+        return {name: PromptPricing.for_model(self.model, ttl=name) for name in names}
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> PromptPricing:
         """This pricing with some fields set (of `PromptPricing` or of `CacheRules`, see `for_model`).
@@ -277,6 +423,15 @@ class PromptPricing(BaseModel):
             UnknownPriceError: an override is unknown or invalid.
         """
         return _with_overrides({name: getattr(self, name) for name in type(self).model_fields}, overrides, self.model)
+
+
+def _is_extended(model: str, rules: CacheRules, ttl: str) -> bool:
+    if ttl == rules.ttl_name:
+        return False
+    if rules.extended_ttl_name is not None and ttl == rules.extended_ttl_name:
+        return True
+    names = [name for name in (rules.ttl_name, rules.extended_ttl_name) if name]
+    raise UnknownPriceError(model, f"no cache lifetime {ttl!r} for it: {' or '.join(repr(n) for n in names)}")
 
 
 _COMPLETE = ("rules_name", "input_cost_per_token", "cache_read_cost_per_token", "cache_write_cost_per_token")
@@ -310,7 +465,7 @@ def _with_overrides(fields: dict[str, Any], overrides: Mapping[str, Any], model:
 
 
 def resolve_pricing(spec: str | Mapping[str, Any] | PromptPricing) -> PromptPricing:
-    """A pricing from a model name, a table (`model`, optional `extended`, and overrides), or a pricing.
+    """A pricing from a model name, a table (`model`, optional `ttl` or `extended`, and overrides), or a pricing.
 
     A name ending in `.toml` or `.json` is read as a file holding such a table (a TOML file's
     `[pricing]` table, or the whole document).
@@ -332,7 +487,10 @@ def resolve_pricing(spec: str | Mapping[str, Any] | PromptPricing) -> PromptPric
     extended = table.pop("extended", False)
     if not isinstance(extended, bool):
         raise UnknownPriceError(model, f"extended must be true or false, got {extended!r}")
-    return PromptPricing.for_model(model, extended=extended, overrides=table)
+    ttl = table.pop("ttl", None)
+    if ttl is not None and not isinstance(ttl, str):
+        raise UnknownPriceError(model, f"ttl must be the provider's name for one (\"5m\", \"1h\", \"24h\"), got {ttl!r}")
+    return PromptPricing.for_model(model, extended=extended, ttl=ttl, overrides=table)
 
 
 def _read_pricing_file(path: str) -> dict[str, Any]:

@@ -5,9 +5,19 @@
   history.
 - `snapshot_at(events, step)`: the view and the messages at one step.
 - `inspect_log(path)`: what a log holds (kinds, sizes, unanswered tool calls, condensations).
+- `calibrate_log(path)`: each request the log records usage for against our replay of it (prompt
+  tokens, prompt cache, dollars), with the causes of the differences (`openhands_memory.replay.calibration`).
 - `Replayer`: the step-by-step driver underneath, for tests and tools of your own.
 """
 
+from openhands_memory.replay.calibration import (
+    CalibratedRequest,
+    LogCalibration,
+    RecordedUsage,
+    calibrate_events,
+    calibrate_log,
+    summarize_calibrations,
+)
 from openhands_memory.replay.driver import AgentStep, Replayer
 from openhands_memory.replay.inspection import LogInspection, inspect_events, inspect_log
 from openhands_memory.replay.output import write_log
@@ -25,6 +35,9 @@ from openhands_memory.replay.replayer import (
 
 __all__ = [
     "AgentStep",
+    "CalibratedRequest",
+    "LogCalibration",
+    "RecordedUsage",
     "LogInspection",
     "Pipeline",
     "ReplayCondensation",
@@ -32,11 +45,14 @@ __all__ = [
     "ReplayStep",
     "Replayer",
     "StepSnapshot",
+    "calibrate_events",
+    "calibrate_log",
     "inspect_events",
     "inspect_log",
     "load_pipeline",
     "replay_events",
     "replay_log",
     "snapshot_at",
+    "summarize_calibrations",
     "write_log",
 ]

@@ -52,10 +52,12 @@ REPLAYABLE_SIZES: dict[SizeRole, tuple[int, int]] = {
     "events": (8, 30),
     "tokens": (4000, 20000),
 }
-"""Budgets a replay of `agent_sessions` can meet step after step. A summary takes at least 128
-tokens and the newest unit (a batch of parallel calls: up to about 5,000 tokens there) is always
-kept, so a summarizer under a smaller budget condenses again without shrinking the prompt, and the
-replay stops with `CondensationStalledError`, as a controller would."""
+"""Budgets a replay of most `agent_sessions` can meet step after step. The kept head and the newest
+unit always stay, and a summary may take 128 tokens however little it replaces, so a summarizer
+under a smaller budget condenses again without shrinking the prompt, and the replay stops with
+`CondensationStalledError`, as a controller would. Texts there run to 6,000 characters, so a head
+or a batch of parallel calls (up to about 9,000 tokens) can fill even these budgets: a replay
+property accepts that stop on such a session only (`tests/condenser/test_properties.py`)."""
 
 _MEMBER_MARKS = get_args(PipelineMember)[1:]
 """What marks a field as holding configs (the validator of `PipelineMember`)."""

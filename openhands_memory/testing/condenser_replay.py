@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from openhands_memory.condenser import CondensationMetadata, Condenser
+from openhands_memory.condenser.guard import MAX_CONDENSATIONS_PER_STEP
 from openhands_memory.errors import CondensationStalledError
 from openhands_memory.events import (
     Action,
@@ -186,6 +187,7 @@ def replay_with_condenser(
     keep_first: int = 0,
     check: bool = True,
     persisting: bool = False,
+    max_condensations_per_step: int = MAX_CONDENSATIONS_PER_STEP,
 ) -> CondenserReplay:
     """Replay `events` (an agent history) through `condenser`, checking each step (see the module docstring).
 
@@ -195,12 +197,14 @@ def replay_with_condenser(
         keep_first: the head the condenser promised to keep (checked).
         check: run the checks (turn off to time the condenser alone).
         persisting: the condenser writes persisting summaries (see `check_condensation`).
+        max_condensations_per_step: the loop guard's limit, as `History` takes it (a condensation
+            that does not make the prompt smaller stops the replay whatever the limit).
 
     Raises:
         AssertionError: a check failed, or the condenser kept condensing without progress.
     """
     result = CondenserReplay()
-    replayer = Replayer(condenser, keep_recorded=True)
+    replayer = Replayer(condenser, keep_recorded=True, max_condensations_per_step=max_condensations_per_step)
     head: list[int] | None = None
     listed: set[int] = set()  # ids our condensations forgot (recorded ones may forget the head)
     try:

@@ -13,7 +13,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def test_the_standard_pipeline_file_has_agentscopes_defaults_and_names_its_model() -> None:
-    config = load_condenser_config(REPO / "benchmarks" / "pipelines" / "auto_context.toml")
+    config = load_condenser_config(REPO / "openhands_memory" / "pipelines" / "auto_context.toml")
     assert isinstance(config, AutoContextCondenserConfig)
     assert config.model_dump(exclude={"llm_config"}) == AutoContextCondenserConfig(llm_config="x").model_dump(exclude={"llm_config"})
     assert config.llm_config.model == "gpt-4o"  # type: ignore[union-attr]

@@ -126,11 +126,13 @@ def test_bench_with_pricing_prints_a_cost_table_per_pipeline_and_model(
     assert code == 0
     assert "prices             claude-sonnet-4-5 (anthropic: breakpoints, cache lives 300 s, from 1,024 tokens)" in out
     assert "request times      the log's timestamps at 0 of 5 steps; 1 s apart at the others" in out
-    block = next(b for b in out.split("\n\n") if b.split()[:2] == ["pipeline", "pricing"])
+    block = next(b for b in out.split("\n\n") if b.split()[:3] == ["pricing", "rank", "pipeline"])
     table = block.splitlines()
-    assert [line.split()[:2] for line in table[2:]] == [
-        ["noop", "claude-sonnet-4-5"], ["noop", "gpt-5"], ["amortized", "claude-sonnet-4-5"], ["amortized", "gpt-5"],
-    ]  # fmt: skip
+    cells = [line.split() for line in table[2:]]
+    assert [row[:2] for row in cells] == [["claude-sonnet-4-5", "1"], ["claude-sonnet-4-5", "2"], ["gpt-5", "1"], ["gpt-5", "2"]]
+    for pricing in ("claude-sonnet-4-5", "gpt-5"):  # ranked by dollars, each pricing on its own
+        dollars = [float(row[3].lstrip("$").replace(",", "")) for row in cells if row[0] == pricing]
+        assert dollars == sorted(dollars) and {row[2] for row in cells if row[0] == pricing} == {"noop", "amortized"}
     written = json.loads((files["out"] / "results.json").read_text())
     assert [p["model"] for p in written["pricings"]] == ["claude-sonnet-4-5", "gpt-5"]
     assert set(written["pipelines"][1]["totals"]["costs"]) == {"claude-sonnet-4-5", "gpt-5"}
@@ -140,7 +142,7 @@ def test_bench_with_pricing_prints_a_cost_table_per_pipeline_and_model(
 
 def test_an_unknown_pricing_is_a_usage_error_before_any_run(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     assert bench(files["chat"], "--pipeline", files["noop"], "--pricing", "no-such-model-xyz", "--out", files["out"]) == 2
-    assert capsys.readouterr().err.startswith("error: pricing 'no-such-model-xyz': litellm's model map has no input price")
+    assert capsys.readouterr().err== "error: pricing 'no-such-model-xyz': litellm knows no such model.\n"
     assert not files["out"].exists()
 
 
@@ -344,3 +346,47 @@ def test_bench_prints_the_compressions_under_the_table_and_writes_them_to_result
     data = json.loads((files["out"] / "results.json").read_text())
     assert [p["totals"]["compressions"] for p in data["pipelines"]] == [{}, {"LARGE_MESSAGE_OFFLOAD": 3}]
     assert [r["compressions"] for r in data["runs"]] == [{}, {"LARGE_MESSAGE_OFFLOAD": 3}]
+
+
+def test_the_cost_table_compares_with_no_condensation_wherever_it_was_given_and_names_the_cheapest(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # no condensation comes last: the comparison is still with it, not with the first pipeline.
+    code = bench(files["condensing"], "--pipeline", files["amortized"], "--pipeline", files["noop"],
+                 "--pricing", "claude-sonnet-4-5", "--step-seconds", "1", "--out", files["out"])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0
+    rows = {line.split()[2]: line.split() for line in out.splitlines() if line.startswith("claude-sonnet-4-5  ")}
+    assert rows["noop"][4] == "+0.0%"
+    written = json.loads((files["out"] / "results.json").read_text())
+    totals = {p["name"]: p["totals"] for p in written["pipelines"]}
+    cost = {name: t["costs"]["claude-sonnet-4-5"]["total_cost"] for name, t in totals.items()}
+    assert rows["amortized"][4] == f"{100 * (cost['amortized'] / cost['noop'] - 1):+.1f}%"
+    cheapest = min(cost, key=lambda name: (cost[name], name))
+    kept = {name: t["facts"] - t["facts_forgotten"] + t["facts_retained"] for name, t in totals.items()}
+    line = next(line for line in out.splitlines() if line.startswith("claude-sonnet-4-5: cheapest "))
+    assert line.startswith(f"claude-sonnet-4-5: cheapest {cheapest} (")
+    keeping = min((name for name in cost if kept[name] >= kept["noop"]), key=lambda name: (cost[name], name))
+    assert (f"cheapest keeping as many facts as no condensation ({kept['noop']:,}): {keeping} (" in line) or (
+        keeping == cheapest and line.endswith(f"; it keeps as many facts as no condensation ({kept['noop']:,})")
+    )
+
+
+def test_with_pricing_and_no_baseline_no_condensation_is_added_and_said(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    code = bench(files["condensing"], "--pipeline", files["amortized"], "--pricing", "gpt-5", "--out", files["out"])
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert "note: no_condensation added: the cost table compares every pipeline with it\n" in err
+    assert [p["name"] for p in json.loads((files["out"] / "results.json").read_text())["pipelines"]] == ["amortized", "no_condensation"]
+    assert "vs no cond." in out
+
+
+@pytest.mark.parametrize(("model", "close"), [("claude-sonet-4-5", "claude-sonnet-4-5"), ("gpt-5o", "gpt-5")])
+def test_a_misspelt_pricing_model_is_refused_with_did_you_mean_never_priced_at_zero(
+    model: str, close: str, files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert bench(files["chat"], "--pipeline", files["noop"], "--pricing", model, "--out", files["out"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: pricing {model!r}: litellm knows no such model. Did you mean {close!r}")
+    assert err.count("\n") == 1
+    assert not files["out"].exists()

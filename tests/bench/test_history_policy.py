@@ -13,7 +13,7 @@ from openhands_memory.conversation_memory import ConversationMemory, HistoryPoli
 
 from ._helpers import Log, WordTokenizer
 
-FIXED_LIMIT = REPO_ROOT / "benchmarks" / "pipelines" / "fixed_limit.toml"
+FIXED_LIMIT = REPO_ROOT / "openhands_memory" / "pipelines" / "fixed_limit.toml"
 BUNDLED = REPO_ROOT / "fixtures" / "synthetic_session_300.jsonl"
 
 

@@ -186,7 +186,7 @@ def test_no_compression_line_without_compressions(results: BenchResults) -> None
     assert format_compressions(results) == ""
 
 
-def test_the_cost_table_has_a_row_per_pipeline_and_pricing_compared_with_the_first_pipeline(results: BenchResults) -> None:
+def test_the_cost_table_ranks_the_pipelines_by_dollars_compared_with_no_condensation(results: BenchResults) -> None:
     from .test_runner import ANTHROPIC_LIKE
 
     assert format_cost_table(results) == ""  # no pricing, no table
@@ -196,14 +196,18 @@ def test_the_cost_table_has_a_row_per_pipeline_and_pricing_compared_with_the_fir
         for name, log in (("chat.jsonl", chat_log()), ("condensing.jsonl", condensing_log()))
         for spec in (NOOP, SUMMARIZE)
     ]
-    priced = BenchResults(["chat.jsonl", "condensing.jsonl"], [NOOP, SUMMARIZE], options, runs, seconds=1.0)
+    # no condensation given last: still the one compared with.
+    priced = BenchResults(["chat.jsonl", "condensing.jsonl"], [SUMMARIZE, NOOP], options, runs, seconds=1.0)
     totals = {row["pipeline"]: row["costs"]["anthropic-like"] for row in priced.totals()}
     lines = format_cost_table(priced, markdown=True).splitlines()
-    assert lines[0].startswith("| pipeline | pricing | prompts $ | no cache $ | summarizer $ | total $ | vs first |")
-    cells = [line.strip("| ").split(" | ") for line in lines[2:]]
-    assert [c[:2] for c in cells] == [["noop", "anthropic-like"], ["summarize", "anthropic-like"]]
-    assert cells[0][6] == "+0.0%"
+    assert lines[0].startswith("| pricing | rank | pipeline | total $ | vs no cond. | facts kept | prompts $ | no cache $ | summarizer $ |")
+    cells = [line.strip("| ").split(" | ") for line in lines[2:4]]
+    ranked = sorted(totals, key=lambda name: totals[name]["total_cost"])
+    assert [c[:3] for c in cells] == [["anthropic-like", "1", ranked[0]], ["anthropic-like", "2", ranked[1]]]
+    by_name = {c[2]: c for c in cells}
+    assert by_name["noop"][4] == "+0.0%"
     change = 100 * (totals["summarize"]["total_cost"] / totals["noop"]["total_cost"] - 1)
-    assert cells[1][6] == f"{change:+.1f}%"
-    assert cells[1][4] == f"${totals['summarize']['summarizer_cost']:,.2f}"  # 3 calls of 100 + 10 tokens
+    assert by_name["summarize"][4] == f"{change:+.1f}%"
+    assert by_name["summarize"][8] == f"${totals['summarize']['summarizer_cost']:,.2f}"  # 3 calls of 100 + 10 tokens
+    assert lines[-1].startswith(f"anthropic-like: cheapest {ranked[0]} (")
     assert totals["summarize"]["summarizer_cost"] == pytest.approx(3 * (100 * 3.0 + 10 * 15.0))

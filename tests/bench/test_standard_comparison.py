@@ -21,7 +21,7 @@ from conftest import require_real_logs_dir
 from openhands_memory.bench import run_benchmark
 
 REPO = Path(__file__).resolve().parents[2]
-PIPELINES_DIR = REPO / "benchmarks" / "pipelines"
+PIPELINES_DIR = REPO / "openhands_memory" / "pipelines"
 PRICINGS = ("claude-sonnet-4-5", "gpt-5")
 CONTEXT_LIMIT = 128_000
 PIPELINES = (

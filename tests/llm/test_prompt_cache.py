@@ -11,8 +11,10 @@ import re
 import pytest
 
 from openhands_memory.errors import UnknownPriceError
+from openhands_memory.llm._model_map import model_map
 from openhands_memory.llm.prompt_cache import (
     CACHE_RULES,
+    MODEL_CACHE_RULES,
     PromptBlock,
     PromptCache,
     PromptPricing,
@@ -214,9 +216,144 @@ def test_prices_come_from_litellms_map_and_the_rules_from_the_provider_row() -> 
 
 
 def test_an_unknown_model_or_override_is_a_pricing_error_that_says_what_to_do() -> None:
-    with pytest.raises(UnknownPriceError, match=re.escape("pricing 'no-such-model-xyz': litellm's model map has no input price")):
+    with pytest.raises(UnknownPriceError, match=re.escape("pricing 'no-such-model-xyz': litellm knows no such model.")):
         PromptPricing.for_model("no-such-model-xyz")
     with pytest.raises(UnknownPriceError, match=re.escape("unknown pricing field 'lifetime'. Did you mean 'lifetime_seconds'?")):
         ANTHROPIC.with_overrides({"lifetime": 60})
     with pytest.raises(UnknownPriceError, match=re.escape("a pricing table needs a model name")):
         resolve_pricing({"lifetime_seconds": 60})
+
+
+# -- issue 39 item 3: current, sourced cache rules --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("model", "close"),
+    [("claude-sonet-4-5", "'claude-sonnet-4-5'"), ("gpt-5o", "'gpt-5'"), ("anthropic/claude-sonet-4-5", "'anthropic/claude-sonnet-4-5'")],
+)
+def test_a_model_litellm_does_not_know_is_refused_with_the_closest_names_never_priced_at_zero(model: str, close: str) -> None:
+    # litellm's get_model_info makes up an entry with zero prices for these names: they cost $0.00 before.
+    with pytest.raises(UnknownPriceError, match=re.escape(f"pricing {model!r}: litellm knows no such model. Did you mean {close}")):
+        PromptPricing.for_model(model)
+
+
+@pytest.mark.parametrize(
+    ("model", "bare"),
+    [
+        ("anthropic/claude-sonnet-4-5", "claude-sonnet-4-5"),
+        ("openai/gpt-5", "gpt-5"),
+        ("gemini/gemini-2.5-pro", "gemini/gemini-2.5-pro"),
+        ("bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0", "us.anthropic.claude-sonnet-4-5-20250929-v1:0"),
+        ("vertex_ai/gemini-2.5-pro", "gemini-2.5-pro"),
+    ],
+)
+def test_provider_prefixed_names_are_priced_as_litellm_prices_them(model: str, bare: str) -> None:
+    pricing = PromptPricing.for_model(model)
+    entry = model_map()[bare]  # type: ignore[index]
+    assert pricing.input_cost_per_token == entry["input_cost_per_token"] > 0
+    assert pricing.cache_read_cost_per_token == entry["cache_read_input_token_cost"]
+
+
+def test_every_provider_prefixed_name_of_litellms_map_with_a_price_is_accepted() -> None:
+    # `provider/key` for every bare key of the main providers, and every key that has its provider in it.
+    table = model_map()
+    assert table is not None
+    names = []
+    for key, entry in table.items():
+        provider = entry.get("litellm_provider") if isinstance(entry, dict) else None
+        if provider not in ("anthropic", "openai", "gemini", "bedrock", "bedrock_converse", "vertex_ai", "azure"):
+            continue
+        if not isinstance(entry.get("input_cost_per_token"), int | float) or entry.get("mode") != "chat":
+            continue
+        names.append(key if "/" in key else f"{provider}/{key}")
+    assert len(names) > 300
+    for name in names:
+        assert PromptPricing.for_model(name).input_cost_per_token >= 0, name
+
+
+def test_anthropics_two_lifetimes_are_a_choice_with_their_write_prices() -> None:
+    choices = PromptPricing.for_model("claude-sonnet-4-5").ttl_choices()
+    assert list(choices) == ["5m", "1h"]
+    five, hour = choices["5m"], choices["1h"]
+    assert (five.lifetime_seconds, hour.lifetime_seconds) == (300, 3600)
+    assert five.cache_write_cost_per_token == pytest.approx(1.25 * five.input_cost_per_token)
+    assert hour.cache_write_cost_per_token == pytest.approx(2.0 * hour.input_cost_per_token)
+    assert five.cache_read_cost_per_token == hour.cache_read_cost_per_token == pytest.approx(0.1 * five.input_cost_per_token)
+    assert resolve_pricing({"model": "claude-sonnet-4-5", "ttl": "1h"}) == hour
+    with pytest.raises(UnknownPriceError, match=re.escape("pricing 'claude-sonnet-4-5': no cache lifetime '2h' for it: '5m' or '1h'")):
+        resolve_pricing({"model": "claude-sonnet-4-5", "ttl": "2h"})
+
+
+@pytest.mark.parametrize(
+    ("model", "minimum"),
+    [
+        ("claude-sonnet-4-5", 1024),
+        ("claude-sonnet-4-6", 1024),
+        ("claude-opus-4-5", 4096),
+        ("claude-opus-4-6", 4096),
+        ("claude-haiku-4-5", 4096),
+        ("us.anthropic.claude-3-5-haiku-20241022-v1:0", 2048),
+        ("anthropic.claude-opus-4-20250514-v1:0", 1024),
+        ("gemini/gemini-2.5-flash", 2048),  # litellm's map gives none: the Gemini docs' figure
+        ("gemini/gemini-2.5-pro", 2048),
+        ("gemini/gemini-3.1-pro-preview", 4096),  # litellm writes 4096.0 for some: read as 4096
+        ("gpt-5", 1024),
+    ],
+)
+def test_the_minimum_cacheable_prefix_is_the_providers_figure_for_the_model(model: str, minimum: int) -> None:
+    assert PromptPricing.for_model(model).min_cache_tokens == minimum
+
+
+def test_the_documented_minimums_agree_with_litellms_wherever_both_have_one() -> None:
+    table = model_map()
+    assert table is not None
+    checked = 0
+    for key, entry in table.items():
+        mapped = entry.get("prompt_cache_min_tokens") if isinstance(entry, dict) else None
+        if mapped is None:
+            continue
+        for rule in MODEL_CACHE_RULES:
+            if "min_tokens" in rule.fields and rule.matches(key) and ("claude" in key) == (rule.rules_name == "anthropic"):
+                assert rule.fields["min_tokens"] == mapped, (key, rule.source)
+                checked += 1
+                break
+    assert checked > 50
+
+
+def test_openai_bills_no_cache_write_before_gpt_5_6_and_1_25x_from_it_on_with_24_hours_where_documented() -> None:
+    gpt5, gpt56, gpt4o = (PromptPricing.for_model(m) for m in ("gpt-5", "gpt-5.6", "gpt-4o"))
+    assert gpt5.cache_write_cost_per_token == gpt5.input_cost_per_token
+    assert gpt5.cache_read_cost_per_token == pytest.approx(0.1 * gpt5.input_cost_per_token)
+    assert gpt56.cache_write_cost_per_token == pytest.approx(1.25 * gpt56.input_cost_per_token)
+    assert list(gpt5.ttl_choices()) == ["in_memory", "24h"]
+    assert gpt5.ttl_choices()["24h"].lifetime_seconds == 86_400
+    assert list(gpt4o.ttl_choices()) == ["in_memory"]  # no 24-hour retention documented for gpt-4o
+    with pytest.raises(UnknownPriceError, match=re.escape("pricing 'gpt-4o': its provider documents no longer-lived cache for it")):
+        PromptPricing.for_model("gpt-4o", extended=True)
+
+
+def test_gemini_implicit_hits_are_90_percent_off_when_litellm_has_no_read_price() -> None:
+    # A made-up Gemini 2.5 model litellm gives no cache-read price: the rules' 0.1x.
+    pricing = PromptPricing.for_model(
+        "gemini-2.5-made-up", overrides={"rules_name": "gemini", "input_cost_per_token": 1e-06}
+    )
+    assert pricing.rules_name == "gemini" and CACHE_RULES["gemini"].read_multiplier == 0.1
+    assert pricing.min_cache_tokens == 2048
+    assert pricing.cache_read_cost_per_token == pytest.approx(0.1 * pricing.input_cost_per_token)
+    assert pricing.cache_write_cost_per_token == pricing.input_cost_per_token
+
+
+def test_every_model_rule_cites_the_providers_docs() -> None:
+    for rule in MODEL_CACHE_RULES:
+        assert rule.source.startswith("https://") and rule.rules_name in CACHE_RULES
+
+
+def test_the_cache_aware_scheduler_can_be_given_anthropics_1_hour_lifetime() -> None:
+    from openhands_memory.condenser import CacheAwareCondenser, Condenser
+
+    inner = {"type": "observation_masking", "attention_window": 4}
+    default = Condenser.from_config({"type": "cache_aware", "condenser": inner})
+    hour = Condenser.from_config({"type": "cache_aware", "pricing": {"model": "claude-sonnet-4-5", "ttl": "1h"}, "condenser": inner})
+    assert isinstance(default, CacheAwareCondenser) and isinstance(hour, CacheAwareCondenser)
+    assert default.pricing.lifetime_seconds == 300  # the default stays the 5-minute cache
+    assert (hour.pricing.lifetime_seconds, hour.pricing.cache_write_cost_per_token) == (3600, 6e-06)

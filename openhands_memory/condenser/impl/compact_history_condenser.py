@@ -8,8 +8,9 @@ tokens it saved:
    rounds (rounds: one agent step and what answers it) and longer than `compact_over_chars` is
    shown as its head and tail with its original size (`micro_preview`).
 3. **Continuation summary.** Still past `max_tokens`: the older rounds are forgotten and a model's
-   continuation summary goes after the kept head; when even the kept rounds are over budget, only
-   the newest `keep_last_messages` events (or fewer, to fit) stay.
+   continuation summary goes after the kept head; when even the kept rounds are over budget (or
+   would be with a summary longer than what it forgets), only the newest `keep_last_messages`
+   events (or fewer, to fit) stay.
 """
 
 from __future__ import annotations
@@ -145,9 +146,11 @@ class CompactHistoryCondenser(ModelSummarizingCondenser):
       fits the budget, that view is returned and nothing is appended.
     - Still over budget: a condensation forgets the older rounds (whole units; the head, the system
       prompt and the first user message stay) under the model's continuation summary; if the kept
-      rounds alone exceed the budget, only the newest `keep_last_messages` events (fewer, to fit,
-      the newest unit always) stay. Its metadata records each stage's tokens before, after and
-      saved (`micro_compaction`, `continuation_summary`, and `trim` when the rounds were cut).
+      rounds alone exceed the budget, or would with a summary as long as what it forgets (the prompt
+      would be over budget and no smaller, and the loop guard would stop the next condensation),
+      only the newest `keep_last_messages` events (fewer, to fit, the newest unit always) stay. Its
+      metadata records each stage's tokens before, after and saved (`micro_compaction`,
+      `continuation_summary`, and `trim` when the rounds were cut).
 
     Also what the stages saved the last time they ran is in `last_stages` (the micro view
     appends nothing to the log, so this is where it shows between condensations).
@@ -345,7 +348,7 @@ class CompactHistoryCondenser(ModelSummarizingCondenser):
         plan = plan_before(view, preserved, keep_first=self.keep_first, structure=structure)
         counter = self.token_counter
         trimmed: dict[str, Any] | None = None
-        if self._kept_tokens(plan) > self.budget:
+        if self._over_budget(plan):
             trimmed_plan = self._trim(view, structure, preserved)
             if len(trimmed_plan.forgotten) > len(plan.forgotten):
                 trimmed = {"events": len(trimmed_plan.forgotten) - len(plan.forgotten)}
@@ -383,15 +386,30 @@ class CompactHistoryCondenser(ModelSummarizingCondenser):
         forgotten = set(plan.forgotten)
         return self.token_counter([e for i, e in enumerate(plan.structure.events) if i not in forgotten])
 
+    def _over_budget(self, plan: ForgettingPlan) -> bool:
+        """Whether a condensation by `plan` may leave the prompt over budget and no smaller.
+
+        It may when the events it keeps alone exceed the budget, or when its summary may take as many
+        tokens as it replaces (one of up to `MIN_SUMMARY_TOKENS` is never cut) and, that long, would
+        put the prompt over budget: asked again at once, the loop guard would stop the next
+        condensation (`CondensationStalledError`). Otherwise the summary fits the budget, or is
+        shorter than what it replaces and the prompt shrinks.
+        """
+        kept = self._kept_tokens(plan)
+        if kept > self.budget:
+            return True
+        summary = self.summary_budget(plan)
+        return summary >= self.replaced_tokens(plan) and kept + summary > self.budget
+
     def _trim(self, view: View, structure: ViewStructure, preserved: int) -> ForgettingPlan:
         """QitOS' trim: keep at most the newest `keep_last_messages` events, fewer while over budget
-        (never cutting into the newest unit)."""
+        (`_over_budget`; never cutting into the newest unit)."""
         n = len(structure)
         cut = max(preserved, recency_cut(structure, self.keep_last_messages))
         newest = structure.safe_cut_at_or_before(n - 1) if n else 0
         plan = plan_before(view, cut, keep_first=self.keep_first, structure=structure)
         candidate = cut
-        while self._kept_tokens(plan) > self.budget and candidate < newest:
+        while self._over_budget(plan) and candidate < newest:
             candidate = structure.safe_cut_at_or_after(candidate + 1)
             if candidate > newest:
                 break

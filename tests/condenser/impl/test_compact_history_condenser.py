@@ -19,6 +19,7 @@ from openhands_memory.condenser import (
 from openhands_memory.condenser._boundaries import analyze
 from openhands_memory.condenser._recency import round_starts
 from openhands_memory.condenser.impl.compact_history_condenser import CONTINUATION_PROMPT, micro_preview
+from openhands_memory.condenser.tokens import ApproximateTokenCounter
 from openhands_memory.errors import CondenserConfigError
 from openhands_memory.events import CmdOutputObservation
 from openhands_memory.testing.condenser_replay import replay_with_condenser
@@ -174,6 +175,24 @@ def test_when_the_kept_rounds_alone_are_over_budget_only_the_newest_events_stay(
     assert result.metadata.extra["continuation_summary"]["trimmed_events"] == 2
     s.add(result.action)
     assert ids(s.view) == [0, None, 1, 10, 11]  # the newest unit stays whole, over budget or not
+
+
+def test_a_summary_that_may_outweigh_the_older_round_makes_it_trim_so_the_prompt_shrinks() -> None:
+    # Found by hypothesis (issue 40): the last two rounds fill the budget exactly, the older round
+    # takes a few tokens, and a summary under MIN_SUMMARY_TOKENS is never cut. Forgetting only that
+    # round grew the prompt (4,078 -> 4,088 tokens), still over budget, and the loop guard stopped
+    # the next condensation with CondensationStalledError.
+    s = Session()
+    s.header()  # 0-3
+    s.turn("ls", "a.txt")  # 4, 5: the older round
+    s.turn("cat a.txt", "A" * 8000)  # 6, 7
+    s.turn("cat b.txt", "B" * 8000)  # 8, 9: the last two rounds
+    budget = ApproximateTokenCounter()([e for e in s.events if e.id not in (4, 5)])
+    result = CompactHistoryCondenser(None, max_tokens=budget).condense(s.view)
+    assert isinstance(result, Condensation) and result.metadata is not None
+    assert (result.action.forgotten_events_start_id, result.action.forgotten_events_end_id) == (2, 7)
+    assert result.metadata.extra["continuation_summary"]["trimmed_events"] == 2
+    assert result.metadata.tokens_after is not None and result.metadata.tokens_after <= budget
 
 
 def test_without_auto_compact_it_only_warns() -> None:

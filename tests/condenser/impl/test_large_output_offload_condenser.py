@@ -265,7 +265,7 @@ def test_a_toml_pipeline_builds_the_condenser_and_its_config_round_trips(tmp_pat
 
 
 def test_the_benchmark_pipeline_is_the_default_offload() -> None:
-    path = Path(__file__).resolve().parents[3] / "benchmarks" / "pipelines" / "large_output_offload.toml"
+    path = Path(__file__).resolve().parents[3] / "openhands_memory" / "pipelines" / "large_output_offload.toml"
     assert load_condenser_config(path) == LargeOutputOffloadCondenserConfig()
 
 
