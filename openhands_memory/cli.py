@@ -352,7 +352,8 @@ def _replay(args: argparse.Namespace) -> int:
     args.pipeline = _pipeline_file(args.pipeline)
     secrets = _checked_secrets(args)
     pipeline = load_pipeline(args.pipeline, model=args.model) if args.pipeline is not None or not args.recorded else None
-    summarizer = _choose_models(pipeline, args)  # a missing API key now, before any work
+    # A missing API key now, before any work; the default pipeline is offline by design: no note.
+    summarizer = _choose_models(pipeline, args, note=args.pipeline is not None)
     inputs = [path for path in (args.log, args.pipeline) if path is not None]
     if args.out is not None:  # refused now (an input, existing, not writable), not after the replay
         check_log_output(args.out, inputs=inputs, overwrite=args.force)
@@ -482,10 +483,11 @@ def _with_log_ids(data: dict[str, Any], snapshot: Any) -> dict[str, Any]:
     return data
 
 
-def _choose_models(pipeline: Any, args: argparse.Namespace) -> str | None:
+def _choose_models(pipeline: Any, args: argparse.Namespace, *, note: bool = True) -> str | None:
     """What the pipeline's model-backed condensers call, chosen as `bench` chooses (None: it has none).
 
-    Offline (no `--summarizer-model`), a note on stderr says that no model is called.
+    Offline (no `--summarizer-model`), a note on stderr says that no model is called (unless not `note`:
+    the default pipeline is offline by design, and its report says so).
 
     Raises:
         LLMAuthenticationError: `--summarizer-model`'s API key is not set.
@@ -496,9 +498,9 @@ def _choose_models(pipeline: Any, args: argparse.Namespace) -> str | None:
     if not members:
         return None
     summarizer = choose_models(pipeline.condenser, summarizer_model=args.summarizer_model)
-    note = summarizer_note(members, summarizer, summarizer_model=args.summarizer_model, model=args.model)
-    if note is not None:
-        print(note, file=sys.stderr)
+    message = summarizer_note(members, summarizer, summarizer_model=args.summarizer_model, model=args.model)
+    if message is not None and note:
+        print(message, file=sys.stderr)
     return summarizer
 
 

@@ -119,12 +119,16 @@ class History:
         secrets: Mapping[str, str] | None = None,
         history_policy: HistoryPolicy | None = None,
         tokenizer: Tokenizer | str | None = None,
+        model: str | None = None,
     ) -> None:
         """Follow `stream` (a new in-memory one by default), picking up the events it already holds.
 
         Args:
             stream: the conversation's events; the history follows it.
-            condenser: what the model sees of a long history; `default_condenser()` by default.
+            condenser: what the model sees of a long history; by default `default_condenser(model)`,
+                the cache-aware default priced for the agent's model: `model`, else the model of the
+                first LLM `completion` is given (until then, and for a model without known prices,
+                priced as claude-sonnet-4-5: see `DEFAULT_CONDENSER_CONFIG`).
             memory: renders views as messages; by default `ConversationMemory(system_prompt)`.
             system_prompt: the system message used when the history has none (ignored with `memory`).
             max_condensations_per_step: condensations one step may append before it is stuck.
@@ -148,6 +152,8 @@ class History:
                 history policy count the prompt with it, as `openhands-memory replay --model`
                 counts (`Pipeline.measured_by`; the condenser is told so). None: the condenser
                 keeps its own counter (`ApproximateTokenCounter` by default).
+            model: the agent's model (never called here): the default condenser is priced and sized
+                for it (ignored with `condenser`).
 
         Raises:
             InvalidSecretError: a secret value is too short (under 6 characters) or not a string.
@@ -158,7 +164,9 @@ class History:
             stream.set_secrets(secrets)
         self.stream: EventStream = stream
         """Every event of the conversation."""
-        condenser = condenser if condenser is not None else default_condenser()
+        self._priced_by_llm = condenser is None and model is None
+        """The default condenser takes its prices from the first LLM `completion` is given."""
+        condenser = condenser if condenser is not None else default_condenser(model)
         if max_overflow_retries < 0:
             raise ValueError(f"max_overflow_retries must be at least 0, got {max_overflow_retries}")
         self.max_overflow_retries = max_overflow_retries
@@ -412,6 +420,9 @@ class History:
                 `max_invalid_replies` errors appended (or the reply was unusable, see `LLM.completion`).
             LLMError: the model failed otherwise.
         """
+        if self._priced_by_llm:  # the default condenser, priced for the agent's model from its first call on
+            self._priced_by_llm = False
+            self.pipeline.condenser.use_agent_model(llm.config.model)
         offered = _tool_names(tools)
         messages = self.next_messages()
         retries = 0

@@ -39,6 +39,7 @@ policy then trims the messages they render to, so it bounds what any pipeline se
 
 from __future__ import annotations
 
+import copy
 import difflib
 import os
 from collections.abc import Callable, Generator, Mapping, Sequence
@@ -72,6 +73,33 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 DEFAULT_CONDENSER_CONFIG: Final[Mapping[str, Any]] = {
+    "type": "cache_aware",
+    "hard_limit": 100_000,
+    "min_cut": 8_000,
+    "condenser": {
+        "type": "pipeline",
+        "condensers": [
+            {"type": "browser_output_masking", "attention_window": 1},
+            {"type": "llm", "max_size": 10_000, "max_tokens": 20_000, "keep_first": 4},
+        ],
+    },
+}
+"""The pipeline used when none is given: the cache-aware scheduler (`cache_aware`) around browser masking and
+a summary, priced for the agent's model, offline (no model is called, no API key: with no `llm_config`
+the summary is the offline structured summarizer's).
+
+It condenses when the prompt is over 100,000 tokens (`hard_limit`) or the agent asks, and otherwise only
+when it pays with the agent's model's prompt cache, by at least 8,000 tokens: when the cache has expired
+anyway, or when the reads it saves outweigh rewriting the prefix. A summary keeps the first 4 events and
+the newest 10,000 tokens (half of `max_tokens`); older browser pages are masked in batches; a tool output
+too large for anything to make room for is cut to a preview with a `context_reload` handle. `pricing`
+is left out: the agent's model decides (`default_condenser(model)`, `History(model=...)` or the LLM it
+calls, `--model`, the SDK agent's LLM); no model, or one litellm knows no price for, is priced as
+claude-sonnet-4-5 (`FALLBACK_PRICING`). For a model whose input limit is under 125,000 tokens, the
+limits are scaled to 80% of it (`default_condenser_config`). `openhands_memory/pipelines/default.toml` is this
+pipeline as a file; `DEFAULT_OFFLINE_CONDENSER_CONFIG` is the default before it."""
+
+DEFAULT_OFFLINE_CONDENSER_CONFIG: Final[Mapping[str, Any]] = {
     "type": "pipeline",
     "condensers": [
         {"type": "browser_output_masking", "attention_window": 1},
@@ -79,23 +107,55 @@ DEFAULT_CONDENSER_CONFIG: Final[Mapping[str, Any]] = {
         {"type": "amortized", "max_size": 120, "keep_first": 4, "max_tokens": 64_000},
     ],
 }
-"""The offline pipeline used when none is given (no model, no API key): show only the newest
-browser page, mask tool output older than 50 events, and forget the older half of the history
-(after the first 4 events: system prompt, task, workspace recall) past 120 events or 64k tokens.
-The sizes are OpenHands' defaults for its own condensers."""
+"""`default_offline`, the default pipeline until issue 39 (`openhands_memory/pipelines/default_offline.toml`):
+show only the newest browser page, mask tool output older than 50 events, and forget the older half of
+the history (after the first 4 events) past 120 events or 64k tokens. It masks at nearly every step, so it
+breaks the prompt cache at nearly every step: on the standard comparison it costs 2.4x (claude-sonnet-4-5)
+and 1.6x (gpt-5) what no condensation costs."""
+
+DEFAULT_INPUT_SHARE: Final = 0.8
+"""The share of a model's input limit the default's `hard_limit` may reach (the rest: the tokenizer's error, the reply)."""
 
 
-def default_condenser() -> Condenser:
-    """A fresh condenser built from `DEFAULT_CONDENSER_CONFIG`."""
-    return Condenser.from_config(dict(DEFAULT_CONDENSER_CONFIG))
+def default_condenser_config(model: str | None = None) -> dict[str, Any]:
+    """`DEFAULT_CONDENSER_CONFIG` for the agent's `model` (never called): its limits scaled down to fit the model's input.
+
+    With a model whose input limit (litellm's map, offline) times `DEFAULT_INPUT_SHARE` is under
+    100,000 tokens, `hard_limit` is that, and `min_cut` and the summary's `max_tokens` are scaled alike.
+    The prices come from the model when the config is built with it (`Condenser.from_config(model=...)`).
+    """
+    config = copy.deepcopy(dict(DEFAULT_CONDENSER_CONFIG))
+    if not model:
+        return config
+    from openhands_memory.llm import LLM, LLMConfig
+
+    llm = LLM(LLMConfig(model=model))
+    if not llm.is_context_window_known():
+        return config
+    limit = int(llm.context_window() * DEFAULT_INPUT_SHARE)
+    if limit >= config["hard_limit"]:
+        return config
+    scale = limit / config["hard_limit"]
+    config["hard_limit"] = limit
+    config["min_cut"] = max(int(config["min_cut"] * scale), 1)
+    summary = config["condenser"]["condensers"][-1]
+    summary["max_tokens"] = max(int(summary["max_tokens"] * scale), 2)
+    return config
+
+
+def default_condenser(model: str | None = None) -> Condenser:
+    """A fresh condenser built from `default_condenser_config(model)`, priced for `model` (see `DEFAULT_CONDENSER_CONFIG`)."""
+    return Condenser.from_config(default_condenser_config(model), model=model)
 
 __all__ = [
     "DEFAULT_CONDENSER_CONFIG",
+    "DEFAULT_OFFLINE_CONDENSER_CONFIG",
     "HISTORY_POLICY_TABLE",
     "Pipeline",
     "PipelineConfig",
     "ShownMessages",
     "default_condenser",
+    "default_condenser_config",
     "describe_config",
     "load_pipeline",
     "load_pipeline_config",
@@ -246,9 +306,12 @@ class Pipeline:
         """The one prompt counter (`measured_by`); None until one is chosen."""
 
     @classmethod
-    def default(cls) -> Pipeline:
-        """The offline `DEFAULT_CONDENSER_CONFIG` pipeline."""
-        return cls(default_condenser(), f"default offline pipeline ({describe_config(DEFAULT_CONDENSER_CONFIG)})")
+    def default(cls, model: str | None = None) -> Pipeline:
+        """The default pipeline (`DEFAULT_CONDENSER_CONFIG`), offline, priced for the agent's `model` (see `default_condenser`)."""
+        condenser = default_condenser(model)
+        note = getattr(condenser, "pricing_note", None)
+        described = f"default pipeline ({describe_config(DEFAULT_CONDENSER_CONFIG)})"
+        return cls(condenser, f"{described}, {note}" if note else described)
 
     def with_settings(self, **settings: Any) -> Pipeline:
         """This pipeline (the same condenser and renderer) with some keyword settings changed (`message_tokens`, ...)."""
@@ -357,14 +420,15 @@ def load_pipeline(path: str | os.PathLike[str] | None, *, model: str | None = No
     """The pipeline a file describes (TOML `[condenser]` and optional `[history_policy]` tables, or JSON), or the default with no path.
 
     `model` is the agent's model (never called): its context window sizes the token limits given
-    as a share of one that name no model (`Condenser.from_config(model=...)`, inkeep's threshold).
+    as a share of one that name no model (`Condenser.from_config(model=...)`, inkeep's threshold),
+    and its prices price a `cache_aware` that names no `pricing` (the default pipeline's).
 
     Raises:
         CondenserConfigError: the file is missing, unreadable, or the config is not valid
             (the message names the file and the field).
     """
     if path is None:
-        return Pipeline.default()
+        return Pipeline.default(model)
     config = load_pipeline_config(path)
     condenser = Condenser.from_config(config.condenser, model=model)
     description = f"{path} ({describe_config(config.condenser.model_dump())})"

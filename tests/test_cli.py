@@ -65,11 +65,14 @@ def test_replay_of_the_bundled_log_prints_the_summary_table() -> None:
     assert result.stderr == ""  # no progress bar when stderr is not a terminal
     table = rows(result.stdout)
     assert table["log"] == "fixtures/synthetic_session_300.jsonl"
-    assert table["pipeline"] == "default offline pipeline (browser_output_masking, observation_masking, amortized)"
+    assert table["pipeline"] == (
+        "default pipeline (cache_aware(browser_output_masking, llm)), priced as claude-sonnet-4-5 (no agent model given: the fallback)"
+    )
+    assert table["summarizer"] == "offline structured summarizer"
     assert table["tokens counted for"] == "gpt-4o"
-    assert table["events"] == "300 (replayed log: 301)"
+    assert table["events"] == "300 (replayed log: 302)"
     assert table["agent steps"] == "120"
-    assert table["condensations"] == "3 new"
+    assert table["condensations"] == "4 new"
     for name in ("peak context tokens", "final context tokens", "total prompt tokens"):
         assert table[name].split()[0].replace(",", "").isdigit(), name
     assert "\n step     id  made by" in result.stdout  # the condensations, one a line
@@ -241,7 +244,8 @@ def test_replay_with_pricing_prints_what_the_prompts_cost_with_and_without_the_c
 ) -> None:
     pricing = tmp_path / "hour.toml"
     pricing.write_text('[pricing]\nmodel = "claude-sonnet-4-5"\nextended = true\n')
-    assert main(["replay", str(BUNDLED), "--pricing", "gpt-5", "--pricing", str(pricing)]) == 0
+    offline = str(PIPELINES / "default_offline.toml")
+    assert main(["replay", str(BUNDLED), "--pipeline", offline, "--pricing", "gpt-5", "--pricing", str(pricing)]) == 0
     out = capsys.readouterr().out
     blocks = [rows(block) for block in out.split("\n\n") if block.startswith("priced as")]
     assert [block["priced as"] for block in blocks] == [
@@ -252,7 +256,7 @@ def test_replay_with_pricing_prints_what_the_prompts_cost_with_and_without_the_c
         [float(part.split()[0].strip("$").replace(",", "")) for part in block["agent's prompts"].split(", ")] for block in blocks
     ]
     assert 0 < dollars[0][0] < dollars[0][1]  # gpt-5: writing costs nothing extra
-    # The default pipeline masks an old output at most steps: each a break, rewritten at 2x for an hour's cache.
+    # The default before issue 39 masks an old output at most steps: each a break, rewritten at 2x for an hour's cache.
     assert int(blocks[1]["cache breaks"].split()[0]) > 60
     assert dollars[1][0] > dollars[1][1]
 

@@ -39,6 +39,7 @@ from openhands_memory.events import (
     load_events,
 )
 from openhands_memory.history import CondensationGuard, History, default_condenser
+from openhands_memory.llm import LLMConfig
 from openhands_memory.stream import EventStream
 from openhands_memory.testing.fake_llm import FakeLLM, litellm_error
 from openhands_memory.testing.strategies import event_streams
@@ -211,11 +212,43 @@ def test_a_history_on_file_resumes_where_it_stopped(tmp_path: Path) -> None:
         assert resumed.initial_user_action is not None and resumed.initial_user_action.id == 1
 
 
-def test_the_default_condenser_is_the_offline_pipeline() -> None:
+def test_the_default_condenser_is_cache_aware_offline_and_priced_by_the_fallback_without_a_model() -> None:
+    from openhands_memory.condenser import CacheAwareCondenser
+
     condenser = default_condenser()
-    assert condenser.name == "pipeline"
-    assert [c.name for c in condenser.condensers] == ["browser_output_masking", "observation_masking", "amortized"]  # type: ignore[attr-defined]
-    assert History().condenser.name == "pipeline"
+    assert isinstance(condenser, CacheAwareCondenser) and condenser.name == "cache_aware(pipeline)"
+    assert [c.name for c in condenser.inner.condensers] == ["browser_output_masking", "llm"]  # type: ignore[attr-defined]
+    assert condenser.inner.condensers[1].llm is None  # type: ignore[attr-defined]  # offline: the offline structured summary
+    assert condenser.pricing.name == "claude-sonnet-4-5"
+    assert condenser.pricing_note == "priced as claude-sonnet-4-5 (no agent model given: the fallback)"
+    assert History().condenser.name == "cache_aware(pipeline)"
+
+
+def test_the_default_condenser_is_priced_for_the_agents_model_given_or_called() -> None:
+    assert History(model="gpt-5").condenser.pricing.name == "gpt-5"  # type: ignore[attr-defined]
+    history = History()
+    history.add_event(MessageAction(content="Fix the bug"), EventSource.USER)
+    assert history.condenser.pricing.name == "claude-sonnet-4-5"  # type: ignore[attr-defined]
+    history.completion(FakeLLM(default="done").llm(LLMConfig(model="gpt-5")))
+    condenser = history.condenser
+    assert condenser.pricing.name == "gpt-5" and condenser.pricing_note == "priced as gpt-5 (the agent's model)"  # type: ignore[attr-defined]
+    assert condenser._cache.pricing is condenser.pricing  # type: ignore[attr-defined]  # its cache prices and rules too
+
+
+def test_a_model_without_known_prices_falls_back_to_claude_sonnet_4_5_and_says_so(caplog: pytest.LogCaptureFixture) -> None:
+    condenser = default_condenser("no-such-model-i39")
+    assert condenser.pricing.name == "claude-sonnet-4-5"  # type: ignore[attr-defined]
+    note = "no known prices for 'no-such-model-i39': priced as claude-sonnet-4-5 (the fallback)"
+    assert condenser.pricing_note == note  # type: ignore[attr-defined]
+    assert [r.getMessage() for r in caplog.records if "no-such-model-i39" in r.getMessage()] == [f"cache_aware: {note}"]
+
+
+def test_a_condenser_given_is_never_repriced() -> None:
+    condenser = Condenser.from_config({"type": "cache_aware", "pricing": "gpt-5", "condenser": {"type": "noop"}})
+    history = History(condenser=condenser)
+    history.add_event(MessageAction(content="Fix the bug"), EventSource.USER)
+    history.completion(FakeLLM(default="done").llm(LLMConfig(model="claude-sonnet-4-5")))
+    assert condenser.pricing.name == "gpt-5"  # type: ignore[attr-defined]
 
 
 def test_stepping_a_history_loads_no_litellm() -> None:

@@ -218,3 +218,15 @@ def test_a_history_given_a_tokenizer_counts_its_budgets_as_replay_does(tmp_path:
         tokens = pipeline.prompt_tokens(pipeline.show(view, history.initial_user_action), view)
         assert history.condenser.token_counter(view) == tokens
         assert tokens != plain.condenser.token_counter(view)  # not the approximate estimate
+
+
+def test_the_default_fits_a_small_models_input_limit_and_keeps_its_limits_for_a_large_one() -> None:
+    from openhands_memory.llm import LLM, LLMConfig
+    from openhands_memory.pipeline import DEFAULT_CONDENSER_CONFIG, DEFAULT_INPUT_SHARE, default_condenser_config
+
+    window = LLM(LLMConfig(model="gpt-3.5-turbo")).context_window()
+    small = default_condenser_config("gpt-3.5-turbo")
+    assert small["hard_limit"] == int(window * DEFAULT_INPUT_SHARE) < 100_000
+    assert small["condenser"]["condensers"][-1]["max_tokens"] < small["hard_limit"] // 2
+    assert small["min_cut"] < small["hard_limit"]
+    assert default_condenser_config("claude-sonnet-4-5") == default_condenser_config() == dict(DEFAULT_CONDENSER_CONFIG)

@@ -222,6 +222,9 @@ class _TimedCondenser(Condenser):
         super().use_token_counter(counter)
         self.inner.use_token_counter(counter)
 
+    def use_agent_model(self, model: str) -> None:
+        self.inner.use_agent_model(model)
+
     def condense(self, view: View) -> View | Condensation:
         started = time.perf_counter()
         try:

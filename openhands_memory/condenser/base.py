@@ -169,6 +169,14 @@ class Condenser(ABC):
         """
         self._token_counter = counter
 
+    def use_agent_model(self, model: str) -> None:
+        """Told the agent's model (never called) once it is known: a strategy priced "for the agent's model" prices for it.
+
+        `History.completion` tells it its LLM's model, the SDK bridge the agent's. Only what was
+        left to the agent's model changes (`cache_aware` without a `pricing`); a condenser that
+        holds others tells them too. By default, nothing.
+        """
+
     @property
     def last_condensation(self) -> CondensationMetadata | None:
         """The record of the most recent condensation this condenser returned (None: none yet)."""

@@ -22,7 +22,7 @@ def test_a_replay_report_lists_its_rows_then_one_line_per_condensation() -> None
     assert lines[0] == "log                   bundled"
     assert "tokens counted for    approximate (4 characters a token, no model tokenizer)" in lines
     header = lines.index(f"{'step':>5} {'id':>6}  {'made by':<22} {'reason':<8} {'events':>11} {'est. tokens':>17} {'forgot':>6}")
-    assert len(lines) - header - 1 == len(report.condensations) == 3
+    assert len(lines) - header - 1 == len(report.condensations) == 4
     assert "summarizer" not in text and compression_lines([]) == []
 
 

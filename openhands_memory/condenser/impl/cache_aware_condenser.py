@@ -40,8 +40,19 @@ What each kind of member does:
 
 If the view is still over `hard_limit` after every member, or a request is still unhandled, the
 scheduler forgets old events itself (keeping `keep_first`, the system prompt and the first user
-message; no summary) down to half of `hard_limit`: no step goes over the limit while anything may
-be forgotten.
+message; no summary) down to half of `hard_limit`. When forgetting cannot bring the view under the
+limit (a tool output larger than everything that may be forgotten, such as the newest one), the
+largest tool outputs are cut first, biggest first, until it fits: each is shown as its first
+`CUT_PREVIEW_CHARS` characters and the line `[... N characters offloaded; call context_reload with
+event_id=<id> to see all of it]`, as `large_output_offload` shows them. An output cut stays cut
+while it is in view (the prefix stays cacheable), the log keeps it whole. So no step goes over the
+limit while anything may be forgotten or cut: only a head (system prompt, first user message,
+`keep_first` events) and the newest model response's own actions larger than the limit can be.
+
+Whose prices decide is `pricing`; left out, the agent's model's (`Condenser.from_config(model=...)`,
+`--model`, `History(model=...)` or its LLM, the SDK agent's LLM, through `use_agent_model`), and for
+no model, or a model litellm knows no price for, `FALLBACK_PRICING`'s (the fallback is said in one
+line: `pricing_note`, and a warning for a model without prices).
 
 Every decision that changes the prompt is recorded in its condensation's metadata
 (`extra["cache_decision"]`): the reason (`hard_limit`, `request`, `cold_cache`, `pays`,
@@ -63,9 +74,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field
 
 from openhands_memory.condenser._config_base import CONFIG, sized
-from openhands_memory.condenser._views import condensed_events, map_events
+from openhands_memory.condenser._views import condensed_events, map_events, replace_at
 from openhands_memory.condenser.base import Condensation, CondensationMetadata, CondensationReason, Condenser, RollingCondenser
 from openhands_memory.condenser.forgetting import ForgettingCondenser, SummarizingCondenser, plan_forgetting
+from openhands_memory.condenser.impl.large_output_offload_condenser import LargeOutputOffloadCondenser
 from openhands_memory.condenser.impl.pipeline import PipelineCondenser
 from openhands_memory.condenser.tokens import TokenCounter
 from openhands_memory.errors import CondenserConfigError, UnknownPriceError
@@ -77,13 +89,30 @@ if TYPE_CHECKING:
     from openhands_memory.condenser.config import CondenserContext, PipelineMember
 
 logger = logging.getLogger(__name__)
-__all__ = ["CACHE_DECISION_KEY", "CacheAwareCondenser", "CacheAwareCondenserConfig", "DecisionReason"]
+__all__ = [
+    "CACHE_DECISION_KEY",
+    "CUT_PREVIEW_CHARS",
+    "FALLBACK_PRICING",
+    "CacheAwareCondenser",
+    "CacheAwareCondenserConfig",
+    "DecisionReason",
+    "agent_pricing",
+]
 
 CACHE_DECISION_KEY = "cache_decision"
 """The key of a condensation's `CondensationMetadata.extra` that holds the scheduler's decision."""
 
 DecisionReason = Literal["hard_limit", "request", "cold_cache", "pays", "hard_limit_fallback"]
 """Why the scheduler let a condensation happen (see the module docstring)."""
+
+FALLBACK_PRICING = "claude-sonnet-4-5"
+"""Whose prices and cache rules decide for a scheduler left to the agent's model when there is no model, or
+litellm knows no price for it: Anthropic's cache bills a rewritten prefix at 1.25x the input price (the
+dearest rewrite of the providers in `CACHE_RULES`), so priced so the scheduler condenses no more often than
+any provider's cache pays for."""
+
+CUT_PREVIEW_CHARS = 200
+"""The characters of a tool output cut to fit `hard_limit` that are still shown (its beginning)."""
 
 DEFAULT_HORIZON_STEPS = 10.0
 """The horizon before the prompt's growth is known (the first steps)."""
@@ -102,9 +131,11 @@ class CacheAwareCondenserConfig(BaseModel):
     # Any registered config, a pipeline included (completed by the registry, as `pipeline`'s members).
     condenser: PipelineMember
     """The strategy (or pipeline) scheduled: it decides what to forget, mask or offload."""
-    pricing: str | dict[str, Any] = "claude-sonnet-4-5"
+    pricing: str | dict[str, Any] | None = None
     """Whose prices and prompt cache decide: a model litellm knows, or a table (`model`, `extended`,
-    and fields to override such as `lifetime_seconds`; see `openhands_memory.llm.prompt_cache`)."""
+    and fields to override such as `lifetime_seconds`; see `openhands_memory.llm.prompt_cache`).
+    None: the agent's model's (`--model`, `History(model=...)` or its LLM, the SDK agent's LLM);
+    without one, or for a model litellm knows no price for, `claude-sonnet-4-5`'s (`FALLBACK_PRICING`)."""
     hard_limit: int = sized("tokens", default=100_000, ge=1)
     """Condense whenever the view has more tokens than this (by the token counter)."""
     min_cut: int = Field(default=8_000, ge=0)
@@ -135,8 +166,13 @@ class CacheAwareCondenser(Condenser):
         step_seconds: float = 10.0,
         keep_first: int = 1,
         token_counter: TokenCounter | None = None,
+        pricing_note: str | None = None,
+        priced_for_agent: bool = False,
     ) -> None:
         """Wrap `condenser` (a rolling strategy, a view transform, or a pipeline of them).
+
+        `priced_for_agent`: `pricing` stands for the agent's model until `use_agent_model` names it
+        (a config without `pricing`); `pricing_note` says whose prices these are, for people.
 
         Raises:
             ValueError: `hard_limit` < 1, `min_cut` < 0, `horizon_steps` <= 0, `step_seconds` < 0
@@ -151,6 +187,10 @@ class CacheAwareCondenser(Condenser):
         """The strategy scheduled."""
         self.pricing = pricing
         """Whose prices and cache rules decide."""
+        self.pricing_note = pricing_note if pricing_note is not None else f"priced as {pricing.name}"
+        """Whose prices decide and why, in one line (`priced as gpt-5 (the agent's model)`, or the fallback)."""
+        self.priced_for_agent = priced_for_agent
+        self._agent_model: str | None = None
         self.hard_limit = hard_limit
         self.min_cut = min_cut
         self.horizon_steps = horizon_steps
@@ -173,6 +213,9 @@ class CacheAwareCondenser(Condenser):
         """Condensations made since the scheduler last returned a view."""
         self._blocks: dict[int, PromptBlock] = {}
         self._view_size = 0
+        self.cut_ids: set[int] = set()
+        """The ids of the tool outputs shown cut to fit `hard_limit` (they stay cut while in view)."""
+        self._cutter = LargeOutputOffloadCondenser(large_payload_threshold=CUT_PREVIEW_CHARS + 1, preview_chars=CUT_PREVIEW_CHARS)
 
     @classmethod
     def build(cls, config: CacheAwareCondenserConfig, context: CondenserContext) -> CacheAwareCondenser:  # type: ignore[override]
@@ -182,11 +225,15 @@ class CacheAwareCondenser(Condenser):
             CondenserConfigError: the wrapped config is not valid, or the pricing cannot be made out.
         """
         inner = context.build(config.condenser)
-        try:
-            pricing = resolve_pricing(config.pricing)
-        except UnknownPriceError as exc:
-            raise CondenserConfigError(exc.reason, condenser_type="cache_aware", field="pricing") from None
-        return cls(
+        note: str | None = None
+        if config.pricing is None:
+            pricing, note = agent_pricing(context.model)
+        else:
+            try:
+                pricing = resolve_pricing(config.pricing)
+            except UnknownPriceError as exc:
+                raise CondenserConfigError(exc.reason, condenser_type="cache_aware", field="pricing") from None
+        built = cls(
             inner,
             pricing,
             hard_limit=config.hard_limit,
@@ -195,7 +242,12 @@ class CacheAwareCondenser(Condenser):
             step_seconds=config.step_seconds,
             keep_first=config.keep_first,
             token_counter=context.token_counter,
+            pricing_note=note,
+            priced_for_agent=config.pricing is None,
         )
+        if config.pricing is None and context.model:
+            built._agent_model = context.model
+        return built
 
     @property
     def handles_requests(self) -> bool:
@@ -210,13 +262,27 @@ class CacheAwareCondenser(Condenser):
         super().use_token_counter(counter)
         self.inner.use_token_counter(counter)
 
+    def use_agent_model(self, model: str) -> None:
+        """Priced for `model` from now on, when `pricing` was left to the agent's model (else nothing changes)."""
+        self.inner.use_agent_model(model)
+        if not self.priced_for_agent or not model or model == self._agent_model:
+            return
+        self._agent_model = model
+        self.pricing, self.pricing_note = agent_pricing(model)
+        self._cache.pricing = self.pricing  # what it cached so far stays; the prices and rules are the model's
+
     # ------------------------------------------------------------------ the step
 
     def condense(self, view: View) -> View | Condensation:
         started = time.perf_counter()
         now = self._now(view)
         pending: list[dict[str, Any]] = []
-        result = view
+        result = self._with_cuts(view)
+        if not result.unhandled_condensation_request:
+            # Before the members, so that each ask of a step sees the same view.
+            tokens = self.token_counter(result)
+            if tokens > self.hard_limit:
+                result, tokens = self._cut_to_fit(result, tokens)
         for gate in self._gates:
             outcome = gate.run(result, self, now, pending)
             if isinstance(outcome, Condensation):
@@ -402,6 +468,43 @@ class CacheAwareCondenser(Condenser):
         self._changed = True
         return self.record_condensation(view, lambda: Condensation(action, metadata), reason=metadata.reason, started=started)
 
+    def _with_cuts(self, view: View) -> View:
+        """`view` with the outputs cut before shown cut again (the same copies: the prefix stays as it was)."""
+        cut = self.cut_ids
+        if not cut:
+            return view
+        indexes = [index for index, event in enumerate(view) if event.id in cut]
+        return replace_at(view, indexes, self._cutter.offload_if_large) if indexes else view
+
+    def _cut_to_fit(self, view: View, tokens: int) -> tuple[View, int]:
+        """`view` with its largest tool outputs cut until it fits `hard_limit`, when forgetting cannot make it fit.
+
+        Returns the view and its tokens (`view` itself when forgetting can do it, or nothing can be cut).
+        """
+        limit = self.hard_limit
+        plan = plan_forgetting(view, keep_first=self.keep_first, max_tokens=max(limit // 2, 1), token_counter=self.token_counter)
+        if plan.forgotten and self.token_counter(condensed_events(view, plan.action())) <= limit:
+            return view, tokens  # forgetting is enough: the fallback forgets
+        offload = self._cutter.offload_if_large
+        candidates = sorted(
+            (index for index, event in enumerate(view) if self._cutter.is_large(event)),
+            key=lambda index: (-self.event_tokens(view[index]), index),
+        )
+        cut: list[int] = []
+        shown = view
+        for index in candidates:
+            cut.append(index)
+            shown = replace_at(view, cut, offload)
+            tokens = self.token_counter(shown)
+            if tokens <= limit:
+                break
+        if not cut:
+            return view, tokens
+        ids = [view[index].id for index in cut]
+        self.cut_ids.update(event_id for event_id in ids if event_id is not None)
+        logger.info("cache_aware: tool outputs %s cut to fit hard_limit %d (now %d tokens)", ids, limit, tokens)
+        return shown, tokens
+
     def is_cold(self, now: float) -> bool:
         """The provider's cache holds nothing of the previous prompt at `now` (by the scheduler's own cache)."""
         return self._cache.is_cold(now)
@@ -571,3 +674,23 @@ class _TransformGate(_Gate):
         record["frontier"] = self.frontier
         pending.append(record)
         return derived
+
+
+def agent_pricing(model: str | None) -> tuple[PromptPricing, str]:
+    """The pricing for the agent's `model`, and a line saying whose it is: the model's, else `FALLBACK_PRICING`'s.
+
+    A model litellm knows no price for is said in a warning (once per model).
+    """
+    if model:
+        try:
+            return resolve_pricing(model), f"priced as {model} (the agent's model)"
+        except UnknownPriceError:
+            note = f"no known prices for {model!r}: priced as {FALLBACK_PRICING} (the fallback)"
+            if model not in _WARNED:
+                _WARNED.add(model)
+                logger.warning("cache_aware: %s", note)
+            return resolve_pricing(FALLBACK_PRICING), note
+    return resolve_pricing(FALLBACK_PRICING), f"priced as {FALLBACK_PRICING} (no agent model given: the fallback)"
+
+
+_WARNED: set[str] = set()

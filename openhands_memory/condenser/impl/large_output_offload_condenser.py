@@ -153,6 +153,11 @@ class LargeOutputOffloadCondenser(Condenser):
             shown = replace_at(shown, tail, self.offload_if_large)
         return shown
 
+    def is_large(self, event: Event) -> bool:
+        """Whether `event` is an observation shown over the threshold (`offload_if_large` would offload it)."""
+        text = self._shown_text(event)
+        return text is not None and len(text) > self.large_payload_threshold
+
     def offload_if_large(self, event: Event) -> Event:
         """The offloaded copy of `event` when it is an observation shown over the threshold, else the event itself."""
         text = self._shown_text(event)

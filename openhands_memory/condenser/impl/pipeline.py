@@ -59,6 +59,10 @@ class PipelineCondenser(Condenser):
         for condenser in self.condensers:
             condenser.use_token_counter(counter)
 
+    def use_agent_model(self, model: str) -> None:
+        for condenser in self.condensers:
+            condenser.use_agent_model(model)
+
     @property
     def handles_requests(self) -> bool:
         """Whether a member does (the first member that condenses ends the pass)."""

@@ -5,6 +5,7 @@
 
     condenser = OpenHandsMemoryCondenser.from_file("pipeline.toml")       # our CLI's pipeline file
     condenser = OpenHandsMemoryCondenser(condenser={"type": "observation_masking", "attention_window": 20})
+    condenser = OpenHandsMemoryCondenser()     # the default pipeline, cache-aware, priced for the agent's LLM
     agent = Agent(llm=llm, tools=tools, condenser=condenser)
 
 It is a pydantic model whose fields are our config (the `[condenser]` table, `[history_policy]`, the
@@ -69,7 +70,7 @@ from openhands_memory.integrations.openhands_sdk._secrets import dump_secrets, l
 from openhands_memory.integrations.openhands_sdk._view_export import to_sdk_condensation, to_sdk_view
 from openhands_memory.integrations.openhands_sdk._view_import import ImportedView, SdkViewImporter
 from openhands_memory.llm import LLMConfig
-from openhands_memory.pipeline import Pipeline, load_pipeline_config
+from openhands_memory.pipeline import Pipeline, default_condenser_config, load_pipeline_config
 from openhands_memory.prompt_tokens import APPROXIMATE
 from openhands_memory.view import View
 
@@ -132,7 +133,11 @@ class OpenHandsMemoryCondenser(RollingCondenser):
     conversation, told by the id of its system prompt, gets a strategy of its own.
     """
 
-    condenser: PipelineMember = Field(description="Our condenser config: the `[condenser]` table of a pipeline file.")
+    condenser: PipelineMember = Field(
+        default_factory=lambda: parse_condenser_config(default_condenser_config()),
+        description="Our condenser config: the `[condenser]` table of a pipeline file. Left out: the default "
+        "pipeline (`DEFAULT_CONDENSER_CONFIG`: cache-aware, offline), priced for the agent's model.",
+    )
     history_policy: HistoryPolicy | None = Field(
         default=None,
         description="The `[history_policy]` table: the oldest events are left out of the view handed back until "
@@ -225,6 +230,9 @@ class OpenHandsMemoryCondenser(RollingCondenser):
         if self.agent_llm_name is not None and agent_llm is not None:
             configs.setdefault(self.agent_llm_name, agent_llm_config(agent_llm))
         condenser = Condenser.from_config(self.condenser, context=CondenserContext(llm_configs=configs))
+        model = getattr(agent_llm, "model", None)
+        if isinstance(model, str) and model:
+            condenser.use_agent_model(model)  # a `cache_aware` without `pricing` (the default's): priced for it
         pipeline = Pipeline(condenser, None, self.history_policy)
         name = tokenizer_name(self.tokenizer, agent_llm)
         # The one prompt counter, as replay and bench measure (the strategy's budgets count with it too).

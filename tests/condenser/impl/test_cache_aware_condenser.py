@@ -19,7 +19,9 @@ from openhands_memory.condenser import (
 )
 from openhands_memory.condenser.forgetting import plan_forgetting
 from openhands_memory.errors import CondenserConfigError
+from openhands_memory.condenser import Condensation
 from openhands_memory.events import CmdOutputObservation, Event
+from openhands_memory.view import View
 from openhands_memory.llm.prompt_cache import PromptBlock, PromptCache, PromptPricing
 from openhands_memory.replay import AgentStep, Replayer
 from openhands_memory.replay.driver import CondensationMade
@@ -274,3 +276,59 @@ def test_no_step_is_over_the_hard_limit_while_anything_in_view_may_be_forgotten(
         if counter(view) > hard_limit:
             # Only what is kept for good is left: the head, and the newest unit.
             assert not plan_forgetting(view, keep_first=1, max_tokens=1, token_counter=counter).forgotten
+
+
+# --- never over the window: one tool output larger than anything forgetting can free (issue 39 item 2) ----------
+
+
+def session_with_one_enormous_output(turns: int, enormous_at: int, enormous_chars: int, output_chars: int) -> list[Event]:
+    """Header, then `turns` tool calls with outputs of `output_chars`, the one at `enormous_at` holding `enormous_chars`."""
+    builder = SessionBuilder()
+    builder.header()
+    for number in range(turns):
+        size = enormous_chars if number == enormous_at else output_chars
+        _, output = builder.turn(f"step {number}", "")
+        output.content = f"line {number}\n" + "y" * size  # set, not built: built in code, output is cut at 30,000 characters
+    return builder.events
+
+
+@given(
+    st.integers(1, 12),
+    st.data(),
+    st.integers(40_000, 400_000),
+    st.integers(0, 600),
+    st.integers(800, 6_000),
+    INNERS,
+)
+def test_no_step_shows_more_than_the_hard_limit_with_one_enormous_tool_output(
+    turns: int, data: st.DataObject, enormous_chars: int, output_chars: int, hard_limit: int, inner: dict[str, Any]
+) -> None:
+    enormous_at = data.draw(st.integers(0, turns - 1))
+    history = session_with_one_enormous_output(turns, enormous_at, enormous_chars, output_chars)
+    condenser = scheduler(inner, hard_limit=hard_limit, min_cut=0, keep_first=1)
+    counter = ApproximateTokenCounter()
+    replayer = Replayer(condenser)
+    shown = [item.shown for item in replayer.replay(history) if isinstance(item, AgentStep)]
+    shown.append(replayer.settle()[0])
+    for view in shown:
+        assert counter(view) <= hard_limit
+        for event in view:  # (by its command: the replayed log's ids move up where condensations are inserted)
+            if isinstance(event, CmdOutputObservation) and event.command == f"step {enormous_at}":
+                # Shown cut, with the handle that reloads it (or masked, by a masking strategy).
+                assert len(event.content) < 400
+                assert f"call context_reload with event_id={event.id}" in event.content or "observation_masking" in str(inner)
+    assert len(history[5 + 2 * enormous_at].content) > enormous_chars  # the log keeps it whole
+
+
+def test_the_newest_output_too_large_to_make_room_for_is_cut_not_everything_else_forgotten() -> None:
+    history = session_with_one_enormous_output(6, 5, 400_000, 200)
+    condenser = scheduler({"type": "amortized", "max_size": 10_000, "keep_first": 2}, hard_limit=5_000, keep_first=1)
+    made, _ = replay(history, condenser)
+    assert not made  # nothing forgotten: forgetting could not have made room for it
+    final = condenser.condense(View.from_events(history))
+    assert not isinstance(final, Condensation)
+    assert ApproximateTokenCounter()(final) <= 5_000
+    assert len(final) == len(View.from_events(history))  # every event still in view, the enormous one cut
+    assert condenser.cut_ids == {history[-1].id}
+    assert history[-1].content.startswith("line 5\n") and final[-1].content.startswith("line 5\n")
+    assert final[-1].content.endswith(f"[... {len(history[-1].content)} characters offloaded; call context_reload with event_id={history[-1].id} to see all of it]")

@@ -68,6 +68,23 @@ def test_a_config_dict_is_validated_by_our_own_rules() -> None:
         OpenHandsMemoryCondenser(condenser={"type": "recnt"})
 
 
+def test_given_no_strategy_it_is_the_default_pipeline_priced_for_the_agents_llm() -> None:
+    from openhands_memory.condenser import CacheAwareCondenser
+    from openhands_memory.pipeline import DEFAULT_CONDENSER_CONFIG
+
+    condenser = OpenHandsMemoryCondenser()
+    assert condenser.condenser.model_dump() == OpenHandsMemoryCondenser(condenser=dict(DEFAULT_CONDENSER_CONFIG)).condenser.model_dump()
+    for model in ("gpt-5", "claude-sonnet-4-5"):
+        strategy = OpenHandsMemoryCondenser().strategy(LLM(model=model, api_key=SecretStr("sk-test-not-a-key"), usage_id="agent"))
+        assert isinstance(strategy, CacheAwareCondenser)
+        assert strategy.pricing.name == model and strategy.pricing_note == f"priced as {model} (the agent's model)"
+    # Offline: no model is called (the summary is the offline structured one), and it round-trips with the agent.
+    agent = Agent(llm=agent_llm(), tools=[], condenser=condenser)
+    assert Agent.model_validate_json(agent.model_dump_json()).condenser == condenser
+    events, view = run(condenser, list(long_conversation(30)))
+    assert view.events
+
+
 def test_from_file_reads_a_pipeline_file_with_the_clis_loader(tmp_path: Path) -> None:
     path = tmp_path / "pipeline.toml"
     path.write_text(
