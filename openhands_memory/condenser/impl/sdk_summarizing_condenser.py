@@ -27,7 +27,8 @@ SDK itself, step by step, on the same events. Its rules, in the SDK's order:
 - **The SDK's view.** Counts, cuts and the forgotten range are those of the events the SDK's view
   would hold (`sdk_visible`): a tool call with no result in the view, a result whose call is not
   in it, and a second result of one call are left out (the SDK's property enforcement drops them);
-  here they are never forgotten (a result may still come).
+  here they are never forgotten (a result may still come), except a second result, which goes
+  with its call when the call is forgotten (kept, it would answer a call no longer in view).
 - **The summary** goes where the forgotten range began (`summary_offset` = its start) and persists
   as the SDK's do (`summary_persists`): it stays until a later condensation forgets it. It is the
   model's (`llm_config`, with the `llm` strategy's prompt) or, with no model, the offline
@@ -188,7 +189,8 @@ def manipulation_indices(events: Sequence[Event]) -> list[bool]:
 def sdk_visible(events: Sequence[Event]) -> list[int]:
     """The indexes of the events the SDK's view would hold (its property enforcement): all but a
     tool call with no result in the view, a result whose call is not in the view, and a second
-    result of one call (the first stays). The others are never counted, cut at, or forgotten here."""
+    result of one call (the first stays). The others are never counted or cut at here, nor forgotten
+    but a second result with its call (`_later_results`)."""
     calls: set[str] = set()
     results: set[str] = set()
     for event in events:
@@ -212,6 +214,24 @@ def sdk_visible(events: Sequence[Event]) -> list[int]:
             seen.add(metadata.tool_call_id)
         visible.append(index)
     return visible
+
+
+def _later_results(events: Sequence[Event], visible: Sequence[int], forgotten: Sequence[Event]) -> list[Event]:
+    """The results the SDK's view leaves out (a second result of one call) of the calls in `forgotten`.
+
+    They go with their call, as every strategy forgets a call with all its results: kept, they would
+    answer a call no longer in view. The SDK never sees them, so its decisions stay the same.
+    """
+    calls = {e.tool_call_metadata.tool_call_id for e in forgotten if _is_tool_action(e)}  # type: ignore[union-attr]
+    if not calls:
+        return []
+    shown = set(visible)
+    return [
+        event
+        for index, event in enumerate(events)
+        if index not in shown and _is_tool_result(event) and event.tool_call_metadata is not None
+        and event.tool_call_metadata.tool_call_id in calls
+    ]  # fmt: skip
 
 
 def _next_allowed(allowed: list[bool], threshold: int) -> int | None:
@@ -458,10 +478,11 @@ class SdkSummarizingCondenser(ModelCaller, RollingCondenser):
     def _summarized(self, view: View, start: int, end: int) -> CondensationAction:
         """The condensation forgetting the SDK view's `[start:end)` with a persisting summary where it began."""
         events = view.events
-        positions = sdk_visible(events)[start:end]
+        visible = sdk_visible(events)
+        positions = visible[start:end]
         standing = standing_summary_index(view)
         forgotten = [events[i] for i in positions if i != standing]  # a V0 summary: only a newer one replaces it
-        ids = [i for i in map(forget_id, forgotten) if i is not None]
+        ids = [i for i in map(forget_id, [*forgotten, *_later_results(events, visible, forgotten)]) if i is not None]
         summary = self._summary(forgotten)
         first = positions[0]
         offset = first - (1 if standing is not None and standing < first else 0)

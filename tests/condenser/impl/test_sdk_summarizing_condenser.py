@@ -269,6 +269,22 @@ def test_calls_without_results_are_not_counted_or_forgotten() -> None:
     assert forgotten_ids(view, result.action) == list(range(2, 16))
 
 
+def test_a_second_result_of_a_forgotten_call_is_forgotten_with_it() -> None:
+    # Found by hypothesis (issue 40): the SDK's view leaves the second result out, so the range
+    # forgot the call and its first result and kept the second, answering a call no longer in view.
+    s = Session()
+    s.user()  # 0
+    for number in range(5):
+        s.agent(f"step {number}")  # 1-5
+    (call,) = s.calls("cat a.txt")  # 6
+    s.result(call, "a")  # 7
+    s.result(call, "a, again")  # 8: not in the SDK's view
+    view = s.view
+    result = condensed(SdkSummarizingCondenser(max_size=4, keep_first=0), view)
+    assert forgotten_ids(view, result.action) == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert [e.id for e in view.apply(result.action)] == [0, None]
+
+
 def build(**config: Any) -> Condenser:
     return Condenser.from_config({"type": "sdk_summarizing", **config})
 
