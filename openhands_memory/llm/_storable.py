@@ -41,6 +41,7 @@ _INT_MAX: Final = 2**64 - 1  # orjson writes signed and unsigned 64-bit integers
 
 _NOTES: Final[Mapping[str, str]] = {
     "surrogate": "lone surrogate(s) replaced with U+FFFD",
+    "pair": "surrogate pair(s) written in two halves joined",
     "integer": "integer(s) beyond 64 bits written as text",
     "depth": f"value(s) nested deeper than {MAX_RESPONSE_DEPTH} levels replaced with a note",
     "key": "non-string key(s) written as text",
@@ -50,7 +51,7 @@ _NOTES: Final[Mapping[str, str]] = {
 
 
 class Repairs(Counter[str]):
-    """What cleaning changed, by kind (`surrogate`, `integer`, `depth`, `key`, `type`, `number`)."""
+    """What cleaning changed, by kind (`surrogate`, `pair`, `integer`, `depth`, `key`, `type`, `number`)."""
 
     def notes(self) -> tuple[str, ...]:
         """One line per kind of change, with its count: `2 lone surrogate(s) replaced with U+FFFD`."""
@@ -66,13 +67,19 @@ def _has_surrogate(text: str) -> bool:
 
 
 def clean_text(text: str, repairs: Repairs | None = None) -> str:
-    """`text` with each lone surrogate replaced by U+FFFD (a pair written as two halves is joined); counted in `repairs`."""
+    """`text` with lone surrogates replaced by U+FFFD and pairs written in two halves joined, counted in `repairs`."""
     if not _has_surrogate(text):
         return text
     cleaned = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    replaced = cleaned.count("\ufffd") - text.count("\ufffd")
-    if repairs is not None and replaced:  # (a pair in two halves is joined: nothing lost, nothing counted)
-        repairs["surrogate"] += replaced
+    if repairs is not None:
+        # Nothing is lost in a pair joined, but the text changed: counted, so that no change is silent
+        # and `storable` returns the value itself exactly when it has no repairs.
+        replaced = cleaned.count("\ufffd") - text.count("\ufffd")
+        joined = len(text) - len(cleaned)  # two code units become one character
+        if replaced:
+            repairs["surrogate"] += replaced
+        if joined:
+            repairs["pair"] += joined
     return cleaned
 
 

@@ -7,7 +7,7 @@ import re
 
 import orjson
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 
 from openhands_memory.llm._storable import (
     MAX_ARGUMENT_DEPTH,
@@ -61,6 +61,16 @@ def test_a_surrogate_pair_written_in_two_halves_is_joined_not_replaced() -> None
     assert clean_text("\ud83d") == "\ufffd"
 
 
+def test_a_joined_pair_is_a_repair_so_that_no_repairs_means_the_value_itself() -> None:
+    cleaned, repairs = storable({"text": "x\ud83d\ude00y\ud800"})
+    assert cleaned == {"text": "x\U0001f600y\ufffd"}
+    assert repairs.notes() == ("1 lone surrogate(s) replaced with U+FFFD", "1 surrogate pair(s) written in two halves joined")
+
+
+# Found by hypothesis (issue 40): a pair in two halves was joined and not counted, so `storable`
+# returned a changed value with no repairs (and a caller that keeps its input when there are none
+# would keep the halves, which no event can store).
+@example(value="\ud800\udc00")
 @given(hostile_values())
 def test_any_value_becomes_json_an_event_can_hold_and_read_back(value: object) -> None:
     cleaned, repairs = storable(value)
