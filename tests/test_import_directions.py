@@ -67,9 +67,9 @@ def test_only_the_sdk_bridge_imports_the_openhands_sdk_and_nothing_imports_the_b
 
 def test_the_sdk_bridge_imports_only_what_design_md_allows() -> None:
     # The condenser runs the pipeline (condenser, view, renderer, token counts); the memory tools read
-    # the conversation's log (events, stream) with the recall runtime.
+    # the conversation's log (events, stream) with the recall runtime; `pipelines` holds the pipeline's shipped files.
     allowed = {
-        "integrations", "pipeline", "condenser", "events", "recall", "stream", "view", "llm", "prompt_tokens",
+        "integrations", "pipeline", "pipelines", "condenser", "events", "recall", "stream", "view", "llm", "prompt_tokens",
         "conversation_memory", "errors",
     }  # fmt: skip
     reached = {name for name in imported_modules("integrations") if name.split(".")[1] not in allowed}

@@ -41,13 +41,14 @@ What each kind of member does:
 If the view is still over `hard_limit` after every member, or a request is still unhandled, the
 scheduler forgets old events itself (keeping `keep_first`, the system prompt and the first user
 message; no summary) down to half of `hard_limit`. When forgetting cannot bring the view under the
-limit (a tool output larger than everything that may be forgotten, such as the newest one), the
-largest tool outputs are cut first, biggest first, until it fits: each is shown as its first
+limit (a tool output larger than everything that may be forgotten, such as the newest one; a user's
+pasted log in the first message), the largest tool outputs are cut, biggest first, then the largest
+messages (the user's or the agent's), until it fits: each is shown as its first
 `CUT_PREVIEW_CHARS` characters and the line `[... N characters offloaded; call context_reload with
-event_id=<id> to see all of it]`, as `large_output_offload` shows them. An output cut stays cut
+event_id=<id> to see all of it]`, as `large_output_offload` shows them. An event cut stays cut
 while it is in view (the prefix stays cacheable), the log keeps it whole. So no step goes over the
-limit while anything may be forgotten or cut: only a head (system prompt, first user message,
-`keep_first` events) and the newest model response's own actions larger than the limit can be.
+limit while anything may be forgotten or cut: only a system prompt, tool calls (the newest model
+response's own actions) and images larger than the limit can be.
 
 Whose prices decide is `pricing`; left out, the agent's model's (`Condenser.from_config(model=...)`,
 `--model`, `History(model=...)` or its LLM, the SDK agent's LLM, through `use_agent_model`), and for
@@ -77,7 +78,7 @@ from openhands_memory.condenser._config_base import CONFIG, sized
 from openhands_memory.condenser._views import condensed_events, map_events, replace_at
 from openhands_memory.condenser.base import Condensation, CondensationMetadata, CondensationReason, Condenser, RollingCondenser
 from openhands_memory.condenser.forgetting import ForgettingCondenser, SummarizingCondenser, plan_forgetting
-from openhands_memory.condenser.impl.large_output_offload_condenser import LargeOutputOffloadCondenser
+from openhands_memory.condenser._cutting import FitCutter
 from openhands_memory.condenser.impl.pipeline import PipelineCondenser
 from openhands_memory.condenser.tokens import TokenCounter
 from openhands_memory.errors import CondenserConfigError, UnknownPriceError
@@ -214,8 +215,8 @@ class CacheAwareCondenser(Condenser):
         self._blocks: dict[int, PromptBlock] = {}
         self._view_size = 0
         self.cut_ids: set[int] = set()
-        """The ids of the tool outputs shown cut to fit `hard_limit` (they stay cut while in view)."""
-        self._cutter = LargeOutputOffloadCondenser(large_payload_threshold=CUT_PREVIEW_CHARS + 1, preview_chars=CUT_PREVIEW_CHARS)
+        """The ids of the tool outputs and messages shown cut to fit `hard_limit` (they stay cut while in view)."""
+        self._cutter = FitCutter(CUT_PREVIEW_CHARS)
 
     @classmethod
     def build(cls, config: CacheAwareCondenserConfig, context: CondenserContext) -> CacheAwareCondenser:  # type: ignore[override]
@@ -474,10 +475,10 @@ class CacheAwareCondenser(Condenser):
         if not cut:
             return view
         indexes = [index for index, event in enumerate(view) if event.id in cut]
-        return replace_at(view, indexes, self._cutter.offload_if_large) if indexes else view
+        return replace_at(view, indexes, self._cutter.cut) if indexes else view
 
     def _cut_to_fit(self, view: View, tokens: int) -> tuple[View, int]:
-        """`view` with its largest tool outputs cut until it fits `hard_limit`, when forgetting cannot make it fit.
+        """`view` with its largest tool outputs, then messages, cut until it fits `hard_limit`, when forgetting cannot make it fit.
 
         Returns the view and its tokens (`view` itself when forgetting can do it, or nothing can be cut).
         """
@@ -485,16 +486,13 @@ class CacheAwareCondenser(Condenser):
         plan = plan_forgetting(view, keep_first=self.keep_first, max_tokens=max(limit // 2, 1), token_counter=self.token_counter)
         if plan.forgotten and self.token_counter(condensed_events(view, plan.action())) <= limit:
             return view, tokens  # forgetting is enough: the fallback forgets
-        offload = self._cutter.offload_if_large
-        candidates = sorted(
-            (index for index, event in enumerate(view) if self._cutter.is_large(event)),
-            key=lambda index: (-self.event_tokens(view[index]), index),
-        )
+        ranks = {index: rank for index, event in enumerate(view) if (rank := self._cutter.rank(event)) is not None}
+        candidates = sorted(ranks, key=lambda index: (ranks[index], -self.event_tokens(view[index]), index))
         cut: list[int] = []
         shown = view
         for index in candidates:
             cut.append(index)
-            shown = replace_at(view, cut, offload)
+            shown = replace_at(view, cut, self._cutter.cut)
             tokens = self.token_counter(shown)
             if tokens <= limit:
                 break
@@ -502,7 +500,7 @@ class CacheAwareCondenser(Condenser):
             return view, tokens
         ids = [view[index].id for index in cut]
         self.cut_ids.update(event_id for event_id in ids if event_id is not None)
-        logger.info("cache_aware: tool outputs %s cut to fit hard_limit %d (now %d tokens)", ids, limit, tokens)
+        logger.info("cache_aware: events %s cut to fit hard_limit %d (now %d tokens)", ids, limit, tokens)
         return shown, tokens
 
     def is_cold(self, now: float) -> bool:

@@ -102,6 +102,16 @@ def test_from_file_reads_a_pipeline_file_with_the_clis_loader(tmp_path: Path) ->
     assert isinstance(made, Condensation) and made.summary == "a summary"
 
 
+def test_from_file_takes_a_shipped_pipeline_by_name_as_the_cli_does() -> None:
+    from openhands_memory.pipelines import shipped_pipelines
+
+    condenser = OpenHandsMemoryCondenser.from_file("cache_aware", tokenizer="approximate")
+    assert condenser == OpenHandsMemoryCondenser.from_file(shipped_pipelines()["cache_aware"], tokenizer="approximate")
+    assert condenser.condenser.type == "cache_aware"
+    with pytest.raises(CondenserConfigError, match=re.escape("Did you mean 'cache_aware'")):
+        OpenHandsMemoryCondenser.from_file("cache_awre")
+
+
 def test_from_file_reports_a_bad_file_with_its_name(tmp_path: Path) -> None:
     path = tmp_path / "pipeline.toml"
     path.write_text('[condenser]\ntype = "recent"\nmax_event = 3\n')
