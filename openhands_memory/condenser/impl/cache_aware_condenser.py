@@ -259,13 +259,12 @@ class CacheAwareCondenser(Condenser):
     def name(self) -> str:
         return f"cache_aware({self.inner.name})"
 
-    def use_token_counter(self, counter: TokenCounter) -> None:
-        super().use_token_counter(counter)
-        self.inner.use_token_counter(counter)
+    def members(self) -> tuple[Condenser, ...]:
+        return (self.inner,)
 
     def use_agent_model(self, model: str) -> None:
         """Priced for `model` from now on, when `pricing` was left to the agent's model (else nothing changes)."""
-        self.inner.use_agent_model(model)
+        super().use_agent_model(model)
         if not self.priced_for_agent or not model or model == self._agent_model:
             return
         self._agent_model = model
@@ -512,8 +511,9 @@ class CacheAwareCondenser(Condenser):
 
 
 def _members(condenser: Condenser) -> list[Condenser]:
+    """The strategies the scheduler gates one by one: a pipeline's members (nested pipelines flattened), else the condenser."""
     if isinstance(condenser, PipelineCondenser):
-        return [member for inner in condenser.condensers for member in _members(inner)]
+        return [member for inner in condenser.members() for member in _members(inner)]
     return [condenser]
 
 

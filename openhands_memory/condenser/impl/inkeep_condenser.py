@@ -125,10 +125,8 @@ class InkeepCondenser(Condenser):
     def token_counter(self) -> TokenCounter:
         return self.compressor.token_counter if self.compressor is not None else super().token_counter
 
-    def use_token_counter(self, counter: TokenCounter) -> None:
-        super().use_token_counter(counter)
-        if self.compressor is not None:
-            self.compressor.use_token_counter(counter)
+    def members(self) -> tuple[Condenser, ...]:
+        return (self.compressor,) if self.compressor is not None else ()
 
     @property
     def handles_requests(self) -> bool:
