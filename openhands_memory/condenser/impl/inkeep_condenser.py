@@ -21,8 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
-from openhands_memory.condenser._config_base import CONFIG, LLMConfigRef, OnModelError, sized
-from openhands_memory.condenser._model_backed import ModelBacked
+from openhands_memory.condenser.kit import CONFIG, LLMConfigRef, ModelBacked, OnModelError, sized
 from openhands_memory.condenser.base import Condensation, CondensationMetadata, Condenser
 from openhands_memory.condenser.impl.token_budget_summary_condenser import TokenBudgetSummaryCondenser
 from openhands_memory.condenser.thresholds import ContextWindowShare, TokenLimit, resolve_token_limit

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
-from openhands_memory.condenser._config_base import CONFIG
+from openhands_memory.condenser.kit import CONFIG
 from openhands_memory.condenser.base import Condensation, Condenser
 from openhands_memory.view import View
 
