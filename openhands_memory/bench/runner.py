@@ -56,7 +56,7 @@ from openhands_memory.bench.retention import RECALL_LIMIT, measure_retention
 from openhands_memory.bench.stand_in import choose_models, model_backed_members, summarizer_name
 from openhands_memory.bench.tokenizer import APPROXIMATE, Tokenizer, tokenizer_for
 from openhands_memory.bench.work import available_cpus, find_logs, workers_for
-from openhands_memory.condenser import Condensation, Condenser, TokenCounter, parse_condenser_config
+from openhands_memory.condenser import Condensation, Condenser, parse_condenser_config
 from openhands_memory.conversation_memory import ConversationMemory, HistoryPolicy, HistoryTrim
 from openhands_memory.errors import CondenserConfigError, OpenHandsMemoryError
 from openhands_memory.events import (
@@ -218,12 +218,8 @@ class _TimedCondenser(Condenser):
     def name(self) -> str:
         return self.inner.name
 
-    def use_token_counter(self, counter: TokenCounter) -> None:
-        super().use_token_counter(counter)
-        self.inner.use_token_counter(counter)
-
-    def use_agent_model(self, model: str) -> None:
-        self.inner.use_agent_model(model)
+    def members(self) -> tuple[Condenser, ...]:
+        return (self.inner,)
 
     def condense(self, view: View) -> View | Condensation:
         started = time.perf_counter()

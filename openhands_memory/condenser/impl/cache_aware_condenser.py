@@ -74,15 +74,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from openhands_memory.condenser._config_base import CONFIG, sized
-from openhands_memory.condenser._views import condensed_events, map_events, replace_at
+from openhands_memory.condenser.kit import CONFIG, condensed_events, map_events, replace_at, sized
 from openhands_memory.condenser.base import Condensation, CondensationMetadata, CondensationReason, Condenser, RollingCondenser
 from openhands_memory.condenser.forgetting import ForgettingCondenser, SummarizingCondenser, plan_forgetting
-from openhands_memory.condenser._cutting import FitCutter
+from openhands_memory.condenser.impl.large_output_offload_condenser import LargeOutputOffloadCondenser, offload_notice
 from openhands_memory.condenser.impl.pipeline import PipelineCondenser
 from openhands_memory.condenser.tokens import TokenCounter
 from openhands_memory.errors import CondenserConfigError, UnknownPriceError
-from openhands_memory.events import AgentCondensationObservation, CondensationAction, Event, SystemMessageAction
+from openhands_memory.events import AgentCondensationObservation, CondensationAction, Event, MessageAction, SystemMessageAction
 from openhands_memory.llm.prompt_cache import PromptBlock, PromptCache, PromptPricing, resolve_pricing, timestamp_seconds
 from openhands_memory.view import View
 
@@ -259,13 +258,12 @@ class CacheAwareCondenser(Condenser):
     def name(self) -> str:
         return f"cache_aware({self.inner.name})"
 
-    def use_token_counter(self, counter: TokenCounter) -> None:
-        super().use_token_counter(counter)
-        self.inner.use_token_counter(counter)
+    def members(self) -> tuple[Condenser, ...]:
+        return (self.inner,)
 
     def use_agent_model(self, model: str) -> None:
         """Priced for `model` from now on, when `pricing` was left to the agent's model (else nothing changes)."""
-        self.inner.use_agent_model(model)
+        super().use_agent_model(model)
         if not self.priced_for_agent or not model or model == self._agent_model:
             return
         self._agent_model = model
@@ -512,8 +510,9 @@ class CacheAwareCondenser(Condenser):
 
 
 def _members(condenser: Condenser) -> list[Condenser]:
+    """The strategies the scheduler gates one by one: a pipeline's members (nested pipelines flattened), else the condenser."""
     if isinstance(condenser, PipelineCondenser):
-        return [member for inner in condenser.condensers for member in _members(inner)]
+        return [member for inner in condenser.members() for member in _members(inner)]
     return [condenser]
 
 
@@ -692,3 +691,46 @@ def agent_pricing(model: str | None) -> tuple[PromptPricing, str]:
 
 
 _WARNED: set[str] = set()
+
+
+# -- what is cut to fit hard_limit -------------------------------------------------------------------
+
+
+class FitCutter:
+    """What the scheduler cuts when forgetting cannot bring a view under `hard_limit` (the log keeps every event whole).
+
+    Cuts the events shown over `preview_chars`: tool outputs, then messages; each cut once, the copy reused."""
+
+    def __init__(self, preview_chars: int) -> None:
+        self.preview_chars = preview_chars
+        self._outputs = LargeOutputOffloadCondenser(large_payload_threshold=preview_chars + 1, preview_chars=preview_chars)
+        self._messages: dict[int, tuple[Event, Event]] = {}  # id(event) -> (event, its cut copy)
+
+    def rank(self, event: Event) -> int | None:
+        """When `event` is cut, among those that may be: 0 a tool output, 1 a message; None: never cut."""
+        if self._outputs.is_large(event):
+            return 0
+        if self._is_long_message(event):
+            return 1
+        return None
+
+    def cut(self, event: Event) -> Event:
+        """The cut copy of `event` (the event itself when it is not cut)."""
+        if not self._is_long_message(event):
+            return self._outputs.offload_if_large(event)
+        kept = self._messages.get(id(event))
+        if kept is not None and kept[0] is event:
+            return kept[1]
+        assert isinstance(event, MessageAction) and event.id is not None
+        notice = offload_notice(len(event.content), event.id)
+        copy = event.model_copy(update={"content": f"{event.content[: self.preview_chars]}\n{notice}"})
+        self._messages[id(event)] = (event, copy)
+        return copy
+
+    def _is_long_message(self, event: Event) -> bool:
+        return (
+            isinstance(event, MessageAction)
+            and event.id is not None
+            and not event.hidden
+            and len(event.content) > self.preview_chars + 1
+        )

@@ -21,8 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
-from openhands_memory.condenser._config_base import CONFIG, LLMConfigRef, OnModelError, sized
-from openhands_memory.condenser._model_backed import ModelBacked
+from openhands_memory.condenser.kit import CONFIG, LLMConfigRef, ModelBacked, OnModelError, sized
 from openhands_memory.condenser.base import Condensation, CondensationMetadata, Condenser
 from openhands_memory.condenser.impl.token_budget_summary_condenser import TokenBudgetSummaryCondenser
 from openhands_memory.condenser.thresholds import ContextWindowShare, TokenLimit, resolve_token_limit
@@ -125,10 +124,8 @@ class InkeepCondenser(Condenser):
     def token_counter(self) -> TokenCounter:
         return self.compressor.token_counter if self.compressor is not None else super().token_counter
 
-    def use_token_counter(self, counter: TokenCounter) -> None:
-        super().use_token_counter(counter)
-        if self.compressor is not None:
-            self.compressor.use_token_counter(counter)
+    def members(self) -> tuple[Condenser, ...]:
+        return (self.compressor,) if self.compressor is not None else ()
 
     @property
     def handles_requests(self) -> bool:
