@@ -300,6 +300,9 @@ class ImportedLog:
             parts.append(f"{unanswered} tool call(s) without a result (left out of the chat)")
         if self.orphans:
             parts.append(f"{self.orphans} tool result(s) whose call is not in the log (left out of the chat)")
+        if self.events:
+            # Where the log came from, for `bench`'s per-format rows (`log_format`); kept by `convert`.
+            self.events[0].imported_from = self.fmt  # type: ignore[attr-defined]
         if parts:
             logger.warning("%s: read as a %s log; %s", os.fspath(self.path) if self.path is not None else "log", self.fmt, "; ".join(parts))
         return self.events

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 from openhands_memory.errors import MalformedEventError
@@ -27,12 +28,23 @@ from openhands_memory.events._mini_swe_agent import import_mini_swe_agent, is_mi
 from openhands_memory.events._swe_agent import import_swe_agent, is_swe_agent_trajectory
 from openhands_memory.events.base import Event
 
-__all__ = ["FORMATS", "detect_document", "detect_records", "read_document", "read_records", "refusal"]
+__all__ = ["FORMATS", "log_format", "detect_document", "detect_records", "read_document", "read_records", "refusal"]
 
 FORMATS = ("openhands", "claude-code", "codex", "swe-agent", "mini-swe-agent")
 """The formats `load_events` reads, by the names warnings and `bench` use."""
 
 _OPENHANDS_KEYS = frozenset({"action", "observation", "kind"})
+
+
+def log_format(events: Sequence[Event]) -> str:
+    """The format a loaded log was read from: another agent's (its first event's `imported_from`,
+    which an importer sets and `convert` keeps), else `openhands`."""
+    if events:
+        extra = events[0].__pydantic_extra__ or {}
+        fmt = extra.get("imported_from")
+        if isinstance(fmt, str) and fmt in FORMATS:
+            return fmt
+    return "openhands"
 
 
 def detect_document(document: Any) -> str | None:
