@@ -1,0 +1,205 @@
+"""Other agents' logs (Claude Code, Codex, SWE-agent, mini-swe-agent) load as events, detected by content."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from pathlib import Path
+
+import pytest
+from conftest import REPO_ROOT
+
+from openhands_memory.conversation_memory import ConversationMemory
+from openhands_memory.errors import MalformedEventError
+from openhands_memory.events import (
+    CmdOutputObservation,
+    CmdRunAction,
+    CondensationAction,
+    MCPAction,
+    MCPObservation,
+    MessageAction,
+    UnknownObservation,
+    agent_history,
+    load_events,
+    log_format,
+)
+from openhands_memory.replay.calibration import recorded_usages
+from openhands_memory.view import View
+
+OTHER_AGENTS = REPO_ROOT.parent / "shared" / "fixtures" / "other-agents"
+"""The public sample logs of other agents (MIT, see its INDEX.md); never copied into the repository."""
+OURS = REPO_ROOT / "fixtures" / "other-agents"
+CLAUDE = OURS / "claude_code_session.jsonl"
+CODEX = OURS / "codex_rollout.jsonl"
+MINI_V1 = OURS / "mini_swe_agent_v1.traj.json"
+
+FOLDER_FORMAT = {"claude-code": "claude-code", "swe-agent": "swe-agent", "mini-swe-agent": "mini-swe-agent"}
+
+
+def _shared_logs() -> list[Path]:
+    if not OTHER_AGENTS.is_dir():
+        return []
+    return sorted(p for p in OTHER_AGENTS.rglob("*") if p.is_file() and not p.name.startswith(("LICENSE", "INDEX")))
+
+
+def _require_shared() -> None:
+    if not OTHER_AGENTS.is_dir():
+        if os.environ.get("CI", "").strip().lower() in {"true", "1", "yes"}:
+            pytest.fail(f"{OTHER_AGENTS} is missing under CI")
+        pytest.skip(f"{OTHER_AGENTS}: the shared other-agent logs are not here")
+
+
+@pytest.mark.parametrize("path", _shared_logs() or [None], ids=lambda p: p.name if p else "missing")
+def test_every_shared_other_agent_log_loads_as_its_own_format(path: Path | None) -> None:
+    _require_shared()
+    assert path is not None
+    events = load_events(path)
+    assert log_format(events) == FOLDER_FORMAT[path.parent.name]
+    shown = [e for e in events if not e.hidden]
+    assert any(isinstance(e, MessageAction) and e.source == "user" for e in shown)
+    if path.parent.name != "claude-code":
+        # Every agent turn is answered: the output the model saw is an observation, not dropped.
+        outputs = [e for e in shown if isinstance(e, (CmdOutputObservation, MCPObservation, UnknownObservation))]
+        assert outputs and all(e.content or e.cause is not None for e in outputs)
+
+
+def test_a_swe_agent_trajectory_is_no_longer_read_as_a_legacy_openhands_log() -> None:
+    _require_shared()
+    path = next((OTHER_AGENTS / "swe-agent").glob("replay__marshmallow-code__marshmallow-1867__default__*.traj"))
+    events = load_events(path)
+    assert log_format(events) == "swe-agent"
+    text = sum(len(getattr(e, "content", "") or e.message) for e in events)
+    assert text > 11_000  # the session's text, not 14 events' worth of kinds
+    outputs = [e for e in events if isinstance(e, UnknownObservation) and e.observation == "swe-agent:output"]
+    assert len(outputs) == 13 and all(isinstance(events[e.cause], CmdRunAction) for e in outputs)
+
+
+def test_a_file_of_no_known_format_is_refused_saying_what_it_holds(tmp_path: Path) -> None:
+    obj = tmp_path / "notes.json"
+    obj.write_text(json.dumps({"title": "x", "items": [1, 2]}))
+    with pytest.raises(MalformedEventError, match=re.escape("not a log of any format read here") + r".*keys \['items', 'title'\]"):
+        load_events(obj)
+    jsonl = tmp_path / "metrics.jsonl"
+    jsonl.write_text('{"type": "metric", "value": 1}\n{"type": "metric", "value": 2}\n')
+    with pytest.raises(MalformedEventError, match=r"JSONL of 2 record\(s\).*'type' values 'metric' x2"):
+        load_events(jsonl)
+    listed = tmp_path / "numbers.json"
+    listed.write_text("[[1], [2]]")
+    with pytest.raises(MalformedEventError, match=r"a JSON list of 2 element\(s\), the first a list"):
+        load_events(listed)
+
+
+def test_a_claude_code_line_that_is_not_json_names_the_file_and_line(tmp_path: Path) -> None:
+    lines = CLAUDE.read_text().splitlines()
+    lines[3] = lines[3][:40]
+    broken = tmp_path / "session.jsonl"
+    broken.write_text("\n".join(lines) + "\n")
+    with pytest.raises(MalformedEventError, match=re.escape(f"{broken}:4: invalid JSON")):
+        load_events(broken)
+
+
+def test_claude_code_session_replays_the_branch_it_ended_on_and_says_so(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING):
+        events = load_events(CLAUDE)
+    said = caplog.text
+    assert "read as a claude-code log" in said
+    assert "replayed the branch it ended on (to a9); 2 record(s) of other branches left out" in said
+    assert "record kinds not known, kept hidden: queue-operation x1" in said
+    texts = [e.content for e in events if isinstance(e, MessageAction)]
+    assert "Fix add, please" in texts and "Also check mul" not in texts  # the rewound branch is left out
+    assert [e.original_id for e in events[:2]] == ["u1", "a1"]
+    assert events[0].timestamp == "2025-10-20T09:00:00.000Z"
+
+
+def test_claude_code_tool_calls_pair_by_id_with_thinking_and_usage_kept() -> None:
+    events = load_events(CLAUDE)
+    run = next(e for e in events if isinstance(e, CmdRunAction))
+    assert run.command == "pytest -q" and run.tool_call_metadata.tool_call_id == "toolu_01"
+    message = run.tool_call_metadata.model_response["choices"][0]["message"]
+    assert message["reasoning_content"] == "The test fails; run it first."
+    assert message["thinking_blocks"][0]["signature"] == "sig01"
+    assert run.model == "claude-sonnet-4-5-20250929"
+    output = next(e for e in events if isinstance(e, CmdOutputObservation))
+    assert output.cause == run.id and output.tool_call_metadata == run.tool_call_metadata
+    read = next(e for e in events if isinstance(e, MCPAction) and e.name == "Read")
+    assert read.arguments == {"file_path": "/repo/calc.py"}
+    # Usage: input + cache creation + cache read is the prompt; one record per response.
+    usages = recorded_usages(events)
+    assert len(usages) == 7  # msg_04 is on the rewound branch; the sidechain is hidden
+    first = usages[0]
+    assert (first.prompt_tokens, first.cache_write_tokens, first.cache_read_tokens, first.completion_tokens) == (3204, 3200, 0, 85)
+    assert first.event_id == run.id and first.model == "claude-sonnet-4-5-20250929"
+
+
+def test_claude_code_compaction_becomes_a_condensation_the_view_applies() -> None:
+    events = load_events(CLAUDE)
+    condensation = next(e for e in events if isinstance(e, CondensationAction))
+    assert condensation.original_id == "c1"
+    assert (condensation.forgotten_events_start_id, condensation.forgotten_events_end_id) == (0, condensation.id - 1)
+    assert condensation.summary.startswith("This session is being continued") and condensation.summary_offset == 0
+    view = View.from_events(agent_history(events))
+    assert view.events[0].content == condensation.summary
+    assert [getattr(e, "content", None) for e in view.events[1:2]] == ["Thanks. Commit it."]
+
+
+def test_claude_code_chat_renders_matched_tool_calls_and_hides_sidechains() -> None:
+    events = load_events(CLAUDE)
+    sidechain = [e for e in events if isinstance(e, UnknownObservation) and e.observation == "claude-code:sidechain"]
+    assert len(sidechain) == 2 and all(e.hidden for e in sidechain)
+    upto = next(e.id for e in events if isinstance(e, CondensationAction))
+    messages = ConversationMemory("").process_events(agent_history(events[:upto]))
+    calls = [m for m in messages if m.role == "assistant" and m.tool_calls]
+    results = [m for m in messages if m.role == "tool"]
+    assert [c.tool_calls[0].id for c in calls] == ["toolu_01", "toolu_02", "toolu_03", "toolu_04"]
+    assert [r.tool_call_id for r in results] == ["toolu_01", "toolu_02", "toolu_03", "toolu_04"]
+
+
+def test_codex_rollout_pairs_calls_by_call_id_and_keeps_compaction_usage_and_model(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING):
+        events = load_events(CODEX)
+    assert log_format(events) == "codex"
+    assert "record kinds not known, kept hidden: response_item:web_search_call x1, world_state x1" in caplog.text
+    run = next(e for e in events if isinstance(e, CmdRunAction))
+    assert run.command == "pytest -q" and run.model == "gpt-5-codex"
+    assert run.tool_call_metadata.model_response["choices"][0]["message"]["reasoning_content"] == "**Running the tests**"
+    patch = next(e for e in events if isinstance(e, MCPAction))
+    assert patch.name == "apply_patch" and "*** Begin Patch" in patch.arguments["input"]
+    result = next(e for e in events if isinstance(e, MCPObservation))
+    assert result.cause == patch.id and result.content.startswith("Success.")
+    condensation = next(e for e in events if isinstance(e, CondensationAction))
+    assert condensation.summary.startswith("Fix the failing test\n\nSummary:")
+    usages = recorded_usages(events)
+    assert [(u.prompt_tokens, u.cache_read_tokens, u.completion_tokens) for u in usages][:2] == [(4100, 3072, 120), (4300, 4096, 80)]
+
+
+def test_mini_swe_agent_both_layouts() -> None:
+    events = load_events(MINI_V1)
+    assert log_format(events) == "mini-swe-agent"
+    commands = [e.command for e in events if isinstance(e, CmdRunAction)]
+    assert commands[:2] == ["cat calc.py", "sed -i 's/a - b/a + b/' calc.py"]
+    assert commands[0] and events[2].message.startswith("THOUGHT: Let me look")  # shown as the reply it was
+    usages = recorded_usages(events)
+    assert [(u.prompt_tokens, u.cache_read_tokens, u.response_id) for u in usages][1] == (1600, 1500, "chatcmpl-02")
+    assert events[-1].llm_metrics["accumulated_cost"] == 0.0123
+    messages = ConversationMemory("").process_events(agent_history(events))
+    assert [m.role for m in messages] == ["system", "user", "assistant", "user", "assistant", "user", "assistant", "user"]
+    assert messages[2].content[0].text == "THOUGHT: Let me look at calc.py.\n\n```bash\ncat calc.py\n```"
+
+
+def test_a_bare_chat_message_list_is_read_as_legacy_mini_swe_agent(tmp_path: Path) -> None:
+    path = tmp_path / "local.traj.json"
+    path.write_text(
+        json.dumps(
+            [
+                {"role": "system", "content": "sys"},
+                {"role": "user", "content": "task"},
+                {"role": "assistant", "content": "ok\n```mswea_bash_command\necho hi\n```"},
+                {"role": "user", "content": "<returncode>0</returncode>"},
+            ]
+        )
+    )
+    events = load_events(path)
+    assert [type(e).__name__ for e in events] == ["SystemMessageAction", "MessageAction", "CmdRunAction", "UnknownObservation"]
+    assert events[2].command == "echo hi" and events[3].cause == 2
