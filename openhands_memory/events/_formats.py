@@ -92,7 +92,8 @@ def holds_openhands_events(records: list[Any]) -> bool:
 def refusal(found: Any, *, path: str | os.PathLike[str], jsonl: bool) -> MalformedEventError:
     """The error for a file of no format read here, saying what was found in it."""
     return MalformedEventError(
-        f"not a log of any format read here (OpenHands events, Claude Code, Codex, SWE-agent, mini-swe-agent): {describe(found, jsonl=jsonl)}",
+        f"not a log of any format read here (OpenHands events, Claude Code, Codex, SWE-agent, mini-swe-agent): {describe(found, jsonl=jsonl)}; "
+        "an OpenHands log is a list of events, an object with 'trajectory' or 'history', or JSONL of events",
         path=path,
     )
 
