@@ -147,17 +147,21 @@ class ImportedLog:
 
     # -- building ------------------------------------------------------------------------------
 
+    @property
+    def next_id(self) -> int:
+        """The id the next event gets: its position (events are built with it, which is cheaper than setting it after)."""
+        return len(self.events)
+
     def add(self, event: Event) -> Event:
-        """Append `event` with the next id."""
-        event.id = len(self.events)
+        """Append `event`, built with `id=self.next_id`."""
         self.events.append(event)
         return event
 
     def system(self, text: str, *, tools: list[dict[str, Any]] | None = None, **envelope: Any) -> Event:
-        return self.add(SystemMessageAction(content=text, tools=tools, source="agent", **_envelope(envelope)))
+        return self.add(SystemMessageAction(id=self.next_id, content=text, tools=tools, source="agent", **_envelope(envelope)))
 
     def user(self, text: str, **envelope: Any) -> Event:
-        return self.add(MessageAction(content=text, source="user", **_envelope(envelope)))
+        return self.add(MessageAction(id=self.next_id, content=text, source="user", **_envelope(envelope)))
 
     def response(
         self,
@@ -183,7 +187,7 @@ class ImportedLog:
                 extra["reasoning_content"] = reasoning
             if thinking_blocks:
                 extra["thinking_blocks"] = thinking_blocks
-            event = MessageAction(content=text, source="agent", llm_metrics=metrics, **envelope, **extra)
+            event = MessageAction(id=self.next_id, content=text, source="agent", llm_metrics=metrics, **envelope, **extra)
             return [self.add(event)]
         message: dict[str, Any] = {
             "role": "assistant",
@@ -210,9 +214,9 @@ class ImportedLog:
             thought = text if index == 0 else ""
             first = {"llm_metrics": metrics} if index == 0 and metrics else {}
             if command is not None:
-                action: Action = CmdRunAction(command=command, thought=thought, source="agent", tool_call_metadata=metadata, **first, **envelope)
+                action: Action = CmdRunAction(id=self.next_id, command=command, thought=thought, source="agent", tool_call_metadata=metadata, **first, **envelope)
             else:
-                action = MCPAction(name=call.name, arguments=arguments, thought=thought, source="agent", tool_call_metadata=metadata, **first, **envelope)
+                action = MCPAction(id=self.next_id, name=call.name, arguments=arguments, thought=thought, source="agent", tool_call_metadata=metadata, **first, **envelope)
             self.calls[call.call_id] = action
             built.append(self.add(action))
         return built
@@ -223,7 +227,7 @@ class ImportedLog:
         The action is a `CmdRunAction` whose recorded message is the model's whole reply, which the
         renderer shows as the agent's words (the way that agent's model saw its own turn).
         """
-        record = {"action": "run", "args": {"command": command, "thought": ""}, "message": text, "source": "agent"}
+        record = {"id": self.next_id, "action": "run", "args": {"command": command, "thought": ""}, "message": text, "source": "agent"}
         event = event_from_dict({**record, **_envelope(envelope)})
         self.pending_text = event
         return self.add(event)
@@ -233,6 +237,7 @@ class ImportedLog:
         action, self.pending_text = self.pending_text, None
         return self.add(
             UnknownObservation(
+                id=self.next_id,
                 observation=f"{self.fmt}:output", content=text, cause=action.id if action is not None else None, source="environment", **_envelope(envelope)
             )
         )
@@ -246,17 +251,17 @@ class ImportedLog:
         if action is None:
             self.orphans += 1
             metadata = ToolCallMetadata(function_name=name or "unknown", tool_call_id=call_id)
-            return self.add(MCPObservation(content=content, name=name or "", source="environment", tool_call_metadata=metadata, **envelope))
+            return self.add(MCPObservation(id=self.next_id, content=content, name=name or "", source="environment", tool_call_metadata=metadata, **envelope))
         self.answered.add(call_id)
         metadata = action.tool_call_metadata
         if isinstance(action, CmdRunAction):
             return self.add(
-                CmdOutputObservation(content=content, command=action.command, cause=action.id, source="environment", tool_call_metadata=metadata, **envelope)
+                CmdOutputObservation(id=self.next_id, content=content, command=action.command, cause=action.id, source="environment", tool_call_metadata=metadata, **envelope)
             )
         assert isinstance(action, MCPAction)
         return self.add(
             MCPObservation(
-                content=content, name=action.name, arguments=action.arguments, cause=action.id, source="environment", tool_call_metadata=metadata, **envelope
+                id=self.next_id, content=content, name=action.name, arguments=action.arguments, cause=action.id, source="environment", tool_call_metadata=metadata, **envelope
             )
         )
 
@@ -267,6 +272,7 @@ class ImportedLog:
             self.notes.append("a compaction without its summary forgets what came before it and shows nothing in its place")
         return self.add(
             CondensationAction(
+                id=self.next_id,
                 forgotten_events_start_id=0 if end >= 0 else None,
                 forgotten_events_end_id=end if end >= 0 else None,
                 forgotten_event_ids=None if end >= 0 else [],
@@ -280,7 +286,7 @@ class ImportedLog:
     def keep_hidden(self, kind: str, record: Any, *, known: bool, **envelope: Any) -> Event:
         """A record no model saw: kept, hidden; `known` False counts it as a kind the reader does not know."""
         (self.hidden if known else self.unknown)[kind] += 1
-        return self.add(UnknownObservation(observation=f"{self.fmt}:{kind}", record=record, hidden=True, source="environment", **_envelope(envelope)))
+        return self.add(UnknownObservation(id=self.next_id, observation=f"{self.fmt}:{kind}", record=record, hidden=True, source="environment", **_envelope(envelope)))
 
     # -- ending --------------------------------------------------------------------------------
 

@@ -24,6 +24,7 @@ from typing import Any
 from openhands_memory.errors import MalformedEventError
 from openhands_memory.events._claude_code import import_claude_code, is_claude_code_record
 from openhands_memory.events._codex import import_codex, is_codex_record
+from openhands_memory.events._reading import gc_paused
 from openhands_memory.events._mini_swe_agent import import_mini_swe_agent, is_mini_swe_agent_trajectory
 from openhands_memory.events._swe_agent import import_swe_agent, is_swe_agent_trajectory
 from openhands_memory.events.base import Event
@@ -32,6 +33,9 @@ __all__ = ["FORMATS", "log_format", "detect_document", "detect_records", "read_d
 
 FORMATS = ("openhands", "claude-code", "codex", "swe-agent", "mini-swe-agent")
 """The formats `load_events` reads, by the names warnings and `bench` use."""
+
+_SAMPLE = 1000
+"""How many records of a JSONL file tell its format."""
 
 _OPENHANDS_KEYS = frozenset({"action", "observation", "kind"})
 
@@ -57,8 +61,12 @@ def detect_document(document: Any) -> str | None:
 
 
 def detect_records(records: list[Any]) -> str | None:
-    """The format of a JSONL file's records, when most of them are another agent's (else None)."""
-    objects = [record for record in records if isinstance(record, dict)]
+    """The format of a JSONL file's records, when most of them are another agent's (else None).
+
+    The first `_SAMPLE` records decide: a session's kind shows from its start, and a big log is not
+    walked twice.
+    """
+    objects = [record for record in records[:_SAMPLE] if isinstance(record, dict)]
     if not objects:
         return None
     claude = sum(1 for record in objects if is_claude_code_record(record))
@@ -72,16 +80,18 @@ def detect_records(records: list[Any]) -> str | None:
 
 def read_document(fmt: str, document: Any, *, path: str | os.PathLike[str]) -> list[Event]:
     """The events of a one-document file of format `fmt` (from `detect_document`)."""
-    if fmt == "mini-swe-agent":
-        return import_mini_swe_agent(document, path=path)
-    return import_swe_agent(document, path=path)
+    with gc_paused():
+        if fmt == "mini-swe-agent":
+            return import_mini_swe_agent(document, path=path)
+        return import_swe_agent(document, path=path)
 
 
 def read_records(fmt: str, records: list[Any], lines: list[int] | None, *, path: str | os.PathLike[str]) -> list[Event]:
     """The events of a JSONL file's records of format `fmt` (from `detect_records`)."""
-    if fmt == "claude-code":
-        return import_claude_code(records, lines, path=path)
-    return import_codex(records, lines, path=path)
+    with gc_paused():  # many objects, no cycles (see `gc_paused`)
+        if fmt == "claude-code":
+            return import_claude_code(records, lines, path=path)
+        return import_codex(records, lines, path=path)
 
 
 def holds_openhands_events(records: list[Any]) -> bool:
