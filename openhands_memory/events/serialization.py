@@ -282,8 +282,8 @@ def iter_events(path: str | os.PathLike[str]) -> Iterator[Event]:
     however many events the log has. For tools that make one pass (inspect, convert, index, measure).
 
     Reads a JSONL log or a JSON list of V0 events (the layouts a stream and `dump_events` write);
-    any other layout `load_events` reads (a wrapper object, a session folder, an SDK log) is loaded
-    whole and then yielded. Unlike `load_events`, ids are not checked across events (no
+    any other layout `load_events` reads (a wrapper object, a session folder, an SDK log, another
+    agent's log) is loaded whole and then yielded. Unlike `load_events`, ids are not checked across events (no
     `validate_events`) and events without an id keep None. A JSONL line without its newline at the
     end (a write cut off, or in progress) is an error, as in `load_events` on a log no stream has open.
 
@@ -298,13 +298,26 @@ def iter_events(path: str | os.PathLike[str]) -> Iterator[Event]:
         return
     with open(where, "rb") as file:
         first = _first_byte(file)
-        if first == b"[":
+        if first == b"[" and _starts_with_event_element(file):
             yield from _iter_list(file, where)
             return
         if first == b"{" and _starts_with_event_line(file):
             yield from _iter_jsonl(file, where)
             return
     yield from load_events(where)
+
+
+def _starts_with_event_element(file: Any) -> bool:
+    """Whether a JSON list's first element is an event (not another agent's message), or the list
+    cannot be read that far (the list reader then names the error)."""
+    try:
+        for element in iter_list_elements(file.read):
+            return not isinstance(element, dict) or bool(_EVENT_KEYS & element.keys())
+        return True
+    except (ListShapeError, ElementError):
+        return True
+    finally:
+        file.seek(0)
 
 
 def _starts_with_event_line(file: Any) -> bool:

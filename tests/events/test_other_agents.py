@@ -22,6 +22,7 @@ from openhands_memory.events import (
     MessageAction,
     UnknownObservation,
     agent_history,
+    iter_events,
     load_events,
     log_format,
 )
@@ -203,3 +204,35 @@ def test_a_bare_chat_message_list_is_read_as_legacy_mini_swe_agent(tmp_path: Pat
     events = load_events(path)
     assert [type(e).__name__ for e in events] == ["SystemMessageAction", "MessageAction", "CmdRunAction", "UnknownObservation"]
     assert events[2].command == "echo hi" and events[3].cause == 2
+
+
+def test_iter_events_reads_a_bare_chat_message_list_too(tmp_path: Path) -> None:
+    path = tmp_path / "local.traj.json"
+    path.write_text(json.dumps([{"role": "system", "content": "sys"}, {"role": "user", "content": "task"}]))
+    assert [type(e).__name__ for e in iter_events(path)] == ["SystemMessageAction", "MessageAction"]
+
+
+def test_a_malformed_trajectory_gets_the_typed_error_naming_the_file_and_message(tmp_path: Path) -> None:
+    swe = tmp_path / "run.traj"
+    swe.write_text(json.dumps({"history": [{"role": "system", "content": "sys"}, "not a message"], "info": {}}))
+    with pytest.raises(MalformedEventError, match=re.escape(f"{swe}: event #1: swe-agent log: message 1 is a str, not an object")):
+        load_events(swe)
+    mini = tmp_path / "run.traj.json"
+    calls = [{"id": "c1", "type": "function"}]
+    mini.write_text(json.dumps([{"role": "system", "content": "s"}, {"role": "assistant", "content": "", "tool_calls": calls}]))
+    with pytest.raises(MalformedEventError, match=re.escape("mini-swe-agent log: message 1 has a tool call without a function")):
+        load_events(mini)
+
+
+def test_an_unknown_claude_code_record_kind_is_kept_hidden_and_counted(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    path = tmp_path / "session.jsonl"
+    lines = CLAUDE.read_text().splitlines()[:2] + [json.dumps({"type": "brand-new-kind", "uuid": "z", "data": [1]}), "42"]
+    path.write_text("\n".join(lines) + "\n")
+    with caplog.at_level(logging.WARNING):
+        events = load_events(path)
+    kept = [e for e in events if isinstance(e, UnknownObservation)]
+    assert [(e.observation, e.hidden, e.record) for e in kept] == [
+        ("claude-code:brand-new-kind", True, {"type": "brand-new-kind", "uuid": "z", "data": [1]}),
+        ("claude-code:int record (not an object)", True, 42),
+    ]
+    assert "record kinds not known, kept hidden: brand-new-kind x1, int record (not an object) x1" in caplog.text
