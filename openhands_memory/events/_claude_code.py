@@ -12,7 +12,8 @@ Each line is a record `{type, uuid, parentUuid, isSidechain, sessionId, timestam
 | `user` with text (a string, or `text` blocks) | a user `MessageAction` |
 | `system` `compact_boundary`, then the `user` record with `isCompactSummary` | a `CondensationAction` forgetting everything before it, with the summary shown first (`replay --recorded` replays Claude Code's own compactions) |
 | `summary` (a session title), `file-history-snapshot`, other `system` records | hidden (kept, never shown) |
-| `isSidechain` records (a sub-agent's conversation in the same file) | hidden: the main agent saw only its `Task` call's result |
+| a `Task` (or `Agent`) tool call and its result | an `AgentDelegateAction` (`agent` = `subagent_type`, `inputs` = the call's input) and an `AgentDelegateObservation` (`find_delegations` lists them) |
+| `isSidechain` records (a sub-agent's conversation in the same file) | hidden, tagged with the `delegation_id` of the `Task` call open then: the main agent saw only that call's result |
 | any other `type` | hidden, and counted as a kind not known |
 
 **The branch.** `parentUuid` makes the records a tree: a rewind (editing an earlier prompt) starts a
@@ -22,7 +23,8 @@ compaction boundary) to the root; records of other branches are left out, and th
 many. A record whose parent is null or not in the file, other than the first, is read as following
 the record before it in the file (Claude Code's older logs, and hand-written ones, leave it null).
 
-Not read: `subagents/agent-*.jsonl` files beside a session (read one on its own); `toolUseResult`
+A sub-agent's own file (`<session>/subagents/agent-*.jsonl`, every record a sidechain) is read as
+its own conversation. Not read: those files when a session is read (read each on its own); `toolUseResult`
 (Claude Code's structured copy of a tool result; the `tool_result` block, what the model saw, is
 read); images (shown as `[image]`).
 """
@@ -38,6 +40,8 @@ from openhands_memory.events.base import Event
 __all__ = ["import_claude_code", "is_claude_code_record"]
 
 _CONVERSATION = frozenset({"user", "assistant", "system"})
+DELEGATE_TOOLS = frozenset({"Task", "Agent"})
+"""Claude Code's tools that run a sub-agent (`Task`; `Agent` in later versions)."""
 _KNOWN_HIDDEN = frozenset({"summary", "file-history-snapshot"})
 
 
@@ -58,14 +62,24 @@ def import_claude_code(records: list[Any], lines: list[int] | None, *, path: str
     a kind not known; a line that is not JSON was refused before (`MalformedEventError` with the
     file and line, by the JSONL reader).
     """
-    log = ImportedLog("claude-code", path)
+    log = ImportedLog("claude-code", path, delegate_tools=DELEGATE_TOOLS)
+    if not any(_is_main(record) for record in records) and any(_is_main(record, sidechain=True) for record in records):
+        # A sub-agent's own file (`subagents/agent-*.jsonl`): every record is a sidechain, read as its conversation.
+        records = [{**record, "isSidechain": False} if isinstance(record, dict) else record for record in records]
+        log.notes.append("a sub-agent's log (every record a sidechain): read as its own conversation")
     on_branch = _branch(records, log)
     _Reader(log, on_branch).read(records)
     return log.finish()
 
 
-def _is_main(record: Any) -> bool:
-    return isinstance(record, dict) and record.get("type") in _CONVERSATION and isinstance(record.get("uuid"), str) and not record.get("isSidechain")
+def _is_main(record: Any, *, sidechain: bool = False) -> bool:
+    """A record of the main conversation (with `sidechain`, of a sub-agent's too)."""
+    return (
+        isinstance(record, dict)
+        and record.get("type") in _CONVERSATION
+        and isinstance(record.get("uuid"), str)
+        and (sidechain or not record.get("isSidechain"))
+    )
 
 
 def _branch(records: list[Any], log: ImportedLog) -> set[int]:
@@ -126,7 +140,11 @@ class _Reader:
                 continue
             self._flush_response()
             if record.get("isSidechain"):
-                self.log.keep_hidden("sidechain", record, known=True, **_envelope(record))
+                # The sub-agent's conversation: the main agent saw only its call's result. Tagged with the
+                # delegation open at that point (the `Task` call it runs for), as parallel delegates' events are.
+                delegation = self.log.open_delegation()
+                tag = {"delegation_id": delegation} if delegation is not None else {}
+                self.log.keep_hidden("sidechain", record, known=True, **tag, **_envelope(record))
             elif kind == "user":
                 self._user(record)
             elif kind == "system" and record.get("subtype") == "compact_boundary":

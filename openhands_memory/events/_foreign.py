@@ -40,6 +40,7 @@ import orjson
 from openhands_memory.errors import MalformedEventError
 from openhands_memory.events._codec import event_from_dict
 from openhands_memory.events.actions import (
+    AgentDelegateAction,
     CmdRunAction,
     CondensationAction,
     MCPAction,
@@ -47,7 +48,12 @@ from openhands_memory.events.actions import (
     SystemMessageAction,
 )
 from openhands_memory.events.base import Action, Event, ToolCallMetadata
-from openhands_memory.events.observations import CmdOutputObservation, MCPObservation, UnknownObservation
+from openhands_memory.events.observations import (
+    AgentDelegateObservation,
+    CmdOutputObservation,
+    MCPObservation,
+    UnknownObservation,
+)
 
 __all__ = ["SHELL_TOOLS", "ImportedLog", "ToolCall", "text_of"]
 
@@ -126,8 +132,11 @@ def shell_command(arguments: dict[str, Any]) -> str | None:
 class ImportedLog:
     """The events of one imported log, built in order (see the module docstring)."""
 
-    def __init__(self, fmt: str, path: str | os.PathLike[str] | None) -> None:
+    def __init__(self, fmt: str, path: str | os.PathLike[str] | None, *, delegate_tools: frozenset[str] = frozenset()) -> None:
         self.fmt = fmt
+        self.delegate_tools = delegate_tools
+        """Tools whose call runs a sub-agent (Claude Code's `Task`): an `AgentDelegateAction`, its result an
+        `AgentDelegateObservation` (`find_delegations` lists them)."""
         """The format's name, as warnings and `bench` show it (`claude-code`, `codex`, ...)."""
         self.path = path
         self.events: list[Event] = []
@@ -213,8 +222,20 @@ class ImportedLog:
             command = shell_command(arguments) if call.name in SHELL_TOOLS else None
             thought = text if index == 0 else ""
             first = {"llm_metrics": metrics} if index == 0 and metrics else {}
-            if command is not None:
-                action: Action = CmdRunAction(id=self.next_id, command=command, thought=thought, source="agent", tool_call_metadata=metadata, **first, **envelope)
+            if call.name in self.delegate_tools:
+                agent = arguments.get("subagent_type")
+                action: Action = AgentDelegateAction(
+                    id=self.next_id,
+                    agent=agent if isinstance(agent, str) else call.name,
+                    inputs=arguments,
+                    thought=thought,
+                    source="agent",
+                    tool_call_metadata=metadata,
+                    **first,
+                    **envelope,
+                )
+            elif command is not None:
+                action = CmdRunAction(id=self.next_id, command=command, thought=thought, source="agent", tool_call_metadata=metadata, **first, **envelope)
             else:
                 action = MCPAction(id=self.next_id, name=call.name, arguments=arguments, thought=thought, source="agent", tool_call_metadata=metadata, **first, **envelope)
             self.calls[call.call_id] = action
@@ -258,6 +279,12 @@ class ImportedLog:
             return self.add(
                 CmdOutputObservation(id=self.next_id, content=content, command=action.command, cause=action.id, source="environment", tool_call_metadata=metadata, **envelope)
             )
+        if isinstance(action, AgentDelegateAction):
+            return self.add(
+                AgentDelegateObservation(
+                    id=self.next_id, content=content, outputs={"content": content}, cause=action.id, source="environment", tool_call_metadata=metadata, **envelope
+                )
+            )
         assert isinstance(action, MCPAction)
         return self.add(
             MCPObservation(
@@ -282,6 +309,13 @@ class ImportedLog:
                 **_envelope(envelope),
             )
         )
+
+    def open_delegation(self) -> int | None:
+        """The id of the last delegation (a delegate tool's call) not answered yet, if any."""
+        for call_id, action in reversed(self.calls.items()):
+            if isinstance(action, AgentDelegateAction) and call_id not in self.answered:
+                return action.id
+        return None
 
     def keep_hidden(self, kind: str, record: Any, *, known: bool, **envelope: Any) -> Event:
         """A record no model saw: kept, hidden; `known` False counts it as a kind the reader does not know."""

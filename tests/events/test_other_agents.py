@@ -14,6 +14,8 @@ from conftest import REPO_ROOT
 from openhands_memory.conversation_memory import ConversationMemory
 from openhands_memory.errors import MalformedEventError
 from openhands_memory.events import (
+    AgentDelegateAction,
+    AgentDelegateObservation,
     CmdOutputObservation,
     CmdRunAction,
     CondensationAction,
@@ -22,6 +24,7 @@ from openhands_memory.events import (
     MessageAction,
     UnknownObservation,
     agent_history,
+    find_delegations,
     iter_events,
     load_events,
     log_format,
@@ -236,3 +239,25 @@ def test_an_unknown_claude_code_record_kind_is_kept_hidden_and_counted(tmp_path:
         ("claude-code:int record (not an object)", True, 42),
     ]
     assert "record kinds not known, kept hidden: brand-new-kind x1, int record (not an object) x1" in caplog.text
+
+
+def test_claude_code_task_calls_are_delegations_and_a_subagent_file_reads_alone(tmp_path: Path) -> None:
+    events = load_events(CLAUDE)
+    (delegation,) = find_delegations(events)
+    action = events[delegation.action_id]
+    assert isinstance(action, AgentDelegateAction) and action.agent == "general-purpose"
+    assert action.inputs["prompt"] == "Run the test suite and report failures"
+    answer = events[delegation.observation_id]
+    assert isinstance(answer, AgentDelegateObservation) and answer.content == "All 2 tests pass."
+    sidechain = [e for e in events if isinstance(e, UnknownObservation) and e.observation == "claude-code:sidechain"]
+    assert {e.delegation_id for e in sidechain} == {action.id}
+    # The sub-agent's own file (every record a sidechain) is a conversation of its own.
+    records = [json.loads(line) for line in CLAUDE.read_text().splitlines()]
+    agent_file = tmp_path / "agent-1.jsonl"
+    agent_file.write_text("".join(json.dumps(r) + "\n" for r in records if r.get("isSidechain")))
+    alone = load_events(agent_file)
+    assert [(type(e).__name__, e.content) for e in alone] == [
+        ("MessageAction", "Run the test suite and report failures"),
+        ("MessageAction", "All 2 tests pass."),
+    ]
+    assert alone[1].source == "agent"
