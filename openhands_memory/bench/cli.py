@@ -261,7 +261,7 @@ def run_bench(args: argparse.Namespace) -> int:
     if costs:
         print()
         print(costs)
-    by_agent = format_by_agent(results)
+    by_agent = format_by_agent(results, markdown=args.markdown)
     if by_agent:
         print()
         print(by_agent)

@@ -341,7 +341,7 @@ def format_compressions(results: BenchResults) -> str:
     return "\n".join(f"{label if i == 0 else '':<{len(label)}}  {line}" for i, line in enumerate(lines))
 
 
-def format_by_agent(results: BenchResults) -> str:
+def format_by_agent(results: BenchResults, *, markdown: bool = False) -> str:
     """Per log format (the agent that wrote the logs) and pipeline: logs, steps, prompt tokens, peak, and
     the total dollars under each pricing; "" when every log is an OpenHands log."""
     formats = sorted({run.get("format") or "openhands" for run in results.runs})
@@ -359,6 +359,9 @@ def format_by_agent(results: BenchResults) -> str:
             costs = summarize_costs(r["costs"] for r in runs if "costs" in r) if names else {}
             dollars = [f"${costs[name]['total_cost']:.4f}" if name in costs else "-" for name in names]
             rows.append([fmt, f"{len(runs)}", spec.name, f"{totals['steps']:,}", f"{totals['total_prompt_tokens']:,}", f"{totals['peak_context_tokens']:,}", *dollars])
+    if markdown:
+        aligned = ["---", "---:", "---", "---:", "---:", "---:", *("---:" for _ in names)]
+        return "\n".join("| " + " | ".join(row) + " |" for row in [header, aligned, *rows])
     widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows)]
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(header, widths)).rstrip()]
     lines.append("  ".join("-" * width for width in widths))
