@@ -49,7 +49,7 @@ def is_claude_code_record(record: Any) -> bool:
     """A Claude Code session record: a conversation record with a `uuid`, or a `summary` with a `leafUuid`."""
     if not isinstance(record, dict):
         return False
-    kind = record.get("type")
+    kind = _text(record.get("type"))
     if kind in _CONVERSATION:
         return isinstance(record.get("uuid"), str) and ("sessionId" in record or "parentUuid" in record)
     return kind in _KNOWN_HIDDEN and ("leafUuid" in record or "messageId" in record)
@@ -76,7 +76,7 @@ def _is_main(record: Any, *, sidechain: bool = False) -> bool:
     """A record of the main conversation (with `sidechain`, of a sub-agent's too)."""
     return (
         isinstance(record, dict)
-        and record.get("type") in _CONVERSATION
+        and _text(record.get("type")) in _CONVERSATION
         and isinstance(record.get("uuid"), str)
         and (sidechain or not record.get("isSidechain"))
     )
@@ -95,9 +95,9 @@ def _branch(records: list[Any], log: ImportedLog) -> set[int]:
     while at is not None and at not in on:
         on.add(at)
         record = records[at]
-        parent = by_uuid.get(record.get("parentUuid")) if record.get("parentUuid") is not None else None
-        if parent is None and record.get("logicalParentUuid") is not None:
-            parent = by_uuid.get(record.get("logicalParentUuid"))
+        parent = by_uuid.get(_text(record.get("parentUuid")))
+        if parent is None:
+            parent = by_uuid.get(_text(record.get("logicalParentUuid")))
         if parent is None or parent >= at:
             parent = previous.get(at)
             if parent is not None:
@@ -130,7 +130,7 @@ class _Reader:
                 self._flush_response()
                 self.log.keep_hidden(f"{type(record).__name__} record (not an object)", record, known=False)
                 continue
-            kind = record.get("type")
+            kind = _text(record.get("type"))
             if _is_main(record) and index not in self.on_branch:
                 continue
             if kind == "assistant" and not record.get("isSidechain") and isinstance(record.get("message"), dict):
@@ -155,7 +155,7 @@ class _Reader:
             elif kind in _KNOWN_HIDDEN:
                 self.log.keep_hidden(str(kind), record, known=True, **_envelope(record))
             else:
-                name = str(kind) if kind is not None else "record without a 'type'"
+                name = kind if kind is not None else "record without a 'type'"
                 self.log.keep_hidden(name, record, known=False, **_envelope(record))
         self._flush_response()
         self._flush_boundary()
@@ -257,6 +257,10 @@ def _usage(usage: dict[str, Any]) -> dict[str, int]:
         "cache_read_tokens": read,
         "cache_write_tokens": written,
     }
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _int(value: Any) -> int:

@@ -37,7 +37,7 @@ _RESPONSE_KINDS = frozenset({"reasoning", "function_call", "custom_tool_call", "
 
 def is_codex_record(record: Any) -> bool:
     """A Codex rollout line: `{timestamp, type, payload}` with one of `RolloutItem`'s types."""
-    return isinstance(record, dict) and record.get("type") in _TYPES and "payload" in record
+    return isinstance(record, dict) and _text(record.get("type")) in _TYPES and "payload" in record
 
 
 def import_codex(records: list[Any], lines: list[int] | None, *, path: str | os.PathLike[str] | None) -> list[Event]:
@@ -67,10 +67,10 @@ class _Reader:
         """The first event of the last response, until its usage comes."""
 
     def read(self, record: dict[str, Any]) -> None:
-        kind = record.get("type")
+        kind = _text(record.get("type"))
         payload = record.get("payload") or {}
         timestamp = record.get("timestamp") if isinstance(record.get("timestamp"), str) else None
-        item = payload.get("type")
+        item = _text(payload.get("type"))
         if kind == "response_item" and (item in _RESPONSE_KINDS or (item == "message" and payload.get("role") == "assistant")):
             self.items.append((payload, timestamp))
             return
@@ -108,7 +108,7 @@ class _Reader:
                 self._usage(payload)
             log.keep_hidden(f"event_msg:{item}", record, known=True, **envelope)
         else:
-            log.keep_hidden(str(kind), record, known=False, **envelope)
+            log.keep_hidden(kind or "record without a 'type'", record, known=False, **envelope)
 
     def flush(self) -> None:
         if not self.items:
@@ -120,7 +120,7 @@ class _Reader:
             if item == "message":
                 texts.append(text_of(payload.get("content")))
             elif item == "reasoning":
-                parts = [*(payload.get("summary") or []), *(payload.get("content") or [])]
+                parts = [*_list(payload.get("summary")), *_list(payload.get("content"))]
                 reasoning.append(text_of(parts))
             elif item == "function_call":
                 calls.append(ToolCall(str(payload.get("call_id")), str(payload.get("name")), payload.get("arguments") or "{}"))
@@ -164,6 +164,15 @@ def _output_text(output: Any) -> str:
     if isinstance(output, dict) and "content" in output:
         return text_of(output.get("content"))
     return text_of(output)
+
+
+def _text(value: Any) -> str | None:
+    """A key the format says is a string (a record's `type`), or None: a damaged record may hold anything there."""
+    return value if isinstance(value, str) else None
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value] if value is not None else []
 
 
 def _int(value: Any) -> int:

@@ -387,8 +387,10 @@ def read_chat(log: ImportedLog, messages: list[Any], *, command_of: Any, usage_o
                 if model or log.model:
                     step.model = model or log.model  # type: ignore[attr-defined]
         elif role == "tool":
-            ids = message.get("tool_call_ids") or [message.get("tool_call_id")]
-            log.result(str(ids[0]), text, name=message.get("name"), **envelope)
+            ids = message.get("tool_call_ids")
+            call_id = ids[0] if isinstance(ids, list) and ids else message.get("tool_call_id")
+            name = message.get("name")
+            log.result(str(call_id), text, name=name if isinstance(name, str) else None, **envelope)
         elif role == "user" and log.pending_text is not None:
             log.text_output(text, **envelope)
         elif role == "user":

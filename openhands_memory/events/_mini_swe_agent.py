@@ -78,9 +78,12 @@ def _usage(message: dict[str, Any]) -> tuple[dict[str, int] | None, str | None, 
     if not isinstance(extra, dict):
         return None, None, None, None
     stamp = extra.get("timestamp")
-    timestamp = (
-        datetime.datetime.fromtimestamp(stamp, datetime.UTC).isoformat() if isinstance(stamp, (int, float)) and not isinstance(stamp, bool) else None
-    )
+    timestamp = None
+    if isinstance(stamp, (int, float)) and not isinstance(stamp, bool):
+        try:
+            timestamp = datetime.datetime.fromtimestamp(stamp, datetime.UTC).isoformat()
+        except (OverflowError, OSError, ValueError):
+            timestamp = None  # not a time: the message keeps none (`extra` is not read further)
     response = extra.get("response")
     if not isinstance(response, dict):
         return None, None, None, timestamp

@@ -9,6 +9,8 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from conftest import REPO_ROOT
 
 from openhands_memory.conversation_memory import ConversationMemory
@@ -261,3 +263,71 @@ def test_claude_code_task_calls_are_delegations_and_a_subagent_file_reads_alone(
         ("MessageAction", "All 2 tests pass."),
     ]
     assert alone[1].source == "agent"
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+def _paths(value: object, prefix: tuple = ()) -> list[tuple]:
+    found = [prefix]
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            found += _paths(inner, (*prefix, key))
+    elif isinstance(value, list):
+        for index, inner in enumerate(value):
+            found += _paths(inner, (*prefix, index))
+    return found
+
+
+def _replaced(value: object, path: tuple, new: object) -> object:
+    if not path:
+        return new
+    head, *rest = path
+    copy = dict(value) if isinstance(value, dict) else list(value)  # type: ignore[call-overload]
+    copy[head] = _replaced(copy[head], tuple(rest), new)
+    return copy
+
+
+SWE_AGENT = {
+    "history": [
+        {"role": "system", "content": "sys", "message_type": "system_prompt"},
+        {"role": "user", "content": [{"type": "text", "text": "task"}], "message_type": "observation"},
+        {"role": "assistant", "content": "look", "thought": "look", "action": "ls", "message_type": "action",
+         "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{\"command\": \"ls\"}"}}]},
+        {"role": "tool", "content": "a.py", "tool_call_ids": ["c1"], "message_type": "observation"},
+        {"role": "assistant", "content": "done\n```\nsubmit\n```", "thought": "done", "action": "submit"},
+        {"role": "user", "content": "submitted"},
+    ],
+    "trajectory": [{"action": "ls", "observation": "a.py", "response": "look", "thought": "look"}],
+    "info": {"model_stats": {"instance_cost": 0.1, "tokens_sent": 10, "tokens_received": 2, "api_calls": 2}},
+    "replay_config": "{\"agent\": {\"model\": {\"name\": \"gpt-4o\"}}}",
+}  # fmt: skip
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(which=st.sampled_from(["claude", "codex", "mini", "swe"]), data=st.data())
+def test_any_damaged_value_in_another_agent_s_log_loads_or_gets_the_typed_error(tmp_path: Path, which: str, data: st.DataObject) -> None:
+    """A reader never lets another exception out, whatever value a record holds where."""
+    source = {"claude": CLAUDE, "codex": CODEX, "mini": MINI_V1, "swe": Path("run.traj")}[which]
+    if which in ("mini", "swe"):
+        document = json.loads(MINI_V1.read_text()) if which == "mini" else SWE_AGENT
+        path = data.draw(st.sampled_from(_paths(document)))
+        body = json.dumps(_replaced(document, path, data.draw(_JSON)))
+    else:
+        records = [json.loads(line) for line in source.read_text().splitlines()]
+        index = data.draw(st.integers(0, len(records) - 1))
+        path = data.draw(st.sampled_from(_paths(records[index])))
+        records[index] = _replaced(records[index], path, data.draw(_JSON))
+        body = "".join(json.dumps(r) + "\n" for r in records)
+    log = tmp_path / f"damaged-{which}{source.suffix}"
+    log.write_text(body)
+    try:
+        events = load_events(log)
+    except MalformedEventError as exc:
+        assert exc.path is not None
+        return
+    ConversationMemory("").process_events(agent_history(events))  # and what loaded renders
