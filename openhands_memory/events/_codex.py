@@ -16,6 +16,10 @@ Each line is `{timestamp, type, payload}` (openai/codex, `codex-rs/protocol/src/
 | other `event_msg` (`user_message`, `agent_message`, ...: copies of the response items, and telemetry) | hidden |
 | any other `type`, or `response_item` kind | hidden, and counted as a kind not known |
 
+Rollouts written before `RolloutLine` (mid-2025) are read too: their first line is the session header
+`{id, timestamp, instructions, git}` (read as `session_meta`), then each `ResponseItem` bare on its
+line (read as a `response_item`), with `{"record_type": "state"}` markers (hidden).
+
 A response is the assistant-side items written one after the other (reasoning, message, calls)
 before anything else: the rollout names no response id, and a model response's output items are
 written together.
@@ -35,9 +39,34 @@ _TYPES = frozenset({"session_meta", "response_item", "compacted", "turn_context"
 _RESPONSE_KINDS = frozenset({"reasoning", "function_call", "custom_tool_call", "local_shell_call"})
 
 
+_ITEM_KINDS = frozenset(
+    {"message", "reasoning", "function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output",
+     "local_shell_call", "web_search_call"}
+)  # fmt: skip
+"""`ResponseItem` kinds, which the rollouts before `RolloutLine` (mid-2025) wrote bare, one a line."""
+
+
 def is_codex_record(record: Any) -> bool:
-    """A Codex rollout line: `{timestamp, type, payload}` with one of `RolloutItem`'s types."""
-    return isinstance(record, dict) and _text(record.get("type")) in _TYPES and "payload" in record
+    """A Codex rollout line: `{timestamp, type, payload}` with one of `RolloutItem`'s types; or a line of
+    the earlier layout: a bare `ResponseItem`, a `{"record_type": "state"}` marker, or the session header
+    (`id`, `timestamp`, `instructions` or `git`, no `type`)."""
+    if not isinstance(record, dict):
+        return False
+    kind = _text(record.get("type"))
+    if "payload" in record:
+        return kind in _TYPES
+    if kind is None:
+        return record.get("record_type") == "state" or ("id" in record and "timestamp" in record and ("instructions" in record or "git" in record))
+    return kind in _ITEM_KINDS and not {"uuid", "sessionId", "action", "observation", "kind"} & record.keys()
+
+
+def _enveloped(record: Any) -> Any:
+    """A line of the earlier layout as the `RolloutLine` it became (a state marker stays as it is)."""
+    if not isinstance(record, dict) or "payload" in record or record.get("record_type") == "state":
+        return record
+    if record.get("type") is None and "id" in record and "timestamp" in record:
+        return {"timestamp": record.get("timestamp"), "type": "session_meta", "payload": record}
+    return {"timestamp": record.get("timestamp"), "type": "response_item", "payload": record}
 
 
 def import_codex(records: list[Any], lines: list[int] | None, *, path: str | os.PathLike[str] | None) -> list[Event]:
@@ -48,7 +77,11 @@ def import_codex(records: list[Any], lines: list[int] | None, *, path: str | os.
     """
     log = ImportedLog("codex", path)
     reader = _Reader(log)
-    for index, record in enumerate(records):
+    for record in map(_enveloped, records):
+        if isinstance(record, dict) and record.get("record_type") == "state":
+            reader.flush()
+            log.keep_hidden("state", record, known=True)
+            continue
         if not isinstance(record, dict) or not isinstance(record.get("payload"), dict):
             reader.flush()
             log.keep_hidden("record without an object payload", record, known=False)

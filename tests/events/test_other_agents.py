@@ -331,3 +331,21 @@ def test_any_damaged_value_in_another_agent_s_log_loads_or_gets_the_typed_error(
         assert exc.path is not None
         return
     ConversationMemory("").process_events(agent_history(events))  # and what loaded renders
+
+
+def test_a_codex_rollout_of_the_earlier_layout_reads_too(tmp_path: Path) -> None:
+    lines = [
+        {"id": "5973b6c0-94b8-487b-a530-2aeb6098ae0e", "timestamp": "2025-07-01T10:00:00.000Z", "instructions": "Be brief.", "git": {"branch": "main"}},
+        {"record_type": "state"},
+        {"type": "message", "id": None, "role": "user", "content": [{"type": "input_text", "text": "list files"}]},
+        {"type": "function_call", "id": "fc_1", "name": "shell", "arguments": '{"command": ["bash", "-lc", "ls"]}', "call_id": "call_1"},
+        {"type": "function_call_output", "call_id": "call_1", "output": '{"output": "a.py\\n", "metadata": {"exit_code": 0}}'},
+        {"record_type": "state"},
+        {"type": "message", "id": "msg_1", "role": "assistant", "content": [{"type": "output_text", "text": "a.py"}]},
+    ]  # fmt: skip
+    path = tmp_path / "rollout-2025-07-01T10-00-00-5973b6c0-94b8-487b-a530-2aeb6098ae0e.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    events = [e for e in load_events(path) if not e.hidden]
+    assert log_format(load_events(path)) == "codex"
+    assert [type(e).__name__ for e in events] == ["SystemMessageAction", "MessageAction", "CmdRunAction", "CmdOutputObservation", "MessageAction"]
+    assert events[2].command == "ls" and events[3].cause == events[2].id and events[4].content == "a.py"
