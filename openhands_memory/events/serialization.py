@@ -446,10 +446,12 @@ def _parse_records(data: bytes, path: Path) -> tuple[list[Any], list[int] | None
         return records, None, None
     if stripped.startswith(b"{"):
         # A single JSON document (a wrapper object, another agent's trajectory), or JSONL.
-        try:
-            document = orjson.loads(data)
-        except orjson.JSONDecodeError:
-            document = None
+        document = None
+        if not _is_jsonl(data):
+            try:
+                document = orjson.loads(data)
+            except orjson.JSONDecodeError:
+                document = None
         fmt = detect_document(document)
         if fmt is not None:
             return [], None, read_document(fmt, document, path=path)
@@ -468,6 +470,22 @@ def _parse_records(data: bytes, path: Path) -> tuple[list[Any], list[int] | None
     if not stripped:
         return [], None, None
     raise MalformedEventError("not a JSON list, a JSON object or JSONL of events", path=path, line=1)
+
+
+def _is_jsonl(data: bytes) -> bool:
+    """Whether `data` is plainly JSONL: its first line is a whole JSON value and more follows.
+
+    Then parsing the whole file as one document can only fail, after reading all of it (0.4 s for
+    100 MB), so it is not tried.
+    """
+    end = data.find(b"\n")
+    if end < 0 or not data[end:].strip():
+        return False
+    try:
+        orjson.loads(data[:end])
+    except orjson.JSONDecodeError:
+        return False
+    return True
 
 
 # A document with none of these keys is not an event (V0, old flattened, or SDK).
