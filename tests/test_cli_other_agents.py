@@ -63,3 +63,15 @@ def test_bench_reports_per_agent_format(tmp_path: Path, capsys: pytest.CaptureFi
     table = out[out.index("format "):]
     formats = [line.split()[0] for line in table.splitlines()[2:] if line.strip()]
     assert formats == ["claude-code", "codex", "mini-swe-agent"]
+
+
+def test_a_stream_refuses_to_append_to_another_agent_s_log_and_says_to_convert_it(tmp_path: Path) -> None:
+    from openhands_memory import EventStream
+    from openhands_memory.errors import CorruptRecordError
+
+    log = tmp_path / "session.jsonl"
+    shutil.copy(CLAUDE, log)
+    before = log.read_bytes()
+    with pytest.raises(CorruptRecordError, match=r"session.jsonl:1: .*this is a claude-code log, .*`openhands-memory convert` it first"):
+        EventStream.open(log)
+    assert log.read_bytes() == before  # never changed
