@@ -67,8 +67,8 @@ def import_claude_code(records: list[Any], lines: list[int] | None, *, path: str
         # A sub-agent's own file (`subagents/agent-*.jsonl`): every record is a sidechain, read as its conversation.
         records = [{**record, "isSidechain": False} if isinstance(record, dict) else record for record in records]
         log.notes.append("a sub-agent's log (every record a sidechain): read as its own conversation")
-    on_branch = _branch(records, log)
-    _Reader(log, on_branch).read(records)
+    off_branch = _off_branch(records, log)
+    _Reader(log, off_branch).read(records)
     return log.finish()
 
 
@@ -82,8 +82,8 @@ def _is_main(record: Any, *, sidechain: bool = False) -> bool:
     )
 
 
-def _branch(records: list[Any], log: ImportedLog) -> set[int]:
-    """The positions of the main conversation's records on the branch the session ended on."""
+def _off_branch(records: list[Any], log: ImportedLog) -> set[int]:
+    """The positions of the main conversation's records not on the branch the session ended on."""
     main = [index for index, record in enumerate(records) if _is_main(record)]
     if not main:
         return set()
@@ -112,13 +112,13 @@ def _branch(records: list[Any], log: ImportedLog) -> set[int]:
         )
     if guessed:
         log.notes.append(f"{guessed} record(s) without a parent in the file read as following the record before them")
-    return on
+    return set(main) - on if left else set()
 
 
 class _Reader:
-    def __init__(self, log: ImportedLog, on_branch: set[int]) -> None:
+    def __init__(self, log: ImportedLog, off_branch: set[int]) -> None:
         self.log = log
-        self.on_branch = on_branch
+        self.off_branch = off_branch
         self.response: list[dict[str, Any]] = []
         """The records of the assistant response being read (one `message.id`)."""
         self.boundary: dict[str, Any] | None = None
@@ -130,9 +130,9 @@ class _Reader:
                 self._flush_response()
                 self.log.keep_hidden(f"{type(record).__name__} record (not an object)", record, known=False)
                 continue
-            kind = _text(record.get("type"))
-            if _is_main(record) and index not in self.on_branch:
+            if index in self.off_branch:
                 continue
+            kind = _text(record.get("type"))
             if kind == "assistant" and not record.get("isSidechain") and isinstance(record.get("message"), dict):
                 if self.response and _message_id(self.response[-1]) != _message_id(record):
                     self._flush_response()
