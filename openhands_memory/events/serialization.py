@@ -186,7 +186,8 @@ def _load_unchecked(path: Path) -> tuple[list[Event], list[int] | None]:
         return streamed
     # Another layout (a wrapper object, an SDK log), a write in progress, or an error: read the
     # whole file, which tells these apart and names the place of an error.
-    records, lines, foreign = _read_records(path)
+    with gc_paused():  # parsing a whole file builds many objects and no cycles (see `gc_paused`)
+        records, lines, foreign = _read_records(path)
     if foreign is not None:
         return foreign, None
     if is_sdk_log(records):
