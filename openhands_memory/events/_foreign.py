@@ -167,9 +167,11 @@ class ImportedLog:
         return event
 
     def system(self, text: str, *, tools: list[dict[str, Any]] | None = None, **envelope: Any) -> Event:
+        """The system prompt (and the tools, when the format records them)."""
         return self.add(SystemMessageAction(id=self.next_id, content=text, tools=tools, source="agent", **_envelope(envelope)))
 
     def user(self, text: str, **envelope: Any) -> Event:
+        """A message the agent was given: the user's, or input the agent's harness sent as the user."""
         return self.add(MessageAction(id=self.next_id, content=text, source="user", **_envelope(envelope)))
 
     def response(
