@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import logging
 import shutil
 from pathlib import Path
@@ -63,6 +64,9 @@ def test_bench_reports_per_agent_format(tmp_path: Path, capsys: pytest.CaptureFi
     table = out[out.index("format "):]
     formats = [line.split()[0] for line in table.splitlines()[2:] if line.strip()]
     assert formats == ["claude-code", "codex", "mini-swe-agent"]
+    with (tmp_path / "out" / "results.csv").open() as handle:
+        rows = [row for row in csv.DictReader(handle) if row["level"] == "log"]
+    assert sorted(row["format"] for row in rows) == ["claude-code", "codex", "mini-swe-agent"]
 
 
 def test_a_stream_refuses_to_append_to_another_agent_s_log_and_says_to_convert_it(tmp_path: Path) -> None:

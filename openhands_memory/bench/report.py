@@ -76,6 +76,7 @@ CSV_COLUMNS = (
     "level",
     "pipeline",
     "log",
+    "format",
     "logs",
     "steps",
     "total_prompt_tokens",
