@@ -226,6 +226,8 @@ class _Reader:
                     self.log.unknown[f"assistant content block {kind}"] += 1
         last = records[-1]["message"]
         usage = last.get("usage") if isinstance(last.get("usage"), dict) else None
+        if last.get("model") == "<synthetic>":
+            usage = None  # Claude Code's own message (an API error, an interruption): no request was made
         extra: dict[str, Any] = {"other_blocks": others} if others else {}
         if len(records) > 1:
             extra["record_uuids"] = [record.get("uuid") for record in records]
