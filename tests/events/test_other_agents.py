@@ -349,3 +349,13 @@ def test_a_codex_rollout_of_the_earlier_layout_reads_too(tmp_path: Path) -> None
     assert log_format(load_events(path)) == "codex"
     assert [type(e).__name__ for e in events] == ["SystemMessageAction", "MessageAction", "CmdRunAction", "CmdOutputObservation", "MessageAction"]
     assert events[2].command == "ls" and events[3].cause == events[2].id and events[4].content == "a.py"
+
+
+def test_a_claude_code_synthetic_message_records_no_usage(tmp_path: Path) -> None:
+    records = [json.loads(line) for line in CLAUDE.read_text().splitlines()][:2]
+    records[1]["message"] |= {"model": "<synthetic>", "content": [{"type": "text", "text": "API Error: 529"}]}
+    path = tmp_path / "session.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    events = load_events(path)
+    assert events[1].content == "API Error: 529" and events[1].llm_metrics is None
+    assert recorded_usages(events) == []
