@@ -31,6 +31,7 @@ def test_replay_recorded_replays_claude_code_s_own_compaction(capsys: pytest.Cap
         assert main(["replay", str(CLAUDE), "--recorded", "--tokenizer", "approximate"]) == 0
     captured = capsys.readouterr()
     table = _rows(captured.out)
+    assert table["format"] == "claude-code (imported)"
     assert table["agent steps"] == "7"
     assert table["condensations"] == "0 new, 1 recorded"
     assert "read as a claude-code log" in caplog.text
