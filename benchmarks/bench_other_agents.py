@@ -5,7 +5,8 @@
 It writes, in a temporary folder, a Claude Code session of about `--megabytes` MB (the repository's
 `fixtures/other-agents/claude_code_session.jsonl` turns repeated on one branch, each tool result
 4 KB) and a synthetic OpenHands JSONL log of about the same size (`openhands_memory.testing.synthetic`),
-and times `load_events` on each: the median of `--repeat` runs, each in a fresh process. It prints
+and times `load_events` on each: the median of `--repeat` runs, each in a fresh process, alternating
+between the two logs. It prints
 one row a log (seconds, MB/s) and the ratio. The exit status is 0 either way: this is a report.
 """
 
@@ -66,12 +67,15 @@ def write_openhands_log(path: Path, size: int) -> int:
     return events
 
 
-def timed(path: Path, repeat: int) -> float:
-    runs = []
+def timed(paths: list[Path], repeat: int) -> list[float]:
+    """The median seconds of `load_events` on each path; runs alternate between the paths, so that a
+    machine busy for a while slows both alike."""
+    runs: list[list[float]] = [[] for _ in paths]
     for _ in range(repeat):
-        out = subprocess.run([sys.executable, "-c", _TIME, str(path)], check=True, capture_output=True, text=True).stdout
-        runs.append(float(out.split()[0]))
-    return statistics.median(runs)
+        for times, path in zip(runs, paths):
+            out = subprocess.run([sys.executable, "-c", _TIME, str(path)], check=True, capture_output=True, text=True).stdout
+            times.append(float(out.split()[0]))
+    return [statistics.median(times) for times in runs]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -84,11 +88,9 @@ def main(argv: list[str] | None = None) -> int:
         claude, openhands = Path(folder) / "session.jsonl", Path(folder) / "openhands.jsonl"
         records = write_claude_session(claude, size)
         events = write_openhands_log(openhands, size)
-        rows = []
-        for label, path, count in (("OpenHands JSONL", openhands, f"{events:,} events"), ("Claude Code JSONL", claude, f"{records:,} records")):
-            seconds = timed(path, args.repeat)
-            megabytes = path.stat().st_size / 1_000_000
-            rows.append((label, megabytes, count, seconds))
+        logs = [("OpenHands JSONL", openhands, f"{events:,} events"), ("Claude Code JSONL", claude, f"{records:,} records")]
+        seconds = timed([path for _, path, _ in logs], args.repeat)
+        rows = [(label, path.stat().st_size / 1_000_000, count, time) for (label, path, count), time in zip(logs, seconds)]
     print("| log | size | what | load_events | MB/s |")
     print("|---|---:|---|---:|---:|")
     for label, megabytes, count, seconds in rows:
