@@ -63,6 +63,7 @@ from openhands_memory.events import (
     CondensationAction,
     CondensationRequestAction,
     Event,
+    log_format,
 )
 from openhands_memory.llm import CompletionFn
 from openhands_memory.llm.llm import DEFAULT_CONTEXT_WINDOW
@@ -320,6 +321,7 @@ def run_events(
     return {
         "log": source,
         "pipeline": pipeline.name,
+        "format": log_format(events),
         "events": replayer.events_read,
         **metrics.to_dict(),
         "events_forgotten": len(replayer.view.forgotten_event_ids & log_ids),
