@@ -48,7 +48,8 @@ def _number(value: Any) -> str:
 def render_bench_index(
     logs: Sequence[Mapping[str, Any]], pipelines: Sequence[str], *, pricing: str | None, title: str = "Benchmark"
 ) -> str:
-    """The page: `logs` (each `log`, `href`, `steps`, and `runs`: pipeline -> its bench run) in rows, `pipelines` in column groups.
+    """The page: `logs` (each `log`, `href` or None with `error`, `steps`, and `runs`: pipeline -> its bench run) in
+    rows, `pipelines` in column groups.
 
     Each group shows the pipeline's total prompt tokens, its peak and, with `pricing`, its total dollars.
     """
@@ -57,8 +58,13 @@ def render_bench_index(
     figure_heads = "".join(f"<th>{html.escape(f)}</th>" for _ in pipelines for f in figures)
     rows = []
     for log in logs:
+        name = html.escape(log["log"])
+        if log.get("href"):
+            link = f'<a href="{html.escape(log["href"], quote=True)}">{name}</a>'
+        else:
+            link = f"{name} (no page: {html.escape(str(log.get('error') or 'not replayed'))})"
         cells = [
-            f'<td><a href="{html.escape(log["href"], quote=True)}">{html.escape(log["log"])}</a></td>',
+            f"<td>{link}</td>",
             f'<td class="num">{_number(log.get("steps"))}</td>',
         ]
         for name in pipelines:
