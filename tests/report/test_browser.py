@@ -61,8 +61,11 @@ def _pixels_of(png: bytes, rgb: tuple[int, int, int]) -> int:
     return int((close < 0.06).sum())
 
 
-def test_the_page_draws_and_shows_each_chosen_steps_messages(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    log = require_real_logs_dir() / LOG_NAME
+def test_the_page_draws_and_shows_each_chosen_steps_messages(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(require_real_logs_dir())
+    log = Path(LOG_NAME)  # as a user names it, so the page names it so too
     page = tmp_path / "report.html"
     argv = ["report", str(log), *PIPELINE, "--pipeline", "no_condensation", "--pricing", "claude-sonnet-4-5"]
     assert main([*argv, "--pricing", "gpt-4o", "--out", str(page)]) == 0
@@ -103,6 +106,6 @@ def test_the_page_draws_and_shows_each_chosen_steps_messages(tmp_path: Path, cap
         driver.execute_script("window.scrollTo(0, 0)")
         target = os.environ.get("REPORT_SCREENSHOT")
         if target:
-            driver.set_window_size(1200, 900)
+            driver.set_window_size(1200, 1250)
             driver.save_screenshot(str(tmp_path / "shot.png"))
             shutil.copyfile(tmp_path / "shot.png", target)

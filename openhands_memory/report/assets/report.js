@@ -40,7 +40,8 @@
 
   // -- header and totals -----------------------------------------------------------------------------
   document.getElementById("source").textContent =
-    `${data.source}: ${steps} agent steps, tokens counted with ${data.tokenizer}'s tokenizer, ` +
+    `${data.source}: ${steps} agent steps, tokens counted ` +
+    (data.tokenizer === "approximate" ? "approximately (four characters a token), " : `with ${data.tokenizer}'s tokenizer, `) +
     `context limit ${num(data.context_limit)}, priced as ${data.pricings.join(", ") || "(no pricing)"}.`;
   const totals = document.getElementById("totals");
   const head = ["pipeline", "steps", "peak tokens", "total prompt tokens", "condensations"];
@@ -151,12 +152,13 @@
       { label: "cache write", stroke: "#ff7f0e", fill: "#ffd19a", width: 1 },
       { label: "cache read", stroke: "#2ca02c", fill: "#a9dfa9", width: 1 },
     ].map((s, k) => ({ ...s, points: { show: false }, value: (u, v, si, idx) => (idx === null || idx === undefined || raw[k][idx] === undefined ? "–" : num(raw[k][idx])) }));
-    const markSeries = (label, colour, shape) => ({ label, stroke: colour, fill: colour, paths: () => null,
-      points: { show: true, size: 9, stroke: colour, fill: shape }, width: 0 });
-    series.push(markSeries("cache break", "#000", "#000"), markSeries("cold start", "#1f77b4", "#fff"),
-      markSeries("condensation", "#9467bd", "#9467bd"));
-    const cacheData = [xs, ...stacked.map(padded), marks("break"), marks("expired"),
-      padded(stacked[0].map((v, i) => (condensed.has(i + 1) ? v : null)))];
+    // condensations as filled dots; breaks and cold starts as rings drawn over them (a condensation often breaks the cache)
+    const markSeries = (label, colour, fill, size) => ({ label, stroke: colour, fill: colour, paths: () => null,
+      points: { show: true, size, width: 2, stroke: colour, fill }, width: 0 });
+    series.push(markSeries("condensation", "#9467bd", "#9467bd", 8), markSeries("cache break", "#000", "rgba(0,0,0,0)", 14),
+      markSeries("cold start", "#1f77b4", "rgba(0,0,0,0)", 14));
+    const cacheData = [xs, ...stacked.map(padded), padded(stacked[0].map((v, i) => (condensed.has(i + 1) ? v : null))),
+      marks("break"), marks("expired")];
     if (cacheChart) cacheChart.destroy();
     cacheChart = new uPlot(chartOptions(`${run.name}: prompt tokens by how ${data.pricings[pricing]} bills them`,
       cacheNode, series, "prompt tokens", 300), cacheData, cacheNode);
