@@ -12,7 +12,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from openhands_memory._cli_models import APPROXIMATE, DEFAULT_TOKENIZER, add_model_arguments, check_model_arguments, tokenizer_name
+from openhands_memory._cli_models import (
+    APPROXIMATE,
+    DEFAULT_TOKENIZER,
+    add_model_arguments,
+    check_model_arguments,
+    tokenizer_name,
+)
 from openhands_memory._cli_secrets import add_secret_argument
 from openhands_memory._locations import log_location
 
@@ -87,7 +93,11 @@ def load_report_pipelines(
         CondenserConfigError: an unknown pipeline name or a bad file.
         LLMAuthenticationError: `summarizer_model`'s API key is not set.
     """
-    from openhands_memory.bench.stand_in import choose_models, model_backed_members, summarizer_note
+    from openhands_memory.bench.stand_in import (
+        choose_models,
+        model_backed_members,
+        summarizer_note,
+    )
     from openhands_memory.pipelines import resolve_pipelines
     from openhands_memory.replay import load_pipeline
 
@@ -121,7 +131,13 @@ def report_pricings(specs: list[str], args: argparse.Namespace) -> list[Any]:
 def run_report(args: argparse.Namespace, secrets: dict[str, str] | None) -> int:
     """Run `report` (`secrets`: `--secret-env`'s, already checked); returns the exit code."""
     from openhands_memory.replay.costs import DEFAULT_STEP_SECONDS
-    from openhands_memory.report import DEFAULT_CONTEXT_LIMIT, build_report, check_report_output, render_page, write_page
+    from openhands_memory.report import (
+        DEFAULT_CONTEXT_LIMIT,
+        build_report,
+        check_report_output,
+        render_page,
+        write_page,
+    )
     from openhands_memory.stream.locations import load_log, shown_location
 
     step_seconds = DEFAULT_STEP_SECONDS if args.step_seconds is None else args.step_seconds

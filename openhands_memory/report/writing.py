@@ -11,7 +11,12 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from openhands_memory._files import check_writable, refuse_inputs, resolve_output, write_atomically
+from openhands_memory._files import (
+    check_writable,
+    refuse_inputs,
+    resolve_output,
+    write_atomically,
+)
 from openhands_memory.errors import OutputExistsError, OutputRefusedError
 from openhands_memory.report.page import embed_json
 

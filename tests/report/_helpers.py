@@ -27,7 +27,7 @@ def hostile_log(path: Path, *, turns: int = 12) -> Path:
 
 def page_data(page: str) -> dict[str, Any]:
     """The JSON a page embeds (`<script id="report-data" type="application/json">`)."""
-    found = re.search(r'<script id="report-data" type="application/json">(.*?)</script>', page, re.S)
+    found = re.search(r'<script id="report-data" type="application/json">(.*?)</script>', page, re.DOTALL)
     assert found is not None
     return json.loads(found.group(1))
 

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import require_real_logs_dir
+
 from openhands_memory.cli import main
 
 from ._browser import browser

@@ -6,10 +6,10 @@ from pathlib import Path
 
 from openhands_memory.llm.prompt_cache import resolve_pricing
 from openhands_memory.pipeline import Pipeline
+from openhands_memory.pipelines import shipped_pipelines
 from openhands_memory.replay import load_pipeline, replay_events
 from openhands_memory.report import build_report, capture_run, pack_runs, prompt_refs
 from openhands_memory.stream.locations import load_log
-from openhands_memory.pipelines import shipped_pipelines
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "fixtures" / "synthetic_session_300.jsonl"

@@ -229,7 +229,11 @@
   function showStep(step) {
     const run = runs[state.run];
     const last = run.tokens.length;
-    if (!last) return;
+    if (!last) {
+      document.getElementById("step-count").textContent = "0";
+      document.getElementById("step-facts").replaceChildren(el("p", { text: `${run.name}: this log has no agent step.` }));
+      return;
+    }
     step = Math.min(Math.max(1, step), last);
     state.step = step;
     const i = step - 1;
