@@ -9,7 +9,8 @@ observation; a condensation rewrites it once), and several pipelines replay the 
   `[id, kind, text]` rows the page greys out once a condensation forgets them (`forgets_from`: the
   first step that no longer shows them).
 
-The numbers are the replay's own: per step the prompt tokens and, per pricing, the tokens read from
+The page marks the memory tools' calls and answers (`memory_tools`: `search_history`, `context_reload`) as
+recall. The numbers are the replay's own: per step the prompt tokens and, per pricing, the tokens read from
 the cache, written to it and sent uncached, the dollars, and how the request met the cache
 (`hit`, `cold`, `expired`, `break`, as `PromptCache` names it).
 """
@@ -22,6 +23,7 @@ from typing import Any
 import orjson
 
 from openhands_memory.llm.prompt_cache import PromptPricing
+from openhands_memory.recall.memory_tools import MEMORY_TOOL_NAMES
 from openhands_memory.replay.costs import summarizer_cost
 from openhands_memory.report.capture import RunCapture
 
@@ -182,6 +184,7 @@ def pack_runs(
         "tokenizer": tokenizer,
         "context_limit": context_limit,
         "pricings": [p.name for p in pricings],
+        "memory_tools": sorted(MEMORY_TOOL_NAMES),
         "runs": runs,
         "messages": messages.values,
         "texts": texts.values,

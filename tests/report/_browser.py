@@ -34,7 +34,12 @@ def _programs() -> tuple[str, str]:
 def browser(width: int = 1400, height: int = 1000) -> Iterator[Any]:
     """A headless chromium (a selenium `WebDriver`) that keeps the page's console messages; closed afterwards."""
     chromium, driver = _programs()
-    from selenium import webdriver
+    try:
+        from selenium import webdriver
+    except ImportError:
+        if _is_ci():
+            pytest.fail("CI needs selenium (the test extra) to drive the browser", pytrace=False)
+        pytest.skip("selenium is not installed (pip install -e '.[test]')")
     from selenium.webdriver.chrome.options import Options
     from selenium.webdriver.chrome.service import Service
 

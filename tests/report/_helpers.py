@@ -39,3 +39,22 @@ def content_text(content: Any) -> str:
     if isinstance(content, str):
         return content
     return "\n".join(part["text"] if part.get("type") == "text" else f"[{part.get('type')}]" for part in content)
+
+
+def recall_log(path: Path) -> Path:
+    """`hostile_log`'s session and then a `search_history` call of the memory tools, answered: a recall answer."""
+    from openhands_memory.events import SearchHistoryAction, SearchHistoryObservation, ToolCallMetadata, load_events
+
+    session = SessionBuilder()
+    session.events = load_events(hostile_log(path, turns=4))
+    session.next_id = len(session.events)
+    session._calls = 100  # the ids hostile_log's calls took
+    metadata = ToolCallMetadata(
+        function_name="search_history", tool_call_id="call_recall", model_response={"id": "resp_recall"}, total_calls_in_response=1
+    )
+    action = session.add(SearchHistoryAction(query="output 1", tool_call_metadata=metadata))
+    session.add(SearchHistoryObservation(content="event 9: output 1 ...", cause=action.id, tool_call_metadata=metadata))
+    session.turn("ls", "done")
+    path.unlink()
+    dump_events(session.events, path)
+    return path

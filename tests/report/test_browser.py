@@ -21,7 +21,7 @@ from conftest import require_real_logs_dir
 from openhands_memory.cli import main
 
 from ._browser import browser
-from ._helpers import content_text
+from ._helpers import HOSTILE, content_text, recall_log
 
 LOG_NAME = "v0_enyst-playground_issue10730_trajectory_297ev.json"
 """A real shared log whose default replay condenses 14 times in 96 steps."""
@@ -30,9 +30,11 @@ SERIES_RGB = (31, 119, 180)
 PIPELINE = ["--pipeline", "default", "--tokenizer", "approximate"]
 
 
-def _view_messages(log: Path, step: int, capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:
+def _view_messages(
+    log: Path, step: int, capsys: pytest.CaptureFixture[str], options: list[str] = PIPELINE
+) -> list[dict[str, Any]]:
     capsys.readouterr()
-    assert main(["view", str(log), "--at", str(step), "--messages", "--json", *PIPELINE]) == 0
+    assert main(["view", str(log), "--at", str(step), "--messages", "--json", *options]) == 0
     return json.loads(capsys.readouterr().out)
 
 
@@ -71,6 +73,7 @@ def test_the_page_draws_and_shows_each_chosen_steps_messages(
     assert main([*argv, "--pricing", "gpt-4o", "--out", str(page)]) == 0
     with browser() as driver:
         driver.get(page.as_uri())
+        from selenium.webdriver.common.keys import Keys
         from selenium.webdriver.support.ui import WebDriverWait
 
         # the page's script marks the body when it has drawn everything (a guard against a hang, not a measure)
@@ -91,7 +94,7 @@ def test_the_page_draws_and_shows_each_chosen_steps_messages(
         assert 1 < step < 96
         assert _shown_messages(driver) == _expected(_view_messages(log, step, capsys))
         # the right arrow key chooses the next one
-        driver.find_element("tag name", "body").send_keys("\ue014")  # Keys.ARROW_RIGHT
+        driver.find_element("tag name", "body").send_keys(Keys.ARROW_RIGHT)
         assert int(driver.execute_script("return document.body.dataset.step")) == step + 1
         assert _shown_messages(driver) == _expected(_view_messages(log, step + 1, capsys))
         # the step after the first condensation greys out what it forgot
@@ -109,3 +112,25 @@ def test_the_page_draws_and_shows_each_chosen_steps_messages(
             driver.set_window_size(1200, 1250)
             driver.save_screenshot(str(tmp_path / "shot.png"))
             shutil.copyfile(tmp_path / "shot.png", target)
+
+
+def test_a_hostile_log_runs_nothing_and_recall_answers_are_marked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log = recall_log(tmp_path / "log.jsonl")
+    page = tmp_path / "report.html"
+    assert main(["report", str(log), "--tokenizer", "approximate", "--out", str(page)]) == 0
+    with browser() as driver:
+        driver.get(page.as_uri())
+        from selenium.webdriver.common.keys import Keys
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        WebDriverWait(driver, 60).until(lambda d: d.execute_script("return document.body.dataset.ready") == "1")
+        driver.find_element("tag name", "body").send_keys(Keys.END)  # the last step
+        assert driver.execute_script("return document.body.dataset.step") == "6"
+        shown = _shown_messages(driver)
+        assert shown == _expected(_view_messages(log, 6, capsys))
+        assert any(HOSTILE in message["text"] for message in shown)  # shown as text...
+        assert driver.title.startswith("Replay of") and driver.execute_script("return document.querySelectorAll('#messages img, script:not([src])').length") == 3
+        roles = driver.execute_script("return [...document.querySelectorAll('#messages .msg.recall')].map((m) => m.dataset.role)")
+        assert roles == ["assistant", "tool"]  # the search_history call and its answer
+        assert "1 recall answer(s)" in driver.find_element("id", "step-facts").text
+        assert [entry for entry in driver.get_log("browser") if entry["level"] in ("SEVERE", "ERROR")] == []

@@ -214,10 +214,15 @@
     if (typeof content === "string") return content;
     return content.map((part) => (part.type === "text" ? part.text : `[${part.type}]`)).join("\n");
   }
+  const memoryTools = new Set(data.memory_tools);
+  const isRecall = (message) => (message.role === "tool" && memoryTools.has(message.name)) ||
+    (message.tool_calls || []).some((call) => memoryTools.has(call.function.name));
   function messageNode(message, index) {
-    const node = el("div", { class: `msg role-${message.role}`, "data-role": message.role, "data-index": String(index) });
+    const recall = isRecall(message);
+    const node = el("div", { class: `msg role-${message.role}${recall ? " recall" : ""}`, "data-role": message.role, "data-index": String(index) });
     let label = `#${index} ${message.role}`;
     if (message.name) label += ` (${message.name})`;
+    if (recall) label += message.role === "tool" ? " · recall answer" : " · asks the memory tools";
     if (message.tool_call_id) label += ` answers ${message.tool_call_id}`;
     node.append(el("div", { class: "msg-head", text: label }));
     node.append(el("pre", { class: "msg-content", text: contentText(message.content) }));
@@ -247,6 +252,8 @@
       facts.push(`${p}: ${num(c.read[i])} read from the cache, ${num(c.write[i])} written, ${num(c.uncached[i])} uncached; ` +
         `${usd(c.dollars[i])} (${c.kind[i]}${c.penalty[i] ? ", " + usd(c.penalty[i]) + " over reading the cache" : ""}).`);
     });
+    const recalls = run.stepRefs[i].filter((ref) => data.messages[ref].role === "tool" && isRecall(data.messages[ref])).length;
+    if (recalls) facts.push(`${recalls} recall answer(s) of the memory tools (${data.memory_tools.join(", ")}) in this prompt, marked below.`);
     const made = run.condensations.filter((c) => c.step === step);
     for (const c of made) facts.push(`Condensation #${c.id} applied here: forgot ${c.forgotten.length} events.`);
     document.getElementById("step-facts").replaceChildren(...facts.map((f) => el("p", { text: f })));
