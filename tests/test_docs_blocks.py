@@ -231,7 +231,7 @@ def test_quick_start_replay_prints_the_readme_s_output(
     assert normalise(ran.out) == normalise(shown.text)
 
 
-def test_look_at_a_replay_in_a_browser(request: pytest.FixtureRequest, workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_html_report_commands(request: pytest.FixtureRequest, workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     for line in _one(request, "bash").text.splitlines():
         ran = cli(capsys, line)
         assert ran.code == 0, (line, ran.err)
