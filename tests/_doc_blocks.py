@@ -132,6 +132,7 @@ BLOCKS: dict[str, list[tuple[str, str, str]]] = {
         ("toml", "[condenser]", "test_pipeline_files"),
         ("console", "$ openhands-memory calibrate v0_oas_gpt-4o_traj_safety-command-bot.json", "test_calibrate_the_shared_logs"),
     ],
+    "docs/architecture.md": [],
     "docs/condensers.md": [],
     "docs/openhands_sdk.md": [
         ("python", "import openhands_memory.integrations.openhands_sdk", SDK + "test_sdk_doc_example_builds_an_agent"),

@@ -82,7 +82,7 @@ SURFACE: dict[str, list[str]] = {
     ],
     "openhands_memory.condenser": [
         "Condenser", "RollingCondenser", "ForgettingCondenser", "SummarizingCondenser", "Condensation",
-        "CondensationMetadata", "CondensationReason",
+        "CondensationMetadata", "CondensationReason", "walk_condensers",
         *STRATEGY_NAMES,
         "CondenserConfig", "CondenserContext", "CondenserFactory", "OnModelError", "ContextWindowShare",
         "load_condenser_config", "parse_condenser_config", "register_condenser", "registered_condenser_types",

@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from openhands_memory.condenser import CacheAwareCondenser, Condenser, PipelineCondenser
+from openhands_memory.condenser import Condenser, walk_condensers
 from openhands_memory.condenser._model_backed import ModelCaller
 from openhands_memory.condenser.offline_summary import OFFLINE_SUMMARIZER_NAME
 from openhands_memory.llm import LLM, CompletionFn, LLMConfig
@@ -88,13 +88,9 @@ def stand_in_completion(**kwargs: Any) -> dict[str, Any]:
 def model_backed_members(condenser: Condenser) -> Iterator[Condenser]:
     """The condensers in `condenser` (itself, or the members of pipelines, nested ones too) that call a model,
     or would: a built-in model-backed strategy configured without one counts too."""
-    if isinstance(condenser, PipelineCondenser):
-        for member in condenser.condensers:
-            yield from model_backed_members(member)
-    elif isinstance(condenser, CacheAwareCondenser):
-        yield from model_backed_members(condenser.inner)
-    elif isinstance(condenser, ModelCaller) or isinstance(getattr(condenser, "llm", None), LLM):
-        yield condenser
+    for member in walk_condensers(condenser):
+        if isinstance(member, ModelCaller) or isinstance(getattr(member, "llm", None), LLM):
+            yield member
 
 
 def _config_of(member: Condenser) -> LLMConfig:

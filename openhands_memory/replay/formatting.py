@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from openhands_memory.condenser import CACHE_DECISION_KEY
+
 if TYPE_CHECKING:
     from openhands_memory.replay.inspection import LogInspection
     from openhands_memory.replay.replayer import ReplayReport
@@ -70,7 +72,7 @@ def format_replay_report(report: ReplayReport, summarizer: str | None = None) ->
             tokens = f"{before:,} -> {after:,}" if isinstance(before, int) and isinstance(after, int) else "-"
             sizes = f"{c.events_before} -> {c.events_after}"
             out.append(
-                f"{c.step:>5} {c.id:>6}  {by[:22]:<22} {str(meta.get('reason', '-')):<8} {sizes:>11} {tokens:>17} "
+                f"{c.step:>5} {c.id:>6}  {by[:22]:<22} {_reason(c):<8} {sizes:>11} {tokens:>17} "
                 f"{len(c.forgotten_ids):>6}"
             )
     out.extend(compression_lines(report.compressions))
@@ -147,6 +149,17 @@ def format_inspection(report: LogInspection) -> str:
                 out.append(f"{'':>6}  {cache_decision_line(c.cache_decision)}")
     out.extend(compression_lines(report.compressions))
     return "\n".join(out)
+
+
+def _reason(condensation: Any) -> str:
+    """Why a condensation was made: a cache-aware decision's own reason (`pays`, `cold_cache`,
+    `hard_limit`) where the metadata's OpenHands field can only say `custom`."""
+    meta = condensation.metadata or {}
+    extra = meta.get("extra")
+    decision = extra.get(CACHE_DECISION_KEY) if isinstance(extra, dict) else None
+    if isinstance(decision, dict) and isinstance(decision.get("reason"), str):
+        return decision["reason"]
+    return str(meta.get("reason", "-"))
 
 
 def cache_decision_line(decision: dict[str, Any]) -> str:

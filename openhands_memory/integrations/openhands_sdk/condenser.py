@@ -71,6 +71,7 @@ from openhands_memory.integrations.openhands_sdk._view_export import to_sdk_cond
 from openhands_memory.integrations.openhands_sdk._view_import import ImportedView, SdkViewImporter
 from openhands_memory.llm import LLMConfig
 from openhands_memory.pipeline import Pipeline, default_condenser_config, load_pipeline_config
+from openhands_memory.pipelines import resolve_pipeline
 from openhands_memory.prompt_tokens import APPROXIMATE
 from openhands_memory.view import View
 
@@ -186,16 +187,17 @@ class OpenHandsMemoryCondenser(RollingCondenser):
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str], **settings: Any) -> OpenHandsMemoryCondenser:
-        """The condenser a pipeline file describes (TOML `[condenser]`, `[history_policy]`, `[llm.NAME]`; or JSON).
+        """The condenser a pipeline file describes (TOML `[condenser]`, `[history_policy]`, `[llm.NAME]`; or JSON),
+        or a shipped pipeline named as the CLI's `--pipeline` names it (`"cache_aware"`, `"default"`).
 
-        The file is read by the same loader as the CLI's (`load_pipeline_config`); `settings` are
-        the other fields (`tokenizer`, ...).
+        The file is found and read as the CLI finds and reads it (`resolve_pipeline`,
+        `load_pipeline_config`); `settings` are the other fields (`tokenizer`, ...).
 
         Raises:
-            CondenserConfigError: the file is missing, unreadable or not a valid pipeline (the
-                message names the file and the field).
+            CondenserConfigError: no such file nor shipped pipeline (the message names the closest),
+                or the file is unreadable or not a valid pipeline (the message names the file and the field).
         """
-        config = load_pipeline_config(path)
+        config = load_pipeline_config(resolve_pipeline(path))
         return cls(condenser=config.condenser, history_policy=config.history_policy, **settings)
 
     def __eq__(self, other: object) -> bool:
