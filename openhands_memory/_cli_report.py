@@ -1,7 +1,7 @@
 """`openhands-memory report LOG --out report.html`: one self-contained HTML page of a replay, step by step.
 
-Thin: parses the options, replays through `openhands_memory.report`, writes the page. `bench --html` is wired
-here too (`add_bench_html_argument`, `check_bench_html`, `write_bench_html`), so the bench's module only calls them.
+Thin: parses the options, replays through `openhands_memory.report`, writes the page. (`bench --html` is
+`openhands_memory.bench.html`.)
 """
 
 from __future__ import annotations
@@ -22,15 +22,7 @@ from openhands_memory._cli_models import (
 from openhands_memory._cli_secrets import add_secret_argument
 from openhands_memory._locations import log_location
 
-__all__ = [
-    "add_bench_html_argument",
-    "add_report_parser",
-    "check_bench_html",
-    "load_report_pipelines",
-    "report_pricings",
-    "run_report",
-    "write_bench_html",
-]
+__all__ = ["add_report_parser", "load_report_pipelines", "run_report"]
 
 DEFAULT_PIPELINE = "default"
 """The pipeline replayed unless `--pipeline` names others."""
@@ -83,9 +75,7 @@ def add_report_parser(commands: Any) -> None:
     command.add_argument("--force", action="store_true", help="replace an existing --out (never LOG or a pipeline file)")
 
 
-def load_report_pipelines(
-    specs: list[str], *, model: str | None, summarizer_model: str | None, note: bool = True
-) -> list[tuple[str, Any, Path]]:
+def load_report_pipelines(specs: list[str], *, model: str | None, summarizer_model: str | None) -> list[tuple[str, Any, Path]]:
     """(name, `Pipeline`, file) for each `--pipeline` value ('all': every shipped one), model-backed members chosen as
     every command chooses them (offline unless `summarizer_model`); the note about them goes to stderr once.
 
@@ -116,12 +106,12 @@ def load_report_pipelines(
         loaded.append((name, pipeline, path))
     if summarizer is not None:
         said = summarizer_note(members, summarizer, summarizer_model=summarizer_model, model=model)
-        if said is not None and specs and note:  # the default pipeline is offline by design: no note for it alone
+        if said is not None and specs:  # the default pipeline is offline by design: no note for it alone
             print(said, file=sys.stderr)
     return loaded
 
 
-def report_pricings(specs: list[str], args: argparse.Namespace) -> list[Any]:
+def _pricings(specs: list[str], args: argparse.Namespace) -> list[Any]:
     """The pricings of `--pricing` (default: the agent's model, else the default tokenizer's), refused now if unknown."""
     from openhands_memory.llm.prompt_cache import resolve_pricing
 
@@ -146,7 +136,7 @@ def run_report(args: argparse.Namespace, secrets: dict[str, str] | None) -> int:
         print("error: --step-seconds must be at least 0 and --context-limit at least 1", file=sys.stderr)
         return 2
     check_model_arguments(args)
-    pricings = report_pricings(args.pricings, args)
+    pricings = _pricings(args.pricings, args)
     pipelines = load_report_pipelines(args.pipelines, model=args.model, summarizer_model=args.summarizer_model)
     inputs = [args.log, *(path for _, _, path in pipelines)]
     check_report_output(args.out, inputs=inputs, overwrite=args.force)  # refused now, before any work
@@ -173,53 +163,3 @@ def run_report(args: argparse.Namespace, secrets: dict[str, str] | None) -> int:
         file=sys.stderr,
     )
     return 0
-
-
-# -- bench --html -------------------------------------------------------------------------------------
-
-
-def add_bench_html_argument(bench: argparse.ArgumentParser) -> None:
-    """Add `--html` to the `bench` subcommand."""
-    bench.add_argument(
-        "--html",
-        action="store_true",
-        help="also write report.html to --out, one row per log with each pipeline's totals, linking to each log's "
-        "page (report-LOG.html, as 'openhands-memory report' writes it); existing ones are replaced only with --force",
-    )
-
-
-def check_bench_html(args: argparse.Namespace, logs: list[Any], inputs: list[Any]) -> None:
-    """With `--html`, refuse now (before any run) the pages that could not be written."""
-    if not args.html:
-        return
-    from openhands_memory.report.bench_pages import check_bench_pages
-    from openhands_memory.stream.locations import shown_location
-
-    check_bench_pages(args.out, [shown_location(log) for log in logs], inputs=inputs, overwrite=args.force)
-
-
-def write_bench_html(
-    args: argparse.Namespace, logs: list[Any], paths: list[Path], results: Any, pricings: list[Any], secrets: Any, step_seconds: float
-) -> list[Path]:
-    """With `--html`, write the bench's page and each log's page (see `report.bench_pages`); returns the paths written."""
-    if not args.html:
-        return []
-    from openhands_memory.report.bench_pages import write_bench_pages
-
-    name = tokenizer_name(args)
-    pipelines = load_report_pipelines([str(path) for path in paths], model=args.model, summarizer_model=args.summarizer_model, note=False)
-    return write_bench_pages(
-        args.out,
-        logs,
-        results.logs,
-        [(label, pipeline) for label, pipeline, _ in pipelines],
-        results.runs,
-        tokenizer=None if name == APPROXIMATE else name,
-        pricings=pricings or report_pricings([], args),
-        bench_pricing=pricings[0].name if pricings else None,
-        context_limit=args.context_limit,
-        secrets=secrets,
-        step_seconds=step_seconds,
-        inputs=[*args.logs, *paths],
-        overwrite=args.force,
-    )

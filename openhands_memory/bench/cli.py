@@ -122,9 +122,9 @@ def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
     bench.add_argument("--no-plot", action="store_true", help="do not draw context_tokens.png")
     bench.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     add_secret_argument(bench)
-    from openhands_memory._cli_report import add_bench_html_argument
+    from openhands_memory.bench.html import add_html_argument
 
-    add_bench_html_argument(bench)
+    add_html_argument(bench)
     return bench  # type: ignore[no-any-return]
 
 
@@ -178,7 +178,7 @@ def run_bench(args: argparse.Namespace) -> int:
     from openhands_memory.pipelines import resolve_pipelines, shipped_pipelines
     from openhands_memory.replay.costs import DEFAULT_STEP_SECONDS
     from openhands_memory.errors import OpenHandsMemoryError
-    from openhands_memory._cli_report import check_bench_html, write_bench_html
+    from openhands_memory.bench.html import check_html, write_html
 
     if args.jobs is not None and args.jobs < 1:
         _error(f"--jobs must be at least 1, got {args.jobs}")
@@ -222,7 +222,7 @@ def run_bench(args: argparse.Namespace) -> int:
     plot = not args.no_plot
     try:  # refused now, not after the benchmark has run
         check_results_output(args.out, plot=plot, inputs=inputs, overwrite=args.force)
-        check_bench_html(args, logs, inputs)
+        check_html(args, logs, inputs)
     except OpenHandsMemoryError as exc:
         _error(str(exc))
         return exc.exit_code
@@ -280,7 +280,7 @@ def run_bench(args: argparse.Namespace) -> int:
         _error(str(exc))
         return exc.exit_code
     try:
-        pages = write_bench_html(args, logs, paths, results, pricings, secrets, step_seconds)
+        pages = write_html(args, logs, paths, results, pricings, secrets, step_seconds)
     except OpenHandsMemoryError as exc:
         _error(str(exc))
         return exc.exit_code
