@@ -73,6 +73,8 @@ class EventStream:
         # while no secret is set.
         self._checked = bytearray()
         self._copies: dict[int, Event] = {}
+        # Keys given to `add_event`, for a store that does not keep them (PostgreSQL does): for this stream's life.
+        self._keys: dict[str, int] = {}
         if self._redactor:
             self._checked = bytearray(len(self._ids))
 
@@ -166,12 +168,19 @@ class EventStream:
             self._copies = {}
             self._checked = bytearray(len(self._ids)) if redactor else bytearray()
 
-    def add_event(self, event: Event, source: EventSource | str) -> int:
+    def add_event(self, event: Event, source: EventSource | str, *, key: str | None = None) -> int:
         """Give a new event its id, timestamp and source (set on `event` itself), store it, tell subscribers.
 
         Returns the id. When secrets are set and `event` holds one, a copy with them hidden is
         stored, and subscribers and reads get that copy (`get_event(id)`), never `event`: use it
         for anything shown to a model. Otherwise `event` itself is stored.
+
+        `key` (a string the caller chooses, a uuid say) makes retrying safe when an append's
+        outcome is unknown (a database connection lost before its reply): when an event was
+        already stored under `key`, nothing is stored, `event` is left as given, and that event's
+        id is returned (the stream catches up to it). A PostgreSQL store keeps the keys with the
+        events (every writer and every later session sees them); other stores are written by this
+        process only, so the stream remembers the keys given to it while it is open.
 
         Raises:
             EventAlreadyAddedError: `event` already has an id.
@@ -185,9 +194,12 @@ class EventStream:
             raise EventAlreadyAddedError(event.id)
         source = EventSource(source)
         old_timestamp, old_source = event.timestamp, event.source
+        keyed = getattr(self._store, "append_keyed", None)
         with self._lock:
             if self._closed:
                 raise StoreClosedError()
+            if key is not None and key in self._keys:
+                return self._keys[key]
             event_id = self._next_id
             event.id = event_id
             # Stamped under the lock, so timestamps never go backwards as ids go forwards.
@@ -195,16 +207,28 @@ class EventStream:
             event.source = source
             try:
                 stored = self._redactor.redact_event(event) if self._redactor else event
-                self._store.append(stored)
+                if keyed is not None:
+                    earlier = keyed(stored, key)
+                else:
+                    self._store.append(stored)
+                    earlier = None
             except BaseException:
                 event.id, event.timestamp, event.source = None, old_timestamp, old_source
                 raise
-            if self._redactor:
-                self._checked.append(1)  # stored with the secrets in force hidden
-            self._ids.append(event_id)
-            self._next_id = event_id + 1
-            if self._subscriber_list:
-                self._pending.append(stored)
+            if earlier is None:
+                if key is not None and keyed is None:
+                    self._keys[key] = event_id
+                if self._redactor:
+                    self._checked.append(1)  # stored with the secrets in force hidden
+                self._ids.append(event_id)
+                self._next_id = event_id + 1
+                if self._subscriber_list:
+                    self._pending.append(stored)
+            else:  # stored before under this key: nothing new here
+                event.id, event.timestamp, event.source = None, old_timestamp, old_source
+        if earlier is not None:
+            self.catch_up()
+            return earlier
         if self._pending:
             self._deliver()
         return event_id
