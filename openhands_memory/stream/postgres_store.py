@@ -35,7 +35,7 @@ import random
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -216,42 +216,70 @@ class PostgresEventStore:
                 adding it again with the same key stores it once.
             StoreTimeoutError: the database did not answer in time.
         """
+        return self.append_batch([event], key)
+
+    def append_batch(self, events: Sequence[Event], key: str | None = None) -> int | None:
+        """Store events (an agent step's) after the others in one transaction, all or none, under `key` (see `append_keyed`).
+
+        One event is one statement; several are one statement in a transaction (`EventStream.add_events`).
+        The key is stored with the first event. Returns None when they were stored now, else the
+        id of the first event an earlier append stored under `key`. Raises as `append_keyed`.
+        """
         with self._lock:
             self._check_open()
+            if not events:
+                return None
             index = len(self._ids)
             last = self._ids[-1] if self._ids else None
-            check_next_id(event, last, index)
+            previous = last
+            for offset, event in enumerate(events):
+                check_next_id(event, previous, index + offset)
+                previous = event.id
             key = key if key is not None else uuid.uuid4().hex
-            row = _row(self.conversation, index, event)
-            params = (*row, key, last, self.conversation, index - 1, last)
+            rows = [_row(self.conversation, index + offset, event) for offset, event in enumerate(events)]
+            check = (last, self.conversation, index - 1, last)
+            if len(rows) == 1:
+                statement, params = self._insert, (*rows[0], key, *check)
+            else:
+                statement = _append_statement(self._psycopg.sql, self._ident, rows=len(rows))
+                params = tuple(value for number, row in enumerate(rows) for value in (*row, key if number == 0 else None)) + check
             psycopg = self._psycopg
+            first = events[0]
             outcome: int | str | None = None
             for attempt in range(1, APPEND_ATTEMPTS + 1):
                 try:
                     with self._connection() as conn:
-                        if conn.execute(self._insert, params, prepare=True).fetchone() is None:
+                        if len(rows) == 1:
+                            inserted = conn.execute(statement, params, prepare=True).fetchall()
+                        else:
+                            with conn.transaction():
+                                inserted = conn.execute(statement, params).fetchall()
+                                if len(inserted) != len(rows):
+                                    raise psycopg.Rollback()  # some position was taken: none of them
+                        if len(inserted) != len(rows):
                             outcome = self._why_not_stored(conn, index, key)  # a second round trip, only then
-                            if attempt > 1 and outcome == event.id:
-                                outcome = None  # the row this call sent before its connection was lost
+                            if attempt > 1 and outcome == first.id:
+                                outcome = None  # what this call sent before its connection was lost
                     break
                 except psycopg.Error as exc:
                     lost = is_connection_lost(exc)
                     if not lost or attempt == APPEND_ATTEMPTS:
-                        hint = f" (event {event.id} may be stored: add it again with key {key!r} to store it once)" if lost else ""
+                        hint = f" (event {first.id} may be stored: add it again with key {key!r} to store it once)" if lost else ""
                         raise self._translate(exc, "append", hint) from exc
-                    logger.warning("%s: append of event %s lost its connection (%s): sending it again", self.location, event.id, _first_line(exc))
+                    logger.warning("%s: append of event %s lost its connection (%s): sending it again", self.location, first.id, _first_line(exc))
                     time.sleep(random.uniform(0.05, 0.25) * 2**attempt)
             if outcome == "conflict":
-                raise ConcurrentAppendError(event.id, index, self.conversation)
+                raise ConcurrentAppendError(first.id, index, self.conversation)
             if outcome == "replaced":
                 raise StoreDatabaseError(
                     self.location,
-                    f"event {event.id} was not stored: the conversation was replaced since this store read it "
+                    f"event {first.id} was not stored: the conversation was replaced since this store read it "
                     f"(position {index - 1} no longer holds event {last}; was it converted with --force?): reopen it",
                 )
             if outcome is not None:
                 return int(outcome)  # an earlier append with this key stored it
-            self._remember(event)
+            for event in events:
+                self._remember(event)
             return None
 
     def _why_not_stored(self, conn: Any, index: int, key: str) -> int | str:
@@ -333,8 +361,8 @@ class PostgresEventStore:
                 "SELECT position, event_id, body FROM {table} WHERE conversation_id = %s AND position >= %s ORDER BY position"
             ).format(table=self._ident)
             with self._database("refresh"):
-                with self._connection() as conn, conn.cursor(binary=True) as cursor:
-                    rows = cursor.execute(query, (self.conversation, start)).fetchall()
+                with self._connection() as conn:
+                    rows = conn.execute(query, (self.conversation, start), binary=True).fetchall()
             ids = self._checked_ids([(position, event_id) for position, event_id, _ in rows], start)
             self._ids.extend(ids)
             try:
@@ -655,20 +683,21 @@ class PostgresEventStore:
         return f"PostgresEventStore({self.location!r}, {state})"
 
 
-def _append_statement(sql: Any, table: Any) -> Any:
+def _append_statement(sql: Any, table: Any, *, rows: int = 1) -> Any:
     """The one statement of an append (see the module): insert the row unless its key is stored, or the
     event before it is not the one the writer knows (`FOR KEY SHARE`: a conversation replaced meanwhile
     is seen, never appended to past a gap); a taken position or key inserts nothing, with no error."""
-    values = [sql.SQL("%s::{}").format(sql.SQL(kind)) for kind in _COLUMN_TYPES[:-1]] + [sql.SQL("%b::bytea")]
+    values = [sql.SQL("%s::{}").format(sql.SQL(kind)) for kind in _COLUMN_TYPES[:-1]] + [sql.SQL("%b::bytea"), sql.SQL("%s::text")]
+    row = sql.SQL("({})").format(sql.SQL(", ").join(values))
     return sql.SQL(
-        "INSERT INTO {table} ({columns}, {key}) SELECT {values}, %s::text "
+        "INSERT INTO {table} ({columns}, {key}) SELECT * FROM (VALUES {rows}) AS incoming "
         "WHERE %s::bigint IS NULL OR EXISTS (SELECT 1 FROM {table} WHERE conversation_id = %s AND position = %s "
         "AND event_id = %s FOR KEY SHARE) ON CONFLICT DO NOTHING RETURNING event_id"
     ).format(
         table=table,
         columns=sql.SQL(", ").join(map(sql.Identifier, COLUMNS)),
         key=sql.Identifier(KEY_COLUMN),
-        values=sql.SQL(", ").join(values),
+        rows=sql.SQL(", ").join([row] * rows),
     )
 
 
