@@ -389,3 +389,18 @@ def test_a_mistyped_url_is_refused_never_written_as_a_file(tmp_path: Path, url: 
     with pytest.raises(StoreDatabaseError, match="expected postgresql://"):
         EventStream.open(url)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["log.jsonl"]  # nothing written beside it
+
+
+def test_a_schema_1_table_is_upgraded_when_opened_and_keeps_its_events(postgres_url: str) -> None:
+    with EventStream.open(_url(postgres_url, "old")) as stream:
+        stream.add_event(MessageAction(content="written by schema 1"), "agent")
+    with psycopg.connect(postgres_url, autocommit=True) as conn:  # as a schema 1 table was made
+        conn.execute("ALTER TABLE openhands_events DROP COLUMN append_key")
+        conn.execute("COMMENT ON TABLE openhands_events IS 'openhands-memory events, schema 1'")
+    with EventStream.open(_url(postgres_url, "old")) as stream:
+        assert stream.add_event(MessageAction(content="after"), "agent", key="k") == 1
+        assert stream.add_event(MessageAction(content="after"), "agent", key="k") == 1
+    assert [content for _, _, content in _rows(postgres_url, "old")] == ["written by schema 1", "after"]
+    with psycopg.connect(postgres_url) as conn:
+        comment = conn.execute("SELECT obj_description('openhands_events'::regclass, 'pg_class')").fetchone()[0]
+    assert comment == "openhands-memory events, schema 2"
