@@ -93,6 +93,10 @@ __all__ = [
 APPEND_ATTEMPTS = 8
 """Times `History.add_event` tries to store an event that other writers of its conversation keep storing before."""
 
+TURN_AFTER = 2
+"""Lost races in a row after which `History.add_event` waits for the conversation's turn (a lock: two more round
+trips, so not for the first lost race, which is rare)."""
+
 APPEND_BACKOFF = 0.005
 """Seconds: the pause after the first lost race is at most twice this; it doubles with every one after."""
 
@@ -258,8 +262,10 @@ class History:
 
         Events others appended to the stream before it reach the view first, in id order. When
         another writer of the conversation (a PostgreSQL one) stored an event first, the history
-        catches up with it and tries again, up to `APPEND_ATTEMPTS` times with a random, growing
-        pause in between (so writers that keep meeting take turns).
+        catches up with it and tries again, up to `APPEND_ATTEMPTS` times: at once, and after
+        `TURN_AFTER` lost races in a row in the conversation's turn (`PostgresEventStore.turn`: the
+        writer that keeps winning waits for it, so no writer loses for long). With a store that has
+        no turns, after a random, growing pause.
 
         Raises:
             MalformedEventError: the view cannot take `event` (it is stored all the same), or
@@ -284,15 +290,23 @@ class History:
 
     def _append(self, event: Event, source: EventSource | str, key: str | None) -> int:
         """`stream.add_event`, caught up and tried again after another writer stored first (see `add_event`)."""
+        turn = getattr(self.stream.store, "turn", None)  # PostgreSQL: lost races are settled by taking turns
         for attempt in range(1, APPEND_ATTEMPTS + 1):
             try:
-                return self.stream.add_event(event, source, key=key)
+                if attempt <= TURN_AFTER or turn is None:
+                    return self.stream.add_event(event, source, key=key)
+                with turn():  # the writer that keeps winning waits for this append: the loser goes next
+                    self.stream.catch_up()
+                    return self.stream.add_event(event, source, key=key)
             except ConcurrentAppendError as exc:
                 if attempt == APPEND_ATTEMPTS:
                     raise ConcurrentAppendError(exc.event_id, exc.index, exc.conversation, attempts=attempt) from exc
-                # Full jitter: writers that met pick different pauses, so one of them goes first next time.
-                time.sleep(random.uniform(0, min(APPEND_BACKOFF_CAP, APPEND_BACKOFF * 2**attempt)))
-                self.stream.catch_up()
+                if turn is None:
+                    # Full jitter: writers that met pick different pauses, so one of them goes first next time.
+                    time.sleep(random.uniform(0, min(APPEND_BACKOFF_CAP, APPEND_BACKOFF * 2**attempt)))
+                    self.stream.catch_up()
+                elif attempt < TURN_AFTER:
+                    self.stream.catch_up()  # races are rare: once more at once, then in turns
         raise AssertionError("unreachable")  # pragma: no cover
 
     def request_condensation(self) -> CondensationRequestAction:

@@ -29,6 +29,7 @@ when first read and kept (the log is append-only, so a kept event never goes sta
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import random
@@ -72,6 +73,7 @@ from openhands_memory.stream._postgres_url import (
     check_table_name,
     parse_database_url,
 )
+from openhands_memory.stream._watchdog import guarded
 from openhands_memory.stream.store import check_next_id
 
 logger = logging.getLogger(__name__)
@@ -87,6 +89,10 @@ CONNECT_TIMEOUT = 10
 
 SESSION_TIMEOUTS = {"lock_timeout": "30s", "statement_timeout": "300s"}
 """How long a statement may wait for a lock, and run, unless the URL's `options` (or `PGOPTIONS`) say."""
+
+REPLY_TIMEOUT = 60.0
+"""Seconds an append waits for the server's reply before its connection is cut (a server that is frozen never
+answers, and its own timeouts never fire): longer than `lock_timeout`, so only a server that stopped hits it."""
 
 APPEND_ATTEMPTS = 4
 """Times an append is sent when the connection is lost before its reply (the key makes a resend safe)."""
@@ -162,6 +168,8 @@ class PostgresEventStore:
         sql = self._psycopg.sql
         self._ident = table_ident(sql, table)
         self._insert = _append_statement(sql, self._ident)
+        digest = hashlib.blake2b(f"{table}\0{conversation}".encode(), digest_size=8).digest()
+        self._turn_key = int.from_bytes(digest, "big", signed=True)
         self._events: list[Event | None] = []
         self._types: list[type | None] = []
         self._hidden = bytearray()
@@ -237,7 +245,7 @@ class PostgresEventStore:
                 previous = event.id
             key = key if key is not None else uuid.uuid4().hex
             rows = [_row(self.conversation, index + offset, event) for offset, event in enumerate(events)]
-            check = (last, self.conversation, index - 1, last)
+            check = (self._turn_key, last, self.conversation, index - 1, last)
             if len(rows) == 1:
                 statement, params = self._insert, (*rows[0], key, *check)
             else:
@@ -247,8 +255,9 @@ class PostgresEventStore:
             first = events[0]
             outcome: int | str | None = None
             for attempt in range(1, APPEND_ATTEMPTS + 1):
+                guard = None
                 try:
-                    with self._connection() as conn:
+                    with self._connection() as conn, guarded(conn, REPLY_TIMEOUT) as guard:
                         if len(rows) == 1:
                             inserted = conn.execute(statement, params, prepare=True).fetchall()
                         else:
@@ -263,6 +272,12 @@ class PostgresEventStore:
                     break
                 except psycopg.Error as exc:
                     lost = is_connection_lost(exc)
+                    if guard is not None and guard.fired:  # a frozen server: sending it again would wait as long
+                        raise StoreTimeoutError(
+                            self.location,
+                            f"append failed: no reply within {REPLY_TIMEOUT} s (is the server frozen?); event {first.id} "
+                            f"may be stored: add it again with key {key!r} to store it once",
+                        ) from exc
                     if not lost or attempt == APPEND_ATTEMPTS:
                         hint = f" (event {first.id} may be stored: add it again with key {key!r} to store it once)" if lost else ""
                         raise self._translate(exc, "append", hint) from exc
@@ -281,6 +296,37 @@ class PostgresEventStore:
             for event in events:
                 self._remember(event)
             return None
+
+    @contextmanager
+    def turn(self) -> Iterator[None]:
+        """The conversation's turn: while a block holds it, other writers' appends wait (their own in it go on).
+
+        For a writer that lost a race (`ConcurrentAppendError`): taken before it catches up and adds
+        the event again, it makes the writer that keeps winning wait for that append, so writers take
+        turns instead of one losing again and again (`History.add_event` does this). The turn is a
+        session advisory lock, waited for in line (the first to ask gets it first); an append holds it
+        shared. Over a pool (whose connections change between calls) it is not taken.
+
+        Raises:
+            StoreDatabaseError: the database failed; StoreTimeoutError: the turn did not come within `lock_timeout`.
+        """
+        with self._lock:
+            self._check_open()
+            if self._pool is not None:
+                yield
+                return
+            with self._database("wait for the turn"):
+                with self._connection() as conn:
+                    conn.execute("SELECT pg_advisory_lock(%s)", (self._turn_key,))
+            try:
+                yield
+            finally:
+                conn = self._conn
+                if conn is not None and not conn.closed and not conn.broken:
+                    try:
+                        conn.execute("SELECT pg_advisory_unlock(%s)", (self._turn_key,))
+                    except self._psycopg.Error:  # the connection died: the lock went with it
+                        logger.debug("releasing the turn of %s failed", self.location, exc_info=True)
 
     def _why_not_stored(self, conn: Any, index: int, key: str) -> int | str:
         """After an append inserted nothing: the id stored under `key`, else `replaced` or `conflict`."""
@@ -686,12 +732,15 @@ class PostgresEventStore:
 def _append_statement(sql: Any, table: Any, *, rows: int = 1) -> Any:
     """The one statement of an append (see the module): insert the row unless its key is stored, or the
     event before it is not the one the writer knows (`FOR KEY SHARE`: a conversation replaced meanwhile
-    is seen, never appended to past a gap); a taken position or key inserts nothing, with no error."""
+    is seen, never appended to past a gap); a taken position or key inserts nothing, with no error.
+
+    It holds the conversation's turn lock shared (see `PostgresEventStore.turn`): a writer that lost
+    races and waits for its turn goes before the next append of the writer that keeps winning."""
     values = [sql.SQL("%s::{}").format(sql.SQL(kind)) for kind in _COLUMN_TYPES[:-1]] + [sql.SQL("%b::bytea"), sql.SQL("%s::text")]
     row = sql.SQL("({})").format(sql.SQL(", ").join(values))
     return sql.SQL(
-        "INSERT INTO {table} ({columns}, {key}) SELECT * FROM (VALUES {rows}) AS incoming "
-        "WHERE %s::bigint IS NULL OR EXISTS (SELECT 1 FROM {table} WHERE conversation_id = %s AND position = %s "
+        "INSERT INTO {table} ({columns}, {key}) SELECT incoming.* FROM (VALUES {rows}) AS incoming, "
+        "(SELECT pg_advisory_xact_lock_shared(%s::bigint)) AS turn WHERE %s::bigint IS NULL OR EXISTS (SELECT 1 FROM {table} WHERE conversation_id = %s AND position = %s "
         "AND event_id = %s FOR KEY SHARE) ON CONFLICT DO NOTHING RETURNING event_id"
     ).format(
         table=table,

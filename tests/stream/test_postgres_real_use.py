@@ -404,3 +404,60 @@ def test_a_schema_1_table_is_upgraded_when_opened_and_keeps_its_events(postgres_
     with psycopg.connect(postgres_url) as conn:
         comment = conn.execute("SELECT obj_description('openhands_events'::regclass, 'pg_class')").fetchone()[0]
     assert comment == "openhands-memory events, schema 2"
+
+
+def test_an_append_to_a_frozen_server_is_a_timeout_error_not_a_hang(postgres_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+    import signal
+
+    monkeypatch.setattr(store_module, "REPLY_TIMEOUT", 1.0)
+    with EventStream.open(_url(postgres_url, "frozen")) as stream:
+        stream.add_event(MessageAction(content="before"), "agent")
+        backend = stream.store._conn.info.backend_pid  # type: ignore[attr-defined]
+        try:
+            os.kill(backend, signal.SIGSTOP)  # the server process that serves this stream stops answering
+        except PermissionError:
+            pytest.skip("the server runs as another user: its process cannot be stopped from here")
+        thawed = threading.Timer(30, os.kill, (backend, signal.SIGCONT))  # without a bound the append would wait for this
+        thawed.start()
+        try:
+            error = _in_thread(lambda: stream.add_event(MessageAction(content="frozen"), "agent"))
+        finally:
+            thawed.cancel()
+            os.kill(backend, signal.SIGCONT)
+        assert isinstance(error, StoreTimeoutError), error
+        assert "no reply within 1.0 s (is the server frozen?); event 1 may be stored: add it again with key" in str(error)
+        assert stream.add_event(MessageAction(content="after"), "agent") in (1, 2)  # a new connection goes on
+
+
+def test_a_writer_in_its_turn_goes_before_the_writer_that_keeps_winning(postgres_url: str) -> None:
+    import time
+
+    application = f"turn_{uuid.uuid4().hex[:8]}"
+    url = f"{_url(postgres_url, 'turns')}&application_name={application}"
+    outcome: list[BaseException | int] = []
+    with EventStream.open(url) as winner, EventStream.open(url) as loser:
+        winner.add_event(MessageAction(content="w0"), "agent")
+        with loser.store.turn():  # type: ignore[attr-defined]
+
+            def append() -> None:
+                try:
+                    outcome.append(winner.add_event(MessageAction(content="w1"), "agent"))
+                except ConcurrentAppendError as exc:
+                    outcome.append(exc)
+
+            thread = threading.Thread(target=append)
+            thread.start()
+            with psycopg.connect(postgres_url, autocommit=True) as watcher:
+                deadline = time.monotonic() + HANG_GUARD_SECONDS
+                while not watcher.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s AND wait_event = 'advisory'",
+                    (application,),
+                ).fetchone()[0]:
+                    assert time.monotonic() < deadline and thread.is_alive(), outcome
+                    time.sleep(0.01)
+            loser.catch_up()
+            assert loser.add_event(MessageAction(content="l1"), "agent") == 1  # the waiting winner does not go first
+        thread.join(HANG_GUARD_SECONDS)
+    assert isinstance(outcome[0], ConcurrentAppendError)
+    assert [content for _, _, content in _rows(postgres_url, "turns")] == ["w0", "l1"]
