@@ -232,6 +232,8 @@ class ConcurrentAppendError(DuplicateEventError):
     Raised by a store that several processes write (PostgreSQL): the event keeps no id, nothing is
     overwritten and no id is skipped. Catch up with what the other writer stored
     (`EventStream.catch_up()`), then add the event again: it gets the next free id.
+    `History.add_event` does so itself; it raises this error (`attempts` > 1) only when other
+    writers stored first every time.
     """
 
     def __init__(self, event_id: object, index: int, conversation: str, *, attempts: int = 1) -> None:
@@ -259,7 +261,9 @@ class StoreDatabaseError(StoreError):
     """The database behind a store cannot be reached, or refused an operation; the message says which.
 
     `location` names the store without its password. An append that fails this way while the
-    connection is lost may or may not be stored: `EventStream.catch_up()` tells.
+    connection is lost (the store already sent it again a few times) may or may not be stored: the
+    message gives its key; adding the event again with that key (`EventStream.add_event(key=)`)
+    stores it once.
     """
 
     def __init__(self, location: str, reason: str) -> None:
