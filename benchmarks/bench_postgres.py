@@ -133,14 +133,14 @@ TURN_AFTER = 2
 """As `openhands_memory.history.TURN_AFTER` (the bench runs on code from before it too)."""
 
 
-def _shared_writer(location: str, count: int, barrier: Any, results: Any) -> None:
+def _shared_writer(location: str, count: int, barrier: Any, results: Any, turn_after: int) -> None:
     from openhands_memory.errors import ConcurrentAppendError
 
     events = new_events(count)
     latencies: list[float] = []
     conflicts = in_a_row = 0
     with EventStream.open(location) as stream:
-        turn = getattr(stream.store, "turn", None)
+        turn = getattr(stream.store, "turn", None) if turn_after else None
         barrier.wait()
         started = time.time()
         for event in events:
@@ -148,7 +148,7 @@ def _shared_writer(location: str, count: int, barrier: Any, results: Any) -> Non
             lost = 0
             while True:
                 try:
-                    if lost >= TURN_AFTER and turn is not None:
+                    if turn is not None and lost >= turn_after:
                         with turn():  # as `History.add_event` does: the writer that won waits for this one
                             stream.catch_up()
                             stream.add_event(event, event.source or "agent")
@@ -160,7 +160,7 @@ def _shared_writer(location: str, count: int, barrier: Any, results: Any) -> Non
                     if turn is None:  # a store without turns (before issue 33): a random, growing pause
                         time.sleep(random.uniform(0, min(0.5, 0.005 * 2**lost)))
                         stream.catch_up()
-                    elif lost < TURN_AFTER:
+                    elif lost < turn_after:
                         stream.catch_up()
             conflicts += lost
             in_a_row = max(in_a_row, lost)
@@ -168,7 +168,7 @@ def _shared_writer(location: str, count: int, barrier: Any, results: Any) -> Non
         results.put((started, time.time(), latencies, (conflicts, in_a_row)))
 
 
-def shared_appends(base_url: str, count: int, run: int) -> dict[str, Any]:
+def shared_appends(base_url: str, count: int, run: int, turn_after: int = TURN_AFTER) -> dict[str, Any]:
     """`SHARED_WRITERS` processes on `SHARED_CONVERSATIONS` conversations, `count` appends each: latencies, rate, lost races."""
     context = multiprocessing.get_context("spawn")
     barrier = context.Barrier(SHARED_WRITERS)
@@ -176,7 +176,7 @@ def shared_appends(base_url: str, count: int, run: int) -> dict[str, Any]:
     locations = [f"{base_url}&conversation=shared{run}_{n % SHARED_CONVERSATIONS}" for n in range(SHARED_WRITERS)]
     for location in dict.fromkeys(locations):  # the conversations exist before the race (as in real use)
         EventStream.open(location).close()
-    workers = [context.Process(target=_shared_writer, args=(loc, count, barrier, results)) for loc in locations]
+    workers = [context.Process(target=_shared_writer, args=(loc, count, barrier, results, turn_after)) for loc in locations]
     for worker in workers:
         worker.start()
     outcomes = [results.get(timeout=900) for _ in workers]
@@ -235,6 +235,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="runs per measure; the median is reported")
     parser.add_argument("--shared-appends", type=int, default=300, help="events appended per writer, 16 writers on 8 conversations")
     parser.add_argument(
+        "--turn-after", type=int, default=TURN_AFTER,
+        help="shared: lost races in a row before a writer waits for the conversation's turn (0: never, a random pause each time)",
+    )
+    parser.add_argument(
         "--only", nargs="+", choices=["append", "shared", "open", "body"], help="run only these measures (default: all)"
     )
     parser.add_argument("--out", type=Path, default=HERE / "results" / "postgres.json", help="the JSON report")
@@ -273,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"appends: {SHARED_WRITERS} writers on {SHARED_CONVERSATIONS} conversations, {args.shared_appends} each...",
                 file=sys.stderr,
             )
-            runs_shared = [shared_appends(url, args.shared_appends, next(runs)) for _ in range(args.repeat)]
+            runs_shared = [shared_appends(url, args.shared_appends, next(runs), args.turn_after) for _ in range(args.repeat)]
             latencies = [latency for run in runs_shared for latency in run["latencies"]]
             results["shared"] = {
                 "appends_per_second": [run["appends_per_second"] for run in runs_shared],
@@ -373,7 +377,7 @@ def main(argv: list[str] | None = None) -> int:
         "options": {
             "appends": args.appends, "sizes": args.sizes, "repeat": args.repeat, "writers": WRITERS,
             "shared_appends": args.shared_appends, "shared_writers": SHARED_WRITERS,
-            "shared_conversations": SHARED_CONVERSATIONS, "only": args.only,
+            "shared_conversations": SHARED_CONVERSATIONS, "only": args.only, "turn_after": args.turn_after,
         },  # fmt: skip
         "results": results,
     }

@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
             spawned += 1
             if time.monotonic() >= next_restart:
                 mode = "immediate" if restarts % 2 else "fast"
-                server._run(["pg_ctl", "-D", str(server.root / "data"), "-m", mode, "-w", "restart"], 120.0)
+                server._run(["pg_ctl", "-D", str(server.root / "data"), "-l", str(server.root / "server.log"), "-m", mode, "-w", "restart"], 120.0)
                 restarts += 1
                 next_restart = time.monotonic() + args.restart_every
         for process in processes.values():
