@@ -1,7 +1,7 @@
 """PostgreSQL event store benchmark, beside the JSONL store: appends per second, opening big conversations.
 
     python benchmarks/bench_postgres.py [--url postgresql://...] [--appends 2000] [--sizes 10000 200000]
-        [--repeat 3] [--out benchmarks/results/postgres.json]
+        [--repeat 3] [--shared-appends 300] [--only shared] [--out benchmarks/results/postgres.json]
 
 Without `--url` it starts a throwaway local server (`LocalPostgres`: initdb in a temporary folder, a
 Unix socket, PostgreSQL's default durability: fsync on, synchronous_commit on, so every
@@ -17,6 +17,12 @@ Measures, each the median of `--repeat` runs:
   last fraction of a second, never its consistency);
 - appends/s, 8 conversations: 8 processes, one conversation (or file) each, `--appends` events
   each, started together; events of all 8 over the time from the start to the last one done;
+- shared conversations (PostgreSQL only): 16 processes on 8 conversations (two writers each, as
+  workers that hand a conversation over or a dashboard that annotates it), `--shared-appends`
+  events each, started together; each append is timed from its first try to its acknowledgement
+  (a lost race is caught up and tried again, as `History.add_event` does: in the conversation's
+  turn, or after a random pause with a store that has none): p50, p99 and max latency over every
+  append of every run, appends/s (all of them over the span), lost races, the most for one append;
 - open: a conversation of each of `--sizes` events. `EventStream.open` (PostgreSQL reads the ids
   only; JSONL reads and parses every line), and open + every event read (`stream.snapshot()`, what
   `History.open` does);
@@ -35,6 +41,7 @@ import gc
 import multiprocessing
 import os
 import platform
+import random
 import statistics
 import sys
 import tempfile
@@ -121,6 +128,77 @@ def concurrent_appends(locations: list[str], count: int, *, fsync: bool = False)
     return len(locations) * count / (max(end for _, end in spans) - min(start for start, _ in spans))
 
 
+SHARED_WRITERS, SHARED_CONVERSATIONS = 16, 8
+TURN_AFTER = 2
+"""As `openhands_memory.history.TURN_AFTER` (the bench runs on code from before it too)."""
+
+
+def _shared_writer(location: str, count: int, barrier: Any, results: Any, turn_after: int) -> None:
+    from openhands_memory.errors import ConcurrentAppendError
+
+    events = new_events(count)
+    latencies: list[float] = []
+    conflicts = in_a_row = 0
+    with EventStream.open(location) as stream:
+        turn = getattr(stream.store, "turn", None) if turn_after else None
+        barrier.wait()
+        started = time.time()
+        for event in events:
+            began = time.perf_counter()
+            lost = 0
+            while True:
+                try:
+                    if turn is not None and lost >= turn_after:
+                        with turn():  # as `History.add_event` does: the writer that won waits for this one
+                            stream.catch_up()
+                            stream.add_event(event, event.source or "agent")
+                    else:
+                        stream.add_event(event, event.source or "agent")
+                    break
+                except ConcurrentAppendError:
+                    lost += 1
+                    if turn is None:  # a store without turns (before issue 33): a random, growing pause
+                        time.sleep(random.uniform(0, min(0.5, 0.005 * 2**lost)))
+                        stream.catch_up()
+                    elif lost < turn_after:
+                        stream.catch_up()
+            conflicts += lost
+            in_a_row = max(in_a_row, lost)
+            latencies.append(time.perf_counter() - began)
+        results.put((started, time.time(), latencies, (conflicts, in_a_row)))
+
+
+def shared_appends(base_url: str, count: int, run: int, turn_after: int = TURN_AFTER) -> dict[str, Any]:
+    """`SHARED_WRITERS` processes on `SHARED_CONVERSATIONS` conversations, `count` appends each: latencies, rate, lost races."""
+    context = multiprocessing.get_context("spawn")
+    barrier = context.Barrier(SHARED_WRITERS)
+    results = context.Queue()
+    locations = [f"{base_url}&conversation=shared{run}_{n % SHARED_CONVERSATIONS}" for n in range(SHARED_WRITERS)]
+    for location in dict.fromkeys(locations):  # the conversations exist before the race (as in real use)
+        EventStream.open(location).close()
+    workers = [context.Process(target=_shared_writer, args=(loc, count, barrier, results, turn_after)) for loc in locations]
+    for worker in workers:
+        worker.start()
+    outcomes = [results.get(timeout=900) for _ in workers]
+    for worker in workers:
+        worker.join(timeout=600)
+        if worker.exitcode != 0:
+            raise RuntimeError(f"a writer failed ({worker.exitcode})")
+    span = max(end for _, end, _, _ in outcomes) - min(start for start, _, _, _ in outcomes)
+    latencies = [latency for _, _, samples, _ in outcomes for latency in samples]
+    return {
+        "appends_per_second": len(latencies) / span,
+        "latencies": latencies,
+        "conflicts": sum(lost for *_, (lost, _) in outcomes),
+        "most_in_a_row": max(row for *_, (_, row) in outcomes),
+    }
+
+
+def percentile(samples: list[float], fraction: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
 def body_column_measure(url: str) -> dict[str, Any]:
     """The real logs as jsonb, json and bytea: exact round trips and read time (median of 5)."""
     import psycopg
@@ -155,6 +233,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--appends", type=int, default=2000, help="events appended per run (per process with 8)")
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 200_000], help="conversation sizes to open")
     parser.add_argument("--repeat", type=int, default=3, help="runs per measure; the median is reported")
+    parser.add_argument("--shared-appends", type=int, default=300, help="events appended per writer, 16 writers on 8 conversations")
+    parser.add_argument(
+        "--turn-after", type=int, default=TURN_AFTER,
+        help="shared: lost races in a row before a writer waits for the conversation's turn (0: never, a random pause each time)",
+    )
+    parser.add_argument(
+        "--only", nargs="+", choices=["append", "shared", "open", "body"], help="run only these measures (default: all)"
+    )
     parser.add_argument("--out", type=Path, default=HERE / "results" / "postgres.json", help="the JSON report")
     args = parser.parse_args(argv)
 
@@ -185,39 +271,57 @@ def main(argv: list[str] | None = None) -> int:
         with EventStream.open(f"{url}&conversation=warm") as stream:  # create the table outside the timings
             stream.add_event(MessageAction(content="warm up"), "user")
 
-        events = new_events(args.appends)
-        print(f"appends: {args.appends} events, 1 conversation...", file=sys.stderr)
-        results["append_1"] = {
-            "postgres": [args.appends / append_all(f"{url}&conversation=a{next(runs)}", events) for _ in range(args.repeat)],
-            "postgres_async": [
-                args.appends / append_all(f"{async_url}&conversation=a{next(runs)}", events) for _ in range(args.repeat)
-            ],
-            "jsonl": [args.appends / append_all(str(workdir / f"a{next(runs)}.jsonl"), events) for _ in range(args.repeat)],
-            "jsonl_fsync": [
-                args.appends / append_all(str(workdir / f"a{next(runs)}.jsonl"), events, fsync=True) for _ in range(args.repeat)
-            ],
-        }
-        print(f"appends: {args.appends} events in each of {WRITERS} conversations at once...", file=sys.stderr)
-        results["append_8"] = {
-            "postgres": [
-                concurrent_appends([f"{url}&conversation=c{next(runs)}" for _ in range(WRITERS)], args.appends)
-                for _ in range(args.repeat)
-            ],
-            "postgres_async": [
-                concurrent_appends([f"{async_url}&conversation=c{next(runs)}" for _ in range(WRITERS)], args.appends)
-                for _ in range(args.repeat)
-            ],
-            "jsonl": [
-                concurrent_appends([str(workdir / f"c{next(runs)}.jsonl") for _ in range(WRITERS)], args.appends)
-                for _ in range(args.repeat)
-            ],
-            "jsonl_fsync": [
-                concurrent_appends([str(workdir / f"c{next(runs)}.jsonl") for _ in range(WRITERS)], args.appends, fsync=True)
-                for _ in range(args.repeat)
-            ],
-        }
+        wanted = set(args.only or ["append", "shared", "open", "body"])
+        if "shared" in wanted:
+            print(
+                f"appends: {SHARED_WRITERS} writers on {SHARED_CONVERSATIONS} conversations, {args.shared_appends} each...",
+                file=sys.stderr,
+            )
+            runs_shared = [shared_appends(url, args.shared_appends, next(runs), args.turn_after) for _ in range(args.repeat)]
+            latencies = [latency for run in runs_shared for latency in run["latencies"]]
+            results["shared"] = {
+                "appends_per_second": [run["appends_per_second"] for run in runs_shared],
+                "p50_ms": percentile(latencies, 0.50) * 1000,
+                "p99_ms": percentile(latencies, 0.99) * 1000,
+                "max_ms": max(latencies) * 1000,
+                "appends": len(latencies),
+                "conflicts": sum(run["conflicts"] for run in runs_shared),
+                "most_lost_races_for_one_append": max(run["most_in_a_row"] for run in runs_shared),
+            }
+        events = new_events(args.appends) if "append" in wanted else []
+        if "append" in wanted:
+            print(f"appends: {args.appends} events, 1 conversation...", file=sys.stderr)
+            results["append_1"] = {
+                "postgres": [args.appends / append_all(f"{url}&conversation=a{next(runs)}", events) for _ in range(args.repeat)],
+                "postgres_async": [
+                    args.appends / append_all(f"{async_url}&conversation=a{next(runs)}", events) for _ in range(args.repeat)
+                ],
+                "jsonl": [args.appends / append_all(str(workdir / f"a{next(runs)}.jsonl"), events) for _ in range(args.repeat)],
+                "jsonl_fsync": [
+                    args.appends / append_all(str(workdir / f"a{next(runs)}.jsonl"), events, fsync=True) for _ in range(args.repeat)
+                ],
+            }
+            print(f"appends: {args.appends} events in each of {WRITERS} conversations at once...", file=sys.stderr)
+            results["append_8"] = {
+                "postgres": [
+                    concurrent_appends([f"{url}&conversation=c{next(runs)}" for _ in range(WRITERS)], args.appends)
+                    for _ in range(args.repeat)
+                ],
+                "postgres_async": [
+                    concurrent_appends([f"{async_url}&conversation=c{next(runs)}" for _ in range(WRITERS)], args.appends)
+                    for _ in range(args.repeat)
+                ],
+                "jsonl": [
+                    concurrent_appends([str(workdir / f"c{next(runs)}.jsonl") for _ in range(WRITERS)], args.appends)
+                    for _ in range(args.repeat)
+                ],
+                "jsonl_fsync": [
+                    concurrent_appends([str(workdir / f"c{next(runs)}.jsonl") for _ in range(WRITERS)], args.appends, fsync=True)
+                    for _ in range(args.repeat)
+                ],
+            }
         del events
-        for size in args.sizes:
+        for size in args.sizes if "open" in wanted else []:
             print(f"open: {size:,} events...", file=sys.stderr)
             stored = synthetic_session(size, seed=0, condense_every=200)
             location, path = f"{url}&conversation=open{size}", workdir / f"open{size}.jsonl"
@@ -252,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
             }
             results[f"import_{size}"] = {"postgres": [copy_seconds], "jsonl": [dump_seconds], "jsonl_bytes": path.stat().st_size}
             path.unlink()
-        if REAL_LOGS.is_dir():
+        if REAL_LOGS.is_dir() and "body" in wanted:
             print("body column: jsonb, json, bytea...", file=sys.stderr)
             results["body_column"] = body_column_measure(url)
     finally:
@@ -270,7 +374,11 @@ def main(argv: list[str] | None = None) -> int:
         "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
         "versions": {"psycopg": version("psycopg"), "postgresql": server_version, **settings},
-        "options": {"appends": args.appends, "sizes": args.sizes, "repeat": args.repeat, "writers": WRITERS},
+        "options": {
+            "appends": args.appends, "sizes": args.sizes, "repeat": args.repeat, "writers": WRITERS,
+            "shared_appends": args.shared_appends, "shared_writers": SHARED_WRITERS,
+            "shared_conversations": SHARED_CONVERSATIONS, "only": args.only, "turn_after": args.turn_after,
+        },  # fmt: skip
         "results": results,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -307,6 +415,17 @@ def print_table(results: dict[str, Any], args: argparse.Namespace, server_versio
         row(f"open {size:,} events (stream: ids)", f"open_{size}", "s")
         row(f"open {size:,} events + read every event", f"open_read_{size}", "s")
         row(f"store {size:,} events at once (COPY / dump)", f"import_{size}", "s")
+    shared = results.get("shared")
+    if shared:
+        print(
+            f"\n{SHARED_WRITERS} writers on {SHARED_CONVERSATIONS} conversations (PostgreSQL), {shared['appends']:,} appends:\n"
+            f"| {'p50 append':>11} | {'p99 append':>11} | {'max append':>11} | {'appends/s':>10} | {'lost races':>10} | "
+            f"{'most for one':>12} |\n"
+            f"|{'-' * 13}|{'-' * 13}|{'-' * 13}|{'-' * 12}|{'-' * 12}|{'-' * 14}|\n"
+            f"| {shared['p50_ms']:>8.2f} ms | {shared['p99_ms']:>8.2f} ms | {shared['max_ms']:>8.1f} ms | "
+            f"{median_of(shared['appends_per_second']):>10,.0f} | {shared['conflicts']:>10,} | "
+            f"{shared['most_lost_races_for_one_append']:>12,} |"
+        )
     body = results.get("body_column")
     if body:
         print(f"\nbody column, {body['events']:,} real OpenHands events ({body['bytes'] / 1e6:.1f} MB):")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+import re
 from pathlib import Path
 
 DATABASE_SCHEMES = ("postgresql", "postgres")
@@ -13,6 +15,31 @@ def is_database_url(location: object) -> bool:
     return isinstance(location, str) and location.startswith(tuple(f"{scheme}://" for scheme in DATABASE_SCHEMES))
 
 
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]+):/")
+"""A URL's start (two letters at least: `C:/` is a Windows drive, not a scheme)."""
+
+
+def mistyped_url(location: object) -> str | None:
+    """Why `location` is refused when it looks like a URL but is no PostgreSQL one (`postgresq://`, `postgresql:/x`,
+    `PostgreSQL://`, `mysql://`), else None: such a string must never become a local file or folder."""
+    if not isinstance(location, str) or is_database_url(location):
+        return None
+    found = _SCHEME.match(location)
+    if found is None:
+        return None
+    return (
+        f"{location.split('?', 1)[0]!r} looks like a URL but is not one this library opens: expected "
+        "postgresql://user@host/db?conversation=ID (or postgres://, in lower case, with two slashes), or a file path"
+    )
+
+
 def log_location(text: str) -> Path | str:
-    """A LOG argument: a PostgreSQL URL as given (a `Path` would fold its `//`), anything else a `Path`."""
+    """A LOG argument: a PostgreSQL URL as given (a `Path` would fold its `//`), anything else a `Path`.
+
+    Raises:
+        argparse.ArgumentTypeError: it looks like a URL of another kind, or a mistyped one (`mistyped_url`).
+    """
+    problem = mistyped_url(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem)
     return text if is_database_url(text) else Path(text)

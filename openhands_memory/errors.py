@@ -44,6 +44,7 @@ both print it and act on it::
        │                                                       linked_elsewhere
        ├─ SearchIndexError(StoreError)                         path, reason
        └─ StoreDatabaseError(StoreError)                       location, reason
+          └─ StoreTimeoutError(StoreDatabaseError, TimeoutError)  location, reason
 
 The matching builtin is mixed in where one fits, so ``except ValueError`` still works.
 """
@@ -231,17 +232,28 @@ class ConcurrentAppendError(DuplicateEventError):
     Raised by a store that several processes write (PostgreSQL): the event keeps no id, nothing is
     overwritten and no id is skipped. Catch up with what the other writer stored
     (`EventStream.catch_up()`), then add the event again: it gets the next free id.
+    `History.add_event` does so itself; it raises this error (`attempts` > 1) only when other
+    writers stored first every time.
     """
 
-    def __init__(self, event_id: object, index: int, conversation: str) -> None:
+    def __init__(self, event_id: object, index: int, conversation: str, *, attempts: int = 1) -> None:
         self.event_id = event_id
         self.index = index
         self.conversation = conversation
+        self.attempts = attempts
+        """How many times the event was tried (`History.add_event` catches up and tries again itself)."""
         self.reason = "another writer stored an event there first"
+        if attempts == 1:
+            advice = "catch up with EventStream.catch_up(), then add it again"
+        else:
+            advice = (
+                f"tried {attempts} times, catching up each time, and other writers stored first every time; "
+                "the history is current: add the event again, or let fewer workers write this conversation at once"
+            )
         StoreError.__init__(
             self,
             f"conversation {conversation!r}: event {event_id!r} was not stored at index {index}: another writer "
-            "stored an event there first (catch up with EventStream.catch_up(), then add it again)",
+            f"stored an event there first ({advice})",
         )
 
 
@@ -249,13 +261,23 @@ class StoreDatabaseError(StoreError):
     """The database behind a store cannot be reached, or refused an operation; the message says which.
 
     `location` names the store without its password. An append that fails this way while the
-    connection is lost may or may not be stored: `EventStream.catch_up()` tells.
+    connection is lost (the store already sent it again a few times) may or may not be stored: the
+    message gives its key; adding the event again with that key (`EventStream.add_event(key=)`)
+    stores it once.
     """
 
     def __init__(self, location: str, reason: str) -> None:
         self.location = location
         self.reason = reason
         super().__init__(f"{location}: {reason}")
+
+
+class StoreTimeoutError(StoreDatabaseError, TimeoutError):
+    """The database did not answer in time (connecting, waiting for a lock, or running a statement).
+
+    The bounds are the store's defaults (`connect_timeout`, `lock_timeout`, `statement_timeout`),
+    or what the URL sets; the message names the one that passed.
+    """
 
 
 class SearchIndexError(StoreError):

@@ -33,6 +33,8 @@ request that leaves the overflowing prompt no smaller or a prompt that still ove
 from __future__ import annotations
 
 import os
+import random
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeGuard
@@ -42,6 +44,7 @@ from openhands_memory.condenser.guard import MAX_CONDENSATIONS_PER_STEP, Condens
 from openhands_memory.conversation_memory import ConversationMemory, HistoryPolicy, HistoryTrim, apply_prompt_caching
 from openhands_memory.conversation_memory.history_policy import NO_TRIM, MessageTokenCounter
 from openhands_memory.errors import (
+    ConcurrentAppendError,
     LLMContextWindowExceededError,
     LLMResponseError,
     MalformedEventError,
@@ -86,6 +89,20 @@ __all__ = [
     "History",
     "default_condenser",
 ]
+
+APPEND_ATTEMPTS = 8
+"""Times `History.add_event` tries to store an event that other writers of its conversation keep storing before."""
+
+TURN_AFTER = 2
+"""Lost races in a row after which `History.add_event` waits for the conversation's turn (a lock: two more round
+trips, so not for the first lost race, which is rare)."""
+
+APPEND_BACKOFF = 0.005
+"""Seconds: the pause after the first lost race is at most twice this; it doubles with every one after."""
+
+APPEND_BACKOFF_CAP = 0.5
+"""Seconds: the longest pause between two tries."""
+
 
 class History:
     """A conversation's stream, the view of the agent's history, a condenser and the messages: one object per controller.
@@ -238,17 +255,27 @@ class History:
 
     # -- the stream -------------------------------------------------------------------------------
 
-    def add_event(self, event: Event, source: EventSource | str) -> int:
-        """Append `event` to the stream (see `EventStream.add_event`) and to the view; returns its id.
+    def add_event(self, event: Event, source: EventSource | str, *, key: str | None = None) -> int:
+        """Append `event` to the stream (see `EventStream.add_event`, and its `key`) and to the view; returns its id.
 
-        Events others appended to the stream before it reach the view first, in id order.
+        Events others appended to the stream before it reach the view first, in id order. When
+        another writer of the conversation (a PostgreSQL one) stored an event first, the history
+        catches up with it and tries again, up to `APPEND_ATTEMPTS` times: at once, and after
+        `TURN_AFTER` lost races in a row in the conversation's turn (`PostgresEventStore.turn`: the
+        writer that keeps winning waits for it, so no writer loses for long). With a store that has
+        no turns, after a random, growing pause.
 
         Raises:
             MalformedEventError: the view cannot take `event` (it is stored all the same), or
                 could not take an earlier event (then nothing is appended).
+            ConcurrentAppendError: other writers stored first `APPEND_ATTEMPTS` times in a row;
+                nothing was stored and the history is current: calling `add_event` again is safe.
         """
         self._catch_up()
-        event_id = self.stream.add_event(event, source)
+        event_id = self._append(event, source, key)
+        if event.id is None:  # stored before under `key`: the stream caught up to it
+            self._catch_up()
+            return event_id
         if event_id > self._seen:  # else a subscriber's read of the view already took it from the stream
             if self.stream.hides_secrets:  # the view takes the stored copy, secrets hidden
                 self._take(self.stream.get_events(self._seen + 1, event_id))
@@ -258,6 +285,27 @@ class History:
                 self._take((event,))
         self._recall.catch_up()
         return event_id
+
+    def _append(self, event: Event, source: EventSource | str, key: str | None) -> int:
+        """`stream.add_event`, caught up and tried again after another writer stored first (see `add_event`)."""
+        turn = getattr(self.stream.store, "turn", None)  # PostgreSQL: lost races are settled by taking turns
+        for attempt in range(1, APPEND_ATTEMPTS + 1):
+            try:
+                if attempt <= TURN_AFTER or turn is None:
+                    return self.stream.add_event(event, source, key=key)
+                with turn():  # the writer that keeps winning waits for this append: the loser goes next
+                    self.stream.catch_up()
+                    return self.stream.add_event(event, source, key=key)
+            except ConcurrentAppendError as exc:
+                if attempt == APPEND_ATTEMPTS:
+                    raise ConcurrentAppendError(exc.event_id, exc.index, exc.conversation, attempts=attempt) from exc
+                if turn is None:
+                    # Full jitter: writers that met pick different pauses, so one of them goes first next time.
+                    time.sleep(random.uniform(0, min(APPEND_BACKOFF_CAP, APPEND_BACKOFF * 2**attempt)))
+                    self.stream.catch_up()
+                elif attempt < TURN_AFTER:
+                    self.stream.catch_up()  # races are rare: once more at once, then in turns
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def request_condensation(self) -> CondensationRequestAction:
         """Append a `CondensationRequestAction` (source agent): the next step condenses."""

@@ -105,6 +105,12 @@ class ValidationReport:
 _ID_WHY = "ids name events: condensations forget and causes point by id, so a reader would have to guess"
 
 
+MAX_STORABLE_ID = 2**63 - 1
+"""The largest id (or cause) a database keeps: PostgreSQL's bigint."""
+
+_BIGINT_WHY = "the log loads, but a database (PostgreSQL's bigint) cannot store it: convert refuses the event"
+
+
 def id_order_problem(event_id: int, last_id: int | None, seen: bool = False) -> str | None:
     """Why `event_id` cannot follow `last_id` in a log (None when it can); the one rule every reader applies."""
     if event_id < 0:
@@ -147,6 +153,9 @@ def validate_events(
         seen.add(event_id)
         last_id = event_id if last_id is None else max(last_id, event_id)
         cause = event.cause
+        for name, value in (("id", event_id), ("cause", cause)):
+            if isinstance(value, int) and value > MAX_STORABLE_ID:
+                add("warning", index, event, f"{name} {value} is past 2**63 - 1", _BIGINT_WHY)
         if cause is not None and cause >= event_id:
             add(
                 "warning",

@@ -21,7 +21,13 @@ Two tables beside the events table `T`: `T_search` (conversation, event id, kind
 text, its words as a `tsvector` with a GIN index; no words for an event left out) and
 `T_search_state` (per conversation: a salt, and the salted fingerprint of the secrets it was built
 with). Every write locks the conversation's state row, so workers indexing one conversation take
-turns and agree.
+turns and agree; workers of other conversations never wait for it.
+
+The tables are made once, when an index is opened and finds them missing, in a transaction of
+their own (under an advisory lock): never in a write, where `CREATE INDEX` (a lock on the whole
+table) would make writers deadlock. Opening and searching only read, so a role that may only read
+(a dashboard) searches; when it is asked to index what the database lacks, it indexes in memory.
+A lost connection (a server restart) is retried once on a new one; the index stays usable.
 """
 
 from __future__ import annotations
@@ -49,7 +55,8 @@ from openhands_memory.recall._search_text import (
 )
 from openhands_memory.recall.index import SearchIndex
 from openhands_memory.stream import Redactor
-from openhands_memory.stream.postgres_store import PostgresEventStore
+from openhands_memory.stream._postgres_schema import regclass_name
+from openhands_memory.stream.postgres_store import PostgresEventStore, is_connection_lost
 
 __all__ = ["PostgresSearchIndex"]
 
@@ -67,8 +74,21 @@ SQLite index's BM25: on 15 queries over 5 real logs, the same best hit for 37 of
 (0, none: 23; 2, length: 33), and 85% of the top 5 in common."""
 
 _T = TypeVar("_T")
+
+_READ_ONLY = object()
+"""What `_write` returns when this role may not write the index (it indexes in memory from then on)."""
+
+
+class _ReadOnly(Exception):
+    """The database refused a write of the index: the role may only read."""
+
 _Entry = tuple[int, str, str | None, bytes]
 """(event id, kind, words to index or None, digest of its text)."""
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
 
 
 def _words(text: str) -> str:
@@ -97,15 +117,16 @@ class PostgresSearchIndex:
         sql = psycopg.sql
         schema, _, name = store.table.rpartition(".")
         prefix = [schema] if schema else []
-        self._rows = sql.Identifier(*prefix, f"{name}_search")
-        self._state = sql.Identifier(*prefix, f"{name}_search_state")
+        self._schema = schema
+        self._rows_name, self._state_name, self._gin_name = f"{name}_search", f"{name}_search_state", f"{name}_search_words"
+        self._rows = sql.Identifier(*prefix, self._rows_name)
+        self._state = sql.Identifier(*prefix, self._state_name)
         self._events = sql.Identifier(*prefix, name)
-        self._gin = sql.Identifier(f"{name}_search_words")
+        self._gin = sql.Identifier(self._gin_name)
         self._lock_key = f"openhands-memory-search:{store.table}"
         self._fingerprint: str | None = None
         self._memory: SearchIndex | None = None
         self._closed = False
-        self._tables_checked = False
         self.fallback_reason: str | None = None
         """Why this index is in memory instead of the database (a caller without the secrets it was built with)."""
         self.rebuilds = 0
@@ -117,7 +138,12 @@ class PostgresSearchIndex:
         self.needs_sync = False
         """True when `add` found the index built with other secrets, or the tables were lost: give it the whole
         log with `sync` before trusting it again. `sync` sets it back."""
-        self._write(lambda conn: None)  # the tables, now
+        try:
+            self._run("open the search index", self._ensure_tables)  # the tables, now, on their own
+        except StoreDatabaseError as exc:
+            if not isinstance(exc.__cause__, (psycopg.errors.InsufficientPrivilege, psycopg.errors.ReadOnlySqlTransaction)):
+                raise
+            self._move_to_memory("the search index's tables are missing and this role may not make them")
 
     @classmethod
     def for_store(cls, store: PostgresEventStore, *, redactor: Redactor | None = None) -> PostgresSearchIndex:
@@ -183,7 +209,8 @@ class PostgresSearchIndex:
                 return
             self._put(conn, [entry])
 
-        self._write(write)
+        if self._write(write) is _READ_ONLY:
+            self.needs_sync = True  # the memory index starts empty: it needs the whole log
 
     def sync(self, events: Sequence[Event], *, verify: bool = False) -> int:
         """Catch up with the log `events` (the whole log or an older snapshot of it); returns how many were indexed.
@@ -197,6 +224,8 @@ class PostgresSearchIndex:
             return self._memory.sync(events, verify=verify)
         self.needs_sync = False
         outcome = self._write(lambda conn: self._sync(conn, events, verify))
+        if outcome is _READ_ONLY:
+            return self._memory.sync(events, verify=verify)  # type: ignore[union-attr]
         count, reason, to_memory = outcome
         if to_memory is not None:
             self._move_to_memory(to_memory)
@@ -222,6 +251,8 @@ class PostgresSearchIndex:
             return len(entries)
 
         done = self._write(write)
+        if done is _READ_ONLY:
+            return self._memory.rebuild(events, reason=reason)  # type: ignore[union-attr]
         if isinstance(done, str):
             self._move_to_memory(done)
             return self._memory.rebuild(events, reason=reason)  # type: ignore[union-attr]
@@ -410,8 +441,16 @@ class PostgresSearchIndex:
     # -- the database ---------------------------------------------------------------------------------
 
     def _ensure_tables(self, conn: Any) -> None:
-        """Create the index's tables if they are missing (a projection: dropping them only costs a rebuild)."""
+        """Create the index's tables if they are missing (a projection: dropping them only costs a rebuild).
+
+        Run on its own (never inside a write: see the module); when all are there it only reads,
+        so a role that may only read opens the index.
+        """
         sql = self._psycopg.sql
+        names = [self._qualified(self._rows_name), self._qualified(self._state_name), self._qualified(self._gin_name)]
+        present = conn.execute("SELECT to_regclass(%s), to_regclass(%s), to_regclass(%s)", names).fetchone()
+        if all(found is not None for found in present):
+            return
         conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self._lock_key,))
         conn.execute(
             sql.SQL(
@@ -425,10 +464,15 @@ class PostgresSearchIndex:
                 self._state
             )
         )
-        self._tables_checked = True
 
-    def _write(self, work: Callable[[Any], _T]) -> _T:
-        """Run `work` in one transaction holding the conversation's state row (created with a salt if missing)."""
+    def _qualified(self, name: str) -> str:
+        return regclass_name(f"{self._schema}.{name}" if self._schema else name)
+
+    def _write(self, work: Callable[[Any], _T]) -> _T | object:
+        """Run `work` in one transaction holding the conversation's state row (created with a salt if missing).
+
+        Returns `_READ_ONLY` (and indexes in memory from then on) when this role may not write the index.
+        """
         sql = self._psycopg.sql
 
         def locked(conn: Any) -> _T:
@@ -441,33 +485,43 @@ class PostgresSearchIndex:
             )
             return work(conn)
 
-        return self._run("update the search index", locked)
+        try:
+            return self._run("update the search index", locked)
+        except _ReadOnly:
+            self._move_to_memory("this role may not write the search index in the database")
+            return _READ_ONLY
 
     def _read(self, work: Callable[[Any], _T]) -> _T:
         return self._run("search", work)
 
     def _run(self, what: str, work: Callable[[Any], _T]) -> _T:
-        """Run `work` in one transaction; tables found missing are made again (empty: `needs_sync`) and `work` run once more."""
+        """Run `work` in one transaction; tables found missing are made again (empty: `needs_sync`), and a lost
+        connection opened again, and `work` run once more."""
         if self._closed:
             raise StoreClosedError(self._store.location)
+        psycopg = self._psycopg
         for attempt in (1, 2):
             try:
                 with self._store.connection() as conn, conn.transaction():
-                    if not self._tables_checked:
-                        self._ensure_tables(conn)
                     return work(conn)
-            except self._psycopg.errors.UndefinedTable:
+            except psycopg.errors.UndefinedTable:
                 if attempt == 2:
                     raise
                 logger.warning("search index of %s: its tables are gone, made again; the next sync refills them", self._store.location)
-                self._tables_checked = False
                 self._fingerprint = None
                 self.needs_sync = True
-            except self._psycopg.Error as exc:
-                self._tables_checked = False
+                self._run("make the search index's tables", self._ensure_tables)
+            except (psycopg.errors.InsufficientPrivilege, psycopg.errors.ReadOnlySqlTransaction) as exc:
+                if what == "update the search index":
+                    raise _ReadOnly from exc
+                raise StoreDatabaseError(self._store.location, f"{what} failed: {_first_line(exc)}") from exc
+            except psycopg.Error as exc:
                 self._fingerprint = None
+                if attempt == 1 and is_connection_lost(exc):
+                    logger.warning("search index of %s: connection lost (%s): trying on a new one", self._store.location, _first_line(exc))
+                    continue
                 self.needs_sync = True
-                raise StoreDatabaseError(self._store.location, f"{what} failed: {str(exc).strip().splitlines()[0]}") from exc
+                raise StoreDatabaseError(self._store.location, f"{what} failed: {_first_line(exc)}") from exc
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _move_to_memory(self, reason: str) -> None:

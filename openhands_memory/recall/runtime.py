@@ -7,7 +7,8 @@ beside a JSONL log, in the database of a Postgres log, beside `index_beside` for
 is a copy of a log kept elsewhere (an OpenHands SDK conversation's events folder), in memory
 otherwise, fed every event appended from then on. When it cannot be
 opened or fed, the error is logged and `search_history` answers that search is unavailable; the
-history itself goes on. The index's storage errors arrive as `SearchIndexError` (never a raw
+history itself goes on. A database error may pass (a server restarted): the next search opens the
+index again (once per search, so a server that stays down costs one attempt per search). The index's storage errors arrive as `SearchIndexError` (never a raw
 `sqlite3.Error`).
 """
 
@@ -18,7 +19,7 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from openhands_memory.errors import EventNotFoundError, OpenHandsMemoryError
+from openhands_memory.errors import EventNotFoundError, OpenHandsMemoryError, StoreDatabaseError
 from openhands_memory.events import (
     ContextReloadAction,
     ContextReloadObservation,
@@ -56,6 +57,9 @@ class MemoryToolRuntime:
         self.failure: str | None = None
         """Why the index failed (`search_history` says so), or None."""
         self._opened = False
+        self._may_reopen = False
+        self.reopens = 0
+        """How many times the index was opened again after a database error."""
         self.indexed = -1
         """The id of the last stream event the search index has been given (-1: none); events after it are
         `add`ed to it (the index's own last id may be further: another user of its sidecar indexed more)."""
@@ -67,6 +71,13 @@ class MemoryToolRuntime:
         if not self._opened:
             self._opened = True
             self._open()
+        elif self.index is None and self._may_reopen:  # a database error may have passed: try again
+            self._may_reopen = False
+            self.reopens += 1
+            logger.warning("opening the search index of %r again after: %s", self.stream, self.failure)
+            self._open()
+            if self.index is not None:
+                self.failure = None
 
     def _open(self) -> None:
         store = self.stream.store
@@ -126,6 +137,7 @@ class MemoryToolRuntime:
     def _broke(self, exc: BaseException) -> None:
         """Stop using the search index after `exc`: log it, and keep the reason for `search_history` to tell."""
         self.failure = f"{type(exc).__name__}: {exc}"
+        self._may_reopen = isinstance(exc, StoreDatabaseError)
         logger.error("the search index of %r failed, search_history is unavailable: %s", self.stream, self.failure)
         index, self.index = self.index, None
         if index is not None:
@@ -167,16 +179,23 @@ class MemoryToolRuntime:
         problem = search_arguments_problem(action)
         if problem is not None:
             return SearchHistoryObservation(content=f"No search was made: {problem}.")
-        self.use_index()
-        self.catch_up()
-        index = self.index
-        if index is None:
-            return SearchHistoryObservation(content=f"Search is unavailable: the search index failed ({self.failure}).")
-        if index.needs_sync:  # it failed and started again, or a write was deferred: give it the log first
-            self._sync(index)
-        hits = search_log(index, action.query, limit=action.limit, lookup=self._event_or_none, log=self.stream.snapshot)
-        content = search_answer(hits, action.query, asked_chars=asked_chars, status=visibility())
-        return SearchHistoryObservation(content=content)
+        for _ in range(2):  # a failure just now (a connection lost by a restart) gets one more try
+            self.use_index()
+            self.catch_up()
+            index = self.index
+            if index is not None and index.needs_sync:  # it failed and started again, or a write was deferred
+                self._sync(index)
+                index = self.index
+            if index is None:
+                continue
+            try:
+                hits = search_log(index, action.query, limit=action.limit, lookup=self._event_or_none, log=self.stream.snapshot)
+            except (OSError, OpenHandsMemoryError) as exc:
+                self._broke(exc)
+                continue
+            content = search_answer(hits, action.query, asked_chars=asked_chars, status=visibility())
+            return SearchHistoryObservation(content=content)
+        return SearchHistoryObservation(content=f"Search is unavailable: the search index failed ({self.failure}).")
 
     def _event_or_none(self, event_id: int) -> Event | None:
         try:

@@ -14,6 +14,14 @@ wants to query inside the JSON can still: `convert_from(body, 'UTF8')::jsonb`.
 A statement-level trigger sends one `NOTIFY` per conversation per statement (payload
 `<last event id> <conversation id>`) on the channel named after the table, in the transaction
 that stores the events: a listener hears of them exactly when they are committed.
+
+Schema 2 added `append_key`: the key the writer chose for the append (unique per conversation;
+NULL for events imported in bulk), so that an append retried after its outcome was lost (the
+connection dropped before COMMIT's reply came back) finds the event it stored instead of storing it
+twice. A schema 1 table is upgraded in place when opened (`upgrade_ddl`).
+
+Table names are identifiers as written, capitals included: every statement quotes them, and a
+lookup by name (`to_regclass`) gets the quoted form (`regclass_name`), so `Events` is always `Events`.
 """
 
 from __future__ import annotations
@@ -21,13 +29,21 @@ from __future__ import annotations
 import zlib
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """Written in the table's comment; a table of another version is refused, not guessed at."""
 
 COLUMNS = (
     "conversation_id", "position", "event_id", "kind_key", "kind", "source", "timestamp", "cause", "hidden", "body",
 )  # fmt: skip
-"""The columns an append writes, in order."""
+"""The columns every write fills, in order (an append adds `append_key`)."""
+
+KEY_COLUMN = "append_key"
+"""The column holding the key an append was made with (see the module)."""
+
+
+def schema_comment(version: int = SCHEMA_VERSION) -> str:
+    """The table comment that marks an events table of `version`."""
+    return f"openhands-memory events, schema {version}"
 
 
 def split_table(table: str) -> tuple[str | None, str]:
@@ -52,7 +68,7 @@ def table_ddl(sql: Any, table: str, *, lz4: bool = False) -> list[Any]:
     ident = sql.Identifier(*([schema] if schema else []), name)
     function = sql.Identifier(*([schema] if schema else []), f"{name}_notify")
     trigger = sql.Identifier(f"{name}_notify")
-    comment = sql.Literal(f"openhands-memory events, schema {SCHEMA_VERSION}")
+    comment = sql.Literal(schema_comment())
     return [
         sql.SQL(
             """
@@ -68,8 +84,10 @@ def table_ddl(sql: Any, table: str, *, lz4: bool = False) -> list[Any]:
                 hidden boolean NOT NULL DEFAULT false,
                 body bytea {compression} NOT NULL,
                 stored_at timestamptz NOT NULL DEFAULT now(),
+                append_key text,
                 PRIMARY KEY (conversation_id, event_id),
-                UNIQUE (conversation_id, position)
+                UNIQUE (conversation_id, position),
+                UNIQUE (conversation_id, append_key)
             )
             """
         ).format(table=ident, compression=sql.SQL("COMPRESSION lz4" if lz4 else "")),
@@ -90,6 +108,32 @@ def table_ddl(sql: Any, table: str, *, lz4: bool = False) -> list[Any]:
             "FOR EACH STATEMENT EXECUTE FUNCTION {function}()"
         ).format(trigger=trigger, table=ident, function=function),
     ]
+
+
+def upgrade_ddl(sql: Any, table: str, version: int) -> list[Any]:
+    """The statements that bring an events table of schema `version` to `SCHEMA_VERSION` (empty when it is)."""
+    ident = table_ident(sql, table)
+    statements = []
+    if version < 2:
+        statements += [
+            sql.SQL("ALTER TABLE {table} ADD COLUMN IF NOT EXISTS append_key text").format(table=ident),
+            sql.SQL("ALTER TABLE {table} ADD UNIQUE (conversation_id, append_key)").format(table=ident),
+        ]
+    statements.append(sql.SQL("COMMENT ON TABLE {table} IS {comment}").format(table=ident, comment=sql.Literal(schema_comment())))
+    return statements
+
+
+def schema_version(comment: str | None) -> int | None:
+    """The schema version a table comment names, or None when it is not one of ours."""
+    prefix = "openhands-memory events, schema "
+    if comment is None or not comment.startswith(prefix) or not comment[len(prefix) :].isdigit():
+        return None
+    return int(comment[len(prefix) :])
+
+
+def regclass_name(table: str) -> str:
+    """`table` quoted as `to_regclass` needs it to keep capitals (`"Events"`, `"s"."Events"`)."""
+    return ".".join('"' + part.replace('"', '""') + '"' for part in table.split("."))
 
 
 def table_ident(sql: Any, table: str) -> Any:

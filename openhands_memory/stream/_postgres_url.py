@@ -63,7 +63,8 @@ def parse_database_url(url: str | os.PathLike[str]) -> DatabaseLocation:
     if not is_database_url(text):
         raise StoreDatabaseError(display_url(text), "not a PostgreSQL URL (postgresql://...)")
     parts = urlsplit(text)
-    params = parse_qsl(parts.query, keep_blank_values=True)
+    # A `+` is a plus, as libpq reads it (only form encoding makes it a space): `conversation=a+b` is `a+b`.
+    params = parse_qsl(parts.query.replace("+", "%2B"), keep_blank_values=True)
     ours = {key: value for key, value in params if key in _OURS}
     rest = [(key, value) for key, value in params if key not in _OURS]
     conninfo = urlunsplit(parts._replace(query=urlencode(rest, quote_via=quote, safe="/")))

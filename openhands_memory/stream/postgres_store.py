@@ -5,9 +5,16 @@ For agents run as a service: thousands of conversations in one table, workers on
 (`pip install 'openhands-memory[postgres]'`, psycopg 3). See `_postgres_schema` for the table.
 
 What the database promises, and so this store:
-- An append is one INSERT, committed before `append` returns: an acknowledged event survives the
-  worker being killed (and, with PostgreSQL's default `synchronous_commit`, the server crashing).
-  A worker killed mid-append leaves nothing: the transaction dies with its connection.
+- An append is one statement (one round trip): the INSERT, the check that the event this store
+  knows last is still there before it, and the check that its key is not stored yet; committed
+  before `append` returns. An acknowledged event survives the worker being killed (and, with
+  PostgreSQL's default `synchronous_commit`, the server crashing). A worker killed mid-append
+  leaves nothing: the statement dies with its connection.
+- An append carries a key (`append_key`: one the caller chose, or a new uuid): when the connection
+  is lost before the reply came back, the store reconnects and sends it again (a few times, with
+  backoff), and finds the event it stored instead of storing it twice. A caller that retries
+  itself passes the same key (`EventStream.add_event(..., key=)`).
+- An expected conflict is not an error on the server (`ON CONFLICT DO NOTHING`): it fills no log.
 - Readers never see half an event: a row is there whole, or not at all.
 - Two writers of one conversation cannot both take a position (or an id): the second append fails
   with `ConcurrentAppendError` and stores nothing, so no event is overwritten and no id skipped.
@@ -22,11 +29,14 @@ when first read and kept (the log is append-only, so a kept event never goes sta
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
+import random
 import threading
 import time
-from collections.abc import Iterable, Iterator
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -38,6 +48,7 @@ from openhands_memory.errors import (
     MalformedEventError,
     StoreClosedError,
     StoreDatabaseError,
+    StoreTimeoutError,
 )
 from openhands_memory.events import Event, event_to_json
 from openhands_memory.events._codec import event_from_parsed
@@ -45,11 +56,15 @@ from openhands_memory.events._loaded import LoadedEvents
 from openhands_memory.events._reading import ResponseSharer, gc_paused
 from openhands_memory.stream._postgres_schema import (
     COLUMNS,
+    KEY_COLUMN,
     SCHEMA_VERSION,
     advisory_key,
     parse_notification,
+    regclass_name,
+    schema_version,
     table_ddl,
     table_ident,
+    upgrade_ddl,
 )
 from openhands_memory.stream._postgres_url import (
     DEFAULT_TABLE,
@@ -58,6 +73,7 @@ from openhands_memory.stream._postgres_url import (
     check_table_name,
     parse_database_url,
 )
+from openhands_memory.stream._watchdog import guarded
 from openhands_memory.stream.store import check_next_id
 
 logger = logging.getLogger(__name__)
@@ -67,6 +83,25 @@ INSTALL_HINT = "the PostgreSQL store needs psycopg 3: pip install 'openhands-mem
 
 _FETCH_CHUNK = 2000
 """Rows fetched from the server at a time while reading a range."""
+
+CONNECT_TIMEOUT = 10
+"""Seconds to wait for the server to accept a connection, unless the URL (or `PGCONNECT_TIMEOUT`) says."""
+
+SESSION_TIMEOUTS = {"lock_timeout": "30s", "statement_timeout": "300s"}
+"""How long a statement may wait for a lock, and run, unless the URL's `options` (or `PGOPTIONS`) say."""
+
+REPLY_TIMEOUT = 60.0
+"""Seconds an append waits for the server's reply before its connection is cut (a server that is frozen never
+answers, and its own timeouts never fire): longer than `lock_timeout`, so only a server that stopped hits it."""
+
+APPEND_ATTEMPTS = 4
+"""Times an append is sent when the connection is lost before its reply (the key makes a resend safe)."""
+
+_BIGINT = (-(1 << 63), (1 << 63) - 1)
+"""The range of PostgreSQL's bigint, which holds ids and causes."""
+
+_COLUMN_TYPES = ("text", "int8", "int8", "text", "text", "text", "text", "int8", "bool", "bytea")
+"""The SQL types of `COLUMNS`, in order (the statements cast to them: a None has no type of its own)."""
 
 
 def _psycopg() -> Any:
@@ -132,11 +167,9 @@ class PostgresEventStore:
         self._closed = False
         sql = self._psycopg.sql
         self._ident = table_ident(sql, table)
-        self._insert = sql.SQL("INSERT INTO {table} ({columns}) VALUES ({values})").format(
-            table=self._ident,
-            columns=sql.SQL(", ").join(map(sql.Identifier, COLUMNS)),
-            values=sql.SQL(", ").join([sql.Placeholder()] * (len(COLUMNS) - 1) + [sql.SQL("%b")]),
-        )
+        self._insert = _append_statement(sql, self._ident)
+        digest = hashlib.blake2b(f"{table}\0{conversation}".encode(), digest_size=8).digest()
+        self._turn_key = int.from_bytes(digest, "big", signed=True)
         self._events: list[Event | None] = []
         self._types: list[type | None] = []
         self._hidden = bytearray()
@@ -169,28 +202,147 @@ class PostgresEventStore:
     # -- the EventStore protocol ---------------------------------------------------------------------
 
     def append(self, event: Event) -> None:
-        """Store one event after the others; when this returns, it is committed.
+        """Store one event after the others; when this returns, it is committed (see `append_keyed`)."""
+        self.append_keyed(event, None)
+
+    def append_keyed(self, event: Event, key: str | None) -> int | None:
+        """Store one event after the others under `key` (None: a new one), unless `key` is stored already.
+
+        Returns None when `event` was stored now (by this call, or by its resend after a lost
+        reply), else the id of the event an earlier append stored under `key` (`event` is not
+        stored; the stream catches up to it: this store learns of it with `refresh`).
 
         Raises:
             StoreClosedError: the store was closed.
-            MalformedEventError: the event has no id (or a negative one), or cannot be written as JSON.
+            MalformedEventError: the event has no id (or a negative one, or one past bigint), or
+                cannot be written as JSON.
             DuplicateEventError: its id is not greater than the last one this store knows.
             ConcurrentAppendError: another writer stored an event of this conversation at this
                 position first; nothing was stored.
-            StoreDatabaseError: the database failed; the event may be stored if the connection was
-                lost at commit (`EventStream.catch_up()` tells).
+            StoreDatabaseError: the conversation was replaced since this store read it (reopen
+                it), or the database failed; after a lost connection, the event may be stored:
+                adding it again with the same key stores it once.
+            StoreTimeoutError: the database did not answer in time.
+        """
+        return self.append_batch([event], key)
+
+    def append_batch(self, events: Sequence[Event], key: str | None = None) -> int | None:
+        """Store events (an agent step's) after the others in one transaction, all or none, under `key` (see `append_keyed`).
+
+        One event is one statement; several are one statement in a transaction (`EventStream.add_events`).
+        The key is stored with the first event. Returns None when they were stored now, else the
+        id of the first event an earlier append stored under `key`. Raises as `append_keyed`.
         """
         with self._lock:
             self._check_open()
+            if not events:
+                return None
             index = len(self._ids)
-            check_next_id(event, self._ids[-1] if self._ids else None, index)
-            row = _row(self.conversation, index, event)
-            with self._database("append", event_id=event.id, index=index):
+            last = self._ids[-1] if self._ids else None
+            previous = last
+            for offset, event in enumerate(events):
+                check_next_id(event, previous, index + offset)
+                previous = event.id
+            key = key if key is not None else uuid.uuid4().hex
+            rows = [_row(self.conversation, index + offset, event) for offset, event in enumerate(events)]
+            check = (self._turn_key, last, self.conversation, index - 1, last)
+            if len(rows) == 1:
+                statement, params = self._insert, (*rows[0], key, *check)
+            else:
+                statement = _append_statement(self._psycopg.sql, self._ident, rows=len(rows))
+                params = tuple(value for number, row in enumerate(rows) for value in (*row, key if number == 0 else None)) + check
+            psycopg = self._psycopg
+            first = events[0]
+            outcome: int | str | None = None
+            for attempt in range(1, APPEND_ATTEMPTS + 1):
+                guard = None
+                try:
+                    with self._connection() as conn, guarded(conn, REPLY_TIMEOUT) as guard:
+                        if len(rows) == 1:
+                            inserted = conn.execute(statement, params, prepare=True).fetchall()
+                        else:
+                            with conn.transaction():
+                                inserted = conn.execute(statement, params).fetchall()
+                                if len(inserted) != len(rows):
+                                    raise psycopg.Rollback()  # some position was taken: none of them
+                        if len(inserted) != len(rows):
+                            outcome = self._why_not_stored(conn, index, key)  # a second round trip, only then
+                            if attempt > 1 and outcome == first.id:
+                                outcome = None  # what this call sent before its connection was lost
+                    break
+                except psycopg.Error as exc:
+                    lost = is_connection_lost(exc)
+                    if guard is not None and guard.fired:  # a frozen server: sending it again would wait as long
+                        raise StoreTimeoutError(
+                            self.location,
+                            f"append failed: no reply within {REPLY_TIMEOUT} s (is the server frozen?); event {first.id} "
+                            f"may be stored: add it again with key {key!r} to store it once",
+                        ) from exc
+                    if not lost or attempt == APPEND_ATTEMPTS:
+                        hint = f" (event {first.id} may be stored: add it again with key {key!r} to store it once)" if lost else ""
+                        raise self._translate(exc, "append", hint) from exc
+                    logger.warning("%s: append of event %s lost its connection (%s): sending it again", self.location, first.id, _first_line(exc))
+                    time.sleep(random.uniform(0.05, 0.25) * 2**attempt)
+            if outcome == "conflict":
+                raise ConcurrentAppendError(first.id, index, self.conversation)
+            if outcome == "replaced":
+                raise StoreDatabaseError(
+                    self.location,
+                    f"event {first.id} was not stored: the conversation was replaced since this store read it "
+                    f"(position {index - 1} no longer holds event {last}; was it converted with --force?): reopen it",
+                )
+            if outcome is not None:
+                return int(outcome)  # an earlier append with this key stored it
+            for event in events:
+                self._remember(event)
+            return None
+
+    @contextmanager
+    def turn(self) -> Iterator[None]:
+        """The conversation's turn: while a block holds it, other writers' appends wait (their own in it go on).
+
+        For a writer that lost a race (`ConcurrentAppendError`): taken before it catches up and adds
+        the event again, it makes the writer that keeps winning wait for that append, so writers take
+        turns instead of one losing again and again (`History.add_event` does this). The turn is a
+        session advisory lock, waited for in line (the first to ask gets it first); an append holds it
+        shared. Over a pool (whose connections change between calls) it is not taken.
+
+        Raises:
+            StoreDatabaseError: the database failed; StoreTimeoutError: the turn did not come within `lock_timeout`.
+        """
+        with self._lock:
+            self._check_open()
+            if self._pool is not None:
+                yield
+                return
+            with self._database("wait for the turn"):
                 with self._connection() as conn:
-                    # BEGIN, INSERT, COMMIT apart: a worker killed before it sent COMMIT leaves nothing.
-                    with conn.transaction():
-                        conn.execute(self._insert, row, prepare=True)
-            self._remember(event)
+                    conn.execute("SELECT pg_advisory_lock(%s)", (self._turn_key,))
+            try:
+                yield
+            finally:
+                conn = self._conn
+                if conn is not None and not conn.closed and not conn.broken:
+                    try:
+                        conn.execute("SELECT pg_advisory_unlock(%s)", (self._turn_key,))
+                    except self._psycopg.Error:  # the connection died: the lock went with it
+                        logger.debug("releasing the turn of %s failed", self.location, exc_info=True)
+
+    def _why_not_stored(self, conn: Any, index: int, key: str) -> int | str:
+        """After an append inserted nothing: the id stored under `key`, else `replaced` or `conflict`."""
+        query = self._psycopg.sql.SQL(
+            "SELECT position, event_id, append_key FROM {table} WHERE conversation_id = %s "
+            "AND (append_key = %s OR position = %s)"
+        ).format(table=self._ident)
+        before = None
+        for position, event_id, stored_key in conn.execute(query, (self.conversation, key, index - 1)).fetchall():
+            if stored_key == key:
+                return int(event_id)  # stored before: by a resend of this append, or a caller's retry
+            if position == index - 1:
+                before = event_id
+        if index > 0 and before != self._ids[-1]:
+            return "replaced"
+        return "conflict"
 
     def read_events(self, start: int = 0, stop: int | None = None) -> Iterator[Event]:
         """The events at positions `start` to `stop` (excluded), in order; fetched once, then kept."""
@@ -240,7 +392,9 @@ class PostgresEventStore:
     def refresh(self) -> int:
         """Learn of the events other writers stored since this store last looked; returns how many.
 
-        Their ids are read now, the events themselves when first read.
+        All of them or none: they are read and checked (ids, positions, JSON) in one query before
+        this store takes any in, so a refresh that fails halfway leaves the store as it was and the
+        next one reads them again.
 
         Raises:
             StoreDatabaseError: the database failed.
@@ -248,11 +402,24 @@ class PostgresEventStore:
         """
         with self._lock:
             self._check_open()
+            start = len(self._ids)
+            query = self._psycopg.sql.SQL(
+                "SELECT position, event_id, body FROM {table} WHERE conversation_id = %s AND position >= %s ORDER BY position"
+            ).format(table=self._ident)
             with self._database("refresh"):
                 with self._connection() as conn:
-                    ids = self._stored_ids(conn, len(self._ids))
+                    rows = conn.execute(query, (self.conversation, start), binary=True).fetchall()
+            ids = self._checked_ids([(position, event_id) for position, event_id, _ in rows], start)
             self._ids.extend(ids)
-            self._grow(len(ids))
+            try:
+                events = [self._parse(bytes(body), start + offset, event_id) for offset, (_, event_id, body) in enumerate(rows)]
+            except BaseException:
+                del self._ids[start:]
+                raise
+            for event in events:
+                self._events.append(event)
+                self._types.append(type(event))
+                self._hidden.append(bool(event.hidden))
             return len(ids)
 
     def stored_count(self) -> int:
@@ -349,16 +516,43 @@ class PostgresEventStore:
                                 sql.SQL("DELETE FROM {table} WHERE conversation_id = %s").format(table=self._ident),
                                 (self.conversation,),
                             )
+                        elif self._ids and batch:
+                            self._check_still_after(conn, start, batch[0])
                         with conn.cursor() as cursor:
                             with cursor.copy(copy) as writer:
-                                writer.set_types(["text", "int8", "int8", "text", "text", "text", "text", "int8", "bool", "bytea"])
+                                writer.set_types(list(_COLUMN_TYPES))
                                 for offset, event in enumerate(batch):  # serialized as sent: no second copy of the log
                                     writer.write_row(_row(self.conversation, start + offset, event))
+                        if replace:
+                            self._check_nothing_past(conn, len(batch))
             if replace:
                 self._events, self._types, self._hidden, self._ids = [], [], bytearray(), []
             for event in batch:
                 self._remember(event)
             return len(batch)
+
+    def _check_still_after(self, conn: Any, index: int, event: Event) -> None:
+        """Inside a write: the event this store knows last is still at `index - 1` (locked until the write ends), or raise."""
+        query = self._psycopg.sql.SQL(
+            "SELECT 1 FROM {table} WHERE conversation_id = %s AND position = %s AND event_id = %s FOR KEY SHARE"
+        ).format(table=self._ident)
+        if conn.execute(query, (self.conversation, index - 1, self._ids[-1])).fetchone() is None:
+            raise StoreDatabaseError(
+                self.location,
+                f"event {event.id} was not stored: the conversation was replaced since this store read it "
+                f"(position {index - 1} no longer holds event {self._ids[-1]}): reopen it",
+            )
+
+    def _check_nothing_past(self, conn: Any, count: int) -> None:
+        """Inside a replacing write: no writer appended past the new events meanwhile (else it would follow a gap), or raise."""
+        query = self._psycopg.sql.SQL("SELECT max(position) FROM {table} WHERE conversation_id = %s").format(table=self._ident)
+        last = conn.execute(query, (self.conversation,)).fetchone()[0]
+        if last is not None and last >= count:
+            raise StoreDatabaseError(
+                self.location,
+                f"conversation {self.conversation!r} was not replaced: a writer appended to it meanwhile (event at position "
+                f"{last}); stop its writers first, then replace it",
+            )
 
     # -- inside ---------------------------------------------------------------------------------------
 
@@ -426,6 +620,10 @@ class PostgresEventStore:
         ).format(table=self._ident)
         with conn.transaction():
             rows = conn.execute(query, (self.conversation, start)).fetchall()
+        return self._checked_ids(rows, start)
+
+    def _checked_ids(self, rows: list[tuple[int, int]], start: int) -> list[int]:
+        """The ids of (position, id) rows read from `start` on, checked: positions without a gap, ids increasing."""
         ids: list[int] = []
         last = self._ids[-1] if start and self._ids else None
         for offset, (position, event_id) in enumerate(rows):
@@ -440,19 +638,21 @@ class PostgresEventStore:
         return ids
 
     def _ensure_table(self, conn: Any) -> None:
-        """Create the table (under an advisory lock, so two processes do not race), or check it is ours."""
+        """Create the table, or upgrade one of an older schema (under an advisory lock, so processes do not race), or check it is ours.
+
+        Its own transaction, at opening: appends never run DDL (nor wait for its table locks).
+        """
         psycopg = self._psycopg
-        with conn.transaction():
-            found = conn.execute(
-                "SELECT obj_description(to_regclass(%s), 'pg_class'), to_regclass(%s) IS NOT NULL", (self.table, self.table)
-            ).fetchone()
-            if not found[1]:
+        name = regclass_name(self.table)
+        look = "SELECT obj_description(to_regclass(%s), 'pg_class'), to_regclass(%s) IS NOT NULL"
+        comment, exists = conn.execute(look, (name, name)).fetchone()
+        if exists and schema_version(comment) == SCHEMA_VERSION:
+            return  # the common case: one read, no lock
+        if not exists or (schema_version(comment) or SCHEMA_VERSION) < SCHEMA_VERSION:
+            with conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (advisory_key(self.table),))
-                found = conn.execute(
-                    "SELECT obj_description(to_regclass(%s), 'pg_class'), to_regclass(%s) IS NOT NULL",
-                    (self.table, self.table),
-                ).fetchone()
-                if not found[1]:
+                comment, exists = conn.execute(look, (name, name)).fetchone()
+                if not exists:
                     lz4 = conn.execute(
                         "SELECT coalesce('lz4' = ANY(enumvals), false) FROM pg_settings WHERE name = 'default_toast_compression'"
                     ).fetchone()
@@ -460,12 +660,17 @@ class PostgresEventStore:
                         conn.execute(statement)
                     logger.info("created the events table %s", self.table)
                     return
-        comment = found[0] or ""
-        if comment != f"openhands-memory events, schema {SCHEMA_VERSION}":
+                version = schema_version(comment)
+                if version is not None and version < SCHEMA_VERSION:
+                    for statement in upgrade_ddl(psycopg.sql, self.table, version):
+                        conn.execute(statement)
+                    logger.warning("upgraded the events table %s from schema %s to %s", self.table, version, SCHEMA_VERSION)
+                    return
+        if schema_version(comment) != SCHEMA_VERSION:
             raise StoreDatabaseError(
                 self.location,
                 f"table {self.table!r} exists but is not an openhands-memory events table of schema {SCHEMA_VERSION} "
-                f"(its comment: {comment!r}); name another with ?table=NAME",
+                f"(its comment: {comment or ''!r}); name another with ?table=NAME",
             )
 
     def _listen(self) -> tuple[Any, bool]:
@@ -475,7 +680,7 @@ class PostgresEventStore:
             if self._listener is not None and not self._listener.closed and not self._listener.broken:
                 return self._listener, False
             # A pool cannot lend a connection for as long as a LISTEN lasts: open one as the pool would.
-            options = {**(getattr(self._pool, "kwargs", None) or {}), "autocommit": True}
+            options = {**session_options(self._location.conninfo), **(getattr(self._pool, "kwargs", None) or {}), "autocommit": True}
             with self._database("listen"):
                 listener = self._psycopg.connect(self._location.conninfo, **options)
                 listener.execute(self._psycopg.sql.SQL("LISTEN {}").format(self._psycopg.sql.Identifier(self.table)))
@@ -491,7 +696,8 @@ class PostgresEventStore:
             return
         conn = self._conn
         if conn is None or conn.closed or conn.broken:
-            conn = self._conn = self._psycopg.connect(self._location.conninfo, autocommit=True)
+            conninfo = self._location.conninfo
+            conn = self._conn = self._psycopg.connect(conninfo, autocommit=True, **session_options(conninfo))
         yield conn
 
     @contextmanager
@@ -505,7 +711,14 @@ class PostgresEventStore:
                 raise StoreDatabaseError(self.location, f"{what}: {_first_line(exc)}") from exc
             raise ConcurrentAppendError(event_id, index, self.conversation) from exc
         except psycopg.Error as exc:
-            raise StoreDatabaseError(self.location, f"{what} failed: {_first_line(exc)}") from exc
+            raise self._translate(exc, what) from exc
+
+    def _translate(self, exc: BaseException, what: str, hint: str = "") -> StoreDatabaseError:
+        """Our error for a psycopg one: a bound that passed is `StoreTimeoutError`."""
+        timeout = timeout_passed(exc)
+        if timeout is not None:
+            return StoreTimeoutError(self.location, f"{what} failed: {timeout}{hint}")
+        return StoreDatabaseError(self.location, f"{what} failed: {_first_line(exc)}{hint}")
 
     def _check_open(self) -> None:
         if self._closed:
@@ -516,10 +729,75 @@ class PostgresEventStore:
         return f"PostgresEventStore({self.location!r}, {state})"
 
 
+def _append_statement(sql: Any, table: Any, *, rows: int = 1) -> Any:
+    """The one statement of an append (see the module): insert the row unless its key is stored, or the
+    event before it is not the one the writer knows (`FOR KEY SHARE`: a conversation replaced meanwhile
+    is seen, never appended to past a gap); a taken position or key inserts nothing, with no error.
+
+    It holds the conversation's turn lock shared (see `PostgresEventStore.turn`): a writer that lost
+    races and waits for its turn goes before the next append of the writer that keeps winning."""
+    values = [sql.SQL("%s::{}").format(sql.SQL(kind)) for kind in _COLUMN_TYPES[:-1]] + [sql.SQL("%b::bytea"), sql.SQL("%s::text")]
+    row = sql.SQL("({})").format(sql.SQL(", ").join(values))
+    return sql.SQL(
+        "INSERT INTO {table} ({columns}, {key}) SELECT incoming.* FROM (VALUES {rows}) AS incoming, "
+        "(SELECT pg_advisory_xact_lock_shared(%s::bigint)) AS turn WHERE %s::bigint IS NULL OR EXISTS (SELECT 1 FROM {table} WHERE conversation_id = %s AND position = %s "
+        "AND event_id = %s FOR KEY SHARE) ON CONFLICT DO NOTHING RETURNING event_id"
+    ).format(
+        table=table,
+        columns=sql.SQL(", ").join(map(sql.Identifier, COLUMNS)),
+        key=sql.Identifier(KEY_COLUMN),
+        rows=sql.SQL(", ").join([row] * rows),
+    )
+
+
+def is_connection_lost(exc: BaseException) -> bool:
+    """Whether a psycopg error says the connection is gone (so a statement's outcome is unknown), not that it failed."""
+    state = getattr(exc, "sqlstate", None)
+    if state is None:
+        return type(exc).__name__ in ("OperationalError", "InterfaceError")
+    return state.startswith("08") or state in ("57P01", "57P02", "57P03")
+
+
+def timeout_passed(exc: BaseException) -> str | None:
+    """Which bound passed, when a psycopg error is a timeout (else None)."""
+    state = getattr(exc, "sqlstate", None)
+    if state == "55P03":
+        return f"a lock was not granted within lock_timeout ({_first_line(exc)})"
+    if state == "57014":
+        return f"the statement ran past statement_timeout ({_first_line(exc)})"
+    if state is None and "timeout expired" in str(exc):
+        return f"the server did not accept the connection within connect_timeout ({_first_line(exc)})"
+    return None
+
+
+def session_options(conninfo: str) -> dict[str, Any]:
+    """The connection keywords that add the default bounds (`CONNECT_TIMEOUT`, `SESSION_TIMEOUTS`) the URL leaves out."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    params = conninfo_to_dict(conninfo)
+    extra: dict[str, Any] = {}
+    if "connect_timeout" not in params and not os.environ.get("PGCONNECT_TIMEOUT"):
+        extra["connect_timeout"] = CONNECT_TIMEOUT
+    options = str(params.get("options") or os.environ.get("PGOPTIONS") or "")
+    added = [f"-c {name}={value}" for name, value in SESSION_TIMEOUTS.items() if name not in options]
+    if added:
+        extra["options"] = " ".join([options, *added]).strip()
+    return extra
+
+
 def _row(conversation: str, position: int, event: Event) -> tuple[Any, ...]:
-    """The row an event is stored as: the filter columns, and its exact JSON."""
-    body = event_to_json(event)
+    """The row an event is stored as: the filter columns, and its exact JSON.
+
+    Raises:
+        MalformedEventError: its id or cause does not fit PostgreSQL's bigint.
+    """
     cause = event.cause if isinstance(event.cause, int) and not isinstance(event.cause, bool) else None
+    for name, value in (("id", event.id), ("cause", cause)):
+        if value is not None and not _BIGINT[0] <= value <= _BIGINT[1]:
+            raise MalformedEventError(
+                f"{name} {value} is past what a PostgreSQL bigint holds (at most 2**63 - 1)", index=position, event_id=event.id
+            )
+    body = event_to_json(event)
     timestamp = event.timestamp if isinstance(event.timestamp, str) else None
     source = str(event.source.value if hasattr(event.source, "value") else event.source) if event.source is not None else None
     return (conversation, position, event.id, event.kind_key, str(event.kind), source, timestamp, cause, bool(event.hidden), body)

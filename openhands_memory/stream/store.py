@@ -21,7 +21,11 @@ class EventStore(Protocol):
     `event_ids() -> list[int]` (their ids, in order), when it can give them faster than reading
     every event; the stream uses them if they are there (the JSONL store's come from what it noted
     while loading the log). A store that other processes write too (PostgreSQL) offers `refresh()`,
-    which learns of their events; `EventStream.catch_up()` calls it.
+    which learns of their events (all of them or none); `EventStream.catch_up()` calls it. Such a
+    store may also offer `append_keyed(event, key)` and `append_batch(events, key)`, which keep the
+    caller's key with the event and return the id stored under it before instead of storing it twice
+    (`EventStream.add_event(key=)`, `add_events`), and `turn()` (`History.add_event` takes it after
+    lost races). Without them the stream remembers keys itself while it is open.
     """
 
     def append(self, event: Event) -> None:

@@ -7,15 +7,16 @@ import os
 import threading
 from bisect import bisect_left, bisect_right
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from types import TracebackType
 from typing import Self
 
-from openhands_memory.errors import EventAlreadyAddedError, EventNotFoundError, StoreClosedError
+from openhands_memory.errors import EventAlreadyAddedError, EventNotFoundError, StoreClosedError, StoreDatabaseError
 from openhands_memory.events import Event, EventSource
 from openhands_memory.events._loaded import LoadedEvents, LoadedRecord
-from openhands_memory.stream._postgres_url import is_database_url
+from openhands_memory._locations import mistyped_url
+from openhands_memory.stream._postgres_url import display_url, is_database_url
 from openhands_memory.stream._redact import Redactor, secret_values
 from openhands_memory.stream.file_store import JsonlEventStore
 from openhands_memory.stream.filter import EventFilter, EventPredicate
@@ -73,6 +74,8 @@ class EventStream:
         # while no secret is set.
         self._checked = bytearray()
         self._copies: dict[int, Event] = {}
+        # Keys given to `add_event`, for a store that does not keep them (PostgreSQL does): for this stream's life.
+        self._keys: dict[str, int] = {}
         if self._redactor:
             self._checked = bytearray(len(self._ids))
 
@@ -93,9 +96,13 @@ class EventStream:
             InvalidSecretError: a secret value is too short (the file is not opened).
             StoreLockedError: another stream has the file open.
             CorruptRecordError: a line is not an event; the error names `file:line`.
-            StoreDatabaseError: the database cannot be reached, or the URL names no conversation.
+            StoreDatabaseError: the database cannot be reached, the URL names no conversation, or
+                `path` is a string that looks like a URL of another kind (`mysql://`, `postgresq://`).
         """
         secret_values(secrets or {})  # refuse a bad secret before the file is opened and locked
+        problem = mistyped_url(path)
+        if problem is not None:
+            raise StoreDatabaseError(display_url(os.fspath(path)), problem)
         if is_database_url(path):
             from openhands_memory.stream.postgres_store import PostgresEventStore
 
@@ -166,12 +173,19 @@ class EventStream:
             self._copies = {}
             self._checked = bytearray(len(self._ids)) if redactor else bytearray()
 
-    def add_event(self, event: Event, source: EventSource | str) -> int:
+    def add_event(self, event: Event, source: EventSource | str, *, key: str | None = None) -> int:
         """Give a new event its id, timestamp and source (set on `event` itself), store it, tell subscribers.
 
         Returns the id. When secrets are set and `event` holds one, a copy with them hidden is
         stored, and subscribers and reads get that copy (`get_event(id)`), never `event`: use it
         for anything shown to a model. Otherwise `event` itself is stored.
+
+        `key` (a string the caller chooses, a uuid say) makes retrying safe when an append's
+        outcome is unknown (a database connection lost before its reply): when an event was
+        already stored under `key`, nothing is stored, `event` is left as given, and that event's
+        id is returned (the stream catches up to it). A PostgreSQL store keeps the keys with the
+        events (every writer and every later session sees them); other stores are written by this
+        process only, so the stream remembers the keys given to it while it is open.
 
         Raises:
             EventAlreadyAddedError: `event` already has an id.
@@ -185,9 +199,12 @@ class EventStream:
             raise EventAlreadyAddedError(event.id)
         source = EventSource(source)
         old_timestamp, old_source = event.timestamp, event.source
+        keyed = getattr(self._store, "append_keyed", None)
         with self._lock:
             if self._closed:
                 raise StoreClosedError()
+            if key is not None and key in self._keys:
+                return self._keys[key]
             event_id = self._next_id
             event.id = event_id
             # Stamped under the lock, so timestamps never go backwards as ids go forwards.
@@ -195,19 +212,102 @@ class EventStream:
             event.source = source
             try:
                 stored = self._redactor.redact_event(event) if self._redactor else event
-                self._store.append(stored)
+                if keyed is not None:
+                    earlier = keyed(stored, key)
+                else:
+                    self._store.append(stored)
+                    earlier = None
             except BaseException:
                 event.id, event.timestamp, event.source = None, old_timestamp, old_source
                 raise
-            if self._redactor:
-                self._checked.append(1)  # stored with the secrets in force hidden
-            self._ids.append(event_id)
-            self._next_id = event_id + 1
-            if self._subscriber_list:
-                self._pending.append(stored)
+            if earlier is None:
+                if key is not None and keyed is None:
+                    self._keys[key] = event_id
+                if self._redactor:
+                    self._checked.append(1)  # stored with the secrets in force hidden
+                self._ids.append(event_id)
+                self._next_id = event_id + 1
+                if self._subscriber_list:
+                    self._pending.append(stored)
+            else:  # stored before under this key: nothing new here
+                event.id, event.timestamp, event.source = None, old_timestamp, old_source
+        if earlier is not None:
+            self.catch_up()
+            return earlier
         if self._pending:
             self._deliver()
         return event_id
+
+    def add_events(self, events: Sequence[Event], source: EventSource | str, *, key: str | None = None) -> list[int]:
+        """Add several events (an agent step's: an action and its observation, say) as `add_event` would, together.
+
+        They get consecutive ids. A store that can (PostgreSQL) stores them in one transaction and
+        one statement: all of them or none, and no other writer's event between them. Others are
+        given them one by one. `key` works as for `add_event` (it stands for the whole batch);
+        when it was stored before, the ids of the events stored under it then are returned.
+
+        Raises:
+            As `add_event`. With PostgreSQL nothing is stored then; with a store given them one by
+            one, those stored before the failure keep their ids (and are delivered), the rest not.
+        """
+        batch = list(events)
+        for event in batch:
+            if event.id is not None:
+                raise EventAlreadyAddedError(event.id)
+        if len(batch) == 1:
+            return [self.add_event(batch[0], source, key=key)]
+        source = EventSource(source)
+        olds = [(event.timestamp, event.source) for event in batch]
+        together = getattr(self._store, "append_batch", None)
+        with self._lock:
+            if self._closed:
+                raise StoreClosedError()
+            if key is not None and key in self._keys:
+                first = self._keys[key]
+                return list(range(first, first + len(batch)))
+            first_id = self._next_id
+            now = datetime.now().isoformat()
+            stored_events: list[Event] = []
+            try:
+                for offset, event in enumerate(batch):
+                    event.id, event.timestamp, event.source = first_id + offset, now, source
+                    stored_events.append(self._redactor.redact_event(event) if self._redactor else event)
+                if together is not None:
+                    earlier = together(stored_events, key)
+                else:
+                    earlier = None
+                    for done, stored in enumerate(stored_events):
+                        self._store.append(stored)
+                        self._ids.append(first_id + done)  # stored: it keeps its place whatever follows
+                        self._next_id = first_id + done + 1
+                        if self._redactor:
+                            self._checked.append(1)
+                        if self._subscriber_list:
+                            self._pending.append(stored)
+            except BaseException:
+                for event, (timestamp, old_source) in zip(batch, olds, strict=True):
+                    if event.id is not None and event.id not in self._ids[-len(batch):]:
+                        event.id, event.timestamp, event.source = None, timestamp, old_source
+                raise
+            if earlier is None and together is not None:
+                for stored in stored_events:
+                    if self._redactor:
+                        self._checked.append(1)
+                    self._ids.append(stored.id)  # type: ignore[arg-type]
+                    if self._subscriber_list:
+                        self._pending.append(stored)
+                self._next_id = first_id + len(batch)
+            if earlier is None and key is not None and together is None:
+                self._keys[key] = first_id
+            if earlier is not None:
+                for event, (timestamp, old_source) in zip(batch, olds, strict=True):
+                    event.id, event.timestamp, event.source = None, timestamp, old_source
+        if earlier is not None:
+            self.catch_up()
+            return list(range(earlier, earlier + len(batch)))
+        if self._pending:
+            self._deliver()
+        return [first_id + offset for offset in range(len(batch))]
 
     def catch_up(self) -> list[Event]:
         """Take in the events other writers stored since this stream last looked; returns them, in id order.

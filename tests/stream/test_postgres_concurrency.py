@@ -110,7 +110,7 @@ def test_concurrent_writers_never_share_an_id_nor_leave_a_gap(postgres_url: str)
     assert sorted(contents.values()) == sorted(f"w{n}:{i}" for n in range(4) for i in range(25))
 
 
-def test_a_writer_killed_mid_append_leaves_every_acknowledged_event_and_nothing_else(postgres_url: str) -> None:
+def test_a_writer_killed_mid_append_leaves_every_acknowledged_event_and_nothing_half(postgres_url: str) -> None:
     url = f"{postgres_url}&conversation=killed"
     worker = Worker("stepper", url)
     assert worker.read() == "ready"
@@ -138,10 +138,14 @@ def test_a_writer_killed_mid_append_leaves_every_acknowledged_event_and_nothing_
         assert time.monotonic() < deadline
         time.sleep(0.01)
     rows = _rows(postgres_url, "killed")
-    assert [(position, event_id) for position, event_id, _ in rows] == [(n, n) for n in range(5)]
-    assert [event_from_json(body).content for _, _, body in rows] == [f"event {n}" for n in range(5)]
+    # The append is one statement: sent before the kill, the server may finish it (the worker never
+    # learnt it): then it is there whole, else not at all; either way no gap and nothing half.
+    stored = len(rows)
+    assert stored in (5, 6)
+    assert [(position, event_id) for position, event_id, _ in rows] == [(n, n) for n in range(stored)]
+    assert [event_from_json(body).content for _, _, body in rows] == [f"event {n}" for n in range(stored)]
     with EventStream.open(url) as stream:  # the next writer goes on with the next id: no gap
-        assert stream.add_event(MessageAction(content="after the kill"), "agent") == 5
+        assert stream.add_event(MessageAction(content="after the kill"), "agent") == stored
 
 
 def _waiting_backends(postgres_url: str) -> int:

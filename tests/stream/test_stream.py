@@ -473,3 +473,25 @@ def test_catch_up_on_a_store_only_this_stream_writes_finds_nothing(tmp_path: Pat
         stream.add_event(MessageAction(content="hi"), EventSource.USER)
         assert stream.catch_up() == []
         assert stream.add_event(MessageAction(content="again"), EventSource.USER) == 1
+
+
+@pytest.mark.parametrize("kind", ["memory", "file"])
+def test_an_add_retried_with_its_key_stores_the_event_once(tmp_path: Path, kind: str) -> None:
+    stream = EventStream() if kind == "memory" else EventStream.open(tmp_path / "log.jsonl")
+    with stream:
+        assert stream.add_event(MessageAction(content="step 1"), "agent", key="k1") == 0
+        retried = MessageAction(content="step 1")
+        assert stream.add_event(retried, "agent", key="k1") == 0
+        assert retried.id is None and len(stream) == 1  # nothing stored twice, the retried event left as given
+        assert stream.add_events([MessageAction(content="a"), MessageAction(content="b")], "agent", key="k2") == [1, 2]
+        assert stream.add_events([MessageAction(content="a"), MessageAction(content="b")], "agent", key="k2") == [1, 2]
+        assert [e.content for e in stream.get_events()] == ["step 1", "a", "b"]
+
+
+def test_add_events_gives_a_step_consecutive_ids_and_tells_subscribers_in_order() -> None:
+    seen: list[int] = []
+    with EventStream() as stream:
+        stream.subscribe(lambda event: seen.append(event.id), "probe")  # type: ignore[arg-type]
+        stream.add_event(MessageAction(content="first"), "user")
+        assert stream.add_events([MessageAction(content="x"), MessageAction(content="y")], "agent") == [1, 2]
+    assert seen == [0, 1, 2]

@@ -1,0 +1,138 @@
+"""`PostgresSearchIndex` used as a team uses it: many workers at once, a server that drops connections, a read-only role."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from urllib.parse import quote
+
+import psycopg
+import pytest
+from conftest import HANG_GUARD_SECONDS
+
+from openhands_memory import History
+from openhands_memory.condenser import Condenser
+from openhands_memory.events import CmdOutputObservation, Event, EventSource, MessageAction
+from openhands_memory.recall import PostgresSearchIndex
+from openhands_memory.stream import PostgresEventStore
+
+
+def _event(event_id: int, text: str) -> Event:
+    event = MessageAction(content=text) if event_id % 2 == 0 else CmdOutputObservation(content=text, command="x")
+    event.id, event.timestamp, event.source = event_id, "2025-01-01T00:00:00", EventSource.AGENT
+    return event
+
+
+def test_workers_indexing_one_conversation_at_once_never_deadlock_nor_lose_an_event(postgres_url: str) -> None:
+    workers, rounds = 4, 12
+    events = [_event(n, f"note marker{n} of the race") for n in range(workers * rounds)]
+    store = PostgresEventStore(postgres_url, conversation="shared")
+    store.append_all(events)
+    store.close()
+    start = threading.Barrier(workers)
+    failures: list[BaseException] = []
+
+    def work(number: int) -> None:
+        try:
+            own = PostgresEventStore(postgres_url, conversation="shared")
+            start.wait()
+            for round_ in range(rounds):
+                # A worker that just picked the conversation up opens its index, then indexes: the
+                # moment the tables used to be made inside the write, beside others' writes.
+                with PostgresSearchIndex.for_store(own) as index:
+                    index.add(events[round_ * workers + number])
+                    index.add(events[(round_ * workers + number + 1) % len(events)])
+            own.close()
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
+            failures.append(exc)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(workers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(HANG_GUARD_SECONDS)
+    assert not failures, failures[0]
+    reader = PostgresEventStore(postgres_url, conversation="shared")
+    with PostgresSearchIndex.for_store(reader) as index:
+        missing = [e.id for e in events if e.id not in {hit.event_id for hit in index.search(f"marker{e.id}", limit=3)}]
+    reader.close()
+    assert missing == []
+
+
+def _search(history: History, query: str, number: int) -> str:
+    call = {"id": f"call_{number}", "type": "function", "function": {"name": "search_history", "arguments": f'{{"query": "{query}"}}'}}
+    return history.run_memory_tool(call).content
+
+
+def _drop_connections(postgres_url: str, application: str) -> int:
+    """What a server restart does to a client: every connection of `application` is cut."""
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        return conn.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = %s", (application,)
+        ).fetchone()[0]
+
+
+def test_search_goes_on_after_the_database_dropped_every_connection(postgres_url: str) -> None:
+    application = f"restart_{uuid.uuid4().hex[:8]}"
+    url = f"{postgres_url}&application_name={application}&conversation=restart"
+    with History.open(url, condenser=Condenser.from_config({"type": "noop"})) as history:
+        history.add_event(MessageAction(content="the quokka is a marsupial"), EventSource.USER)
+        assert "quokka" in _search(history, "quokka", 1)
+        for round_ in range(3):  # again and again: a restart is not a reason to stop searching for good
+            assert _drop_connections(postgres_url, application) >= 1
+            history.add_event(MessageAction(content=f"wombat number {round_}"), EventSource.USER)
+            assert _drop_connections(postgres_url, application) >= 1
+            answer = _search(history, f"wombat number {round_}", 2 + round_)
+            assert "unavailable" not in answer and f"wombat number {round_}" in answer
+        assert history.stream.get_latest_event_id() == len(history.stream) - 1  # every append stored once
+
+
+def test_a_read_only_role_searches_what_writers_indexed(postgres_url: str, postgres_server: str) -> None:
+    writer = PostgresEventStore(postgres_url, conversation="dash")
+    writer.append_all([_event(0, "deploy the kangaroo service"), _event(1, "kangaroo deployed")])
+    with PostgresSearchIndex.for_store(writer) as index:
+        index.sync(writer.snapshot())
+    role = f"dash_{uuid.uuid4().hex[:8]}"
+    schema = psycopg.conninfo.conninfo_to_dict(postgres_url)["options"].split("=", 1)[1]
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f'CREATE ROLE "{role}" LOGIN')
+        conn.execute(f'GRANT USAGE ON SCHEMA "{schema}" TO "{role}"')
+        conn.execute(f'GRANT SELECT ON ALL TABLES IN SCHEMA "{schema}" TO "{role}"')
+    dashboard_url = postgres_url.replace("postgresql://postgres@", f"postgresql://{quote(role)}@", 1)
+    try:
+        with History.open(f"{dashboard_url}&conversation=dash", condenser=Condenser.from_config({"type": "noop"})) as history:
+            recall = history._recall  # the dashboard only reads: it never appends
+            from openhands_memory.events import SearchHistoryAction
+
+            answer = recall.search(SearchHistoryAction(query="kangaroo"), 2000, lambda: (lambda event_id: "in view"))
+        assert "unavailable" not in answer.content and "kangaroo deployed" in answer.content
+    finally:
+        writer.close()
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            conn.execute(f'DROP OWNED BY "{role}"')
+            conn.execute(f'DROP ROLE "{role}"')
+
+
+def test_a_search_index_that_failed_on_a_database_error_is_opened_again_by_the_next_search(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from openhands_memory.errors import StoreDatabaseError
+
+    with History.open(f"{postgres_url}&conversation=reopen", condenser=Condenser.from_config({"type": "noop"})) as history:
+        history.add_event(MessageAction(content="the quokka is a marsupial"), EventSource.USER)
+        assert "quokka" in _search(history, "quokka", 1)
+        broken = {"left": 2}  # the server is down for two index writes
+
+        def add(self: PostgresSearchIndex, event: Event) -> None:
+            if broken["left"]:
+                broken["left"] -= 1
+                raise StoreDatabaseError(self._store.location, "update the search index failed: server closed the connection")
+            original(self, event)
+
+        original = PostgresSearchIndex.add
+        monkeypatch.setattr(PostgresSearchIndex, "add", add)
+        history.add_event(MessageAction(content="a wombat digs"), EventSource.USER)  # the index fails here
+        assert history._recall.index is None
+        # The search's own action fails the index once more; then it is opened again and finds the event.
+        assert "a wombat digs" in _search(history, "wombat", 2)
+        assert history._recall.reopens == 1 and broken["left"] == 0
