@@ -36,6 +36,7 @@ from openhands_memory.events import (
     BrowseURLAction,
     CmdOutputObservation,
     CmdRunAction,
+    CompactContextAction,
     ContextReloadAction,
     ErrorObservation,
     Event,
@@ -49,6 +50,7 @@ from openhands_memory.events import (
     LoopDetectionObservation,
     MCPAction,
     MessageAction,
+    NewContextAction,
     NullObservation,
     Observation,
     RecallObservation,
@@ -91,6 +93,8 @@ _TOOL_ACTIONS: tuple[type[Action], ...] = (
     CmdRunAction,
     ContextReloadAction,
     SearchHistoryAction,
+    NewContextAction,
+    CompactContextAction,
     UnknownAction,
 )
 # Observations no model sees (the controller filters them out of the history anyway).

@@ -633,6 +633,11 @@ class CondensationRequestAction(Action):
     """Ask the condenser to condense the history at the next step."""
 
     action: Literal["condensation_request"] = "condensation_request"
+    focus: str | None = None
+    """What the summary must keep (the user's or the agent's words, like Claude Code's `/compact <focus>`);
+    None: no focus. Written at the top level of the JSON, where OpenHands ignores it."""
+
+    top_level_extras: ClassVar[tuple[str, ...]] = ("focus",)
 
     def default_message(self) -> str:
         return "Requesting a condensation of the conversation history."
@@ -670,6 +675,35 @@ class SearchHistoryAction(Action):
         return f"Searching the history for: {self.query}"
 
 
+class NewContextAction(Action):
+    """The agent ends its context window, leaving a handoff for the next one (the `new_context` steering tool).
+
+    Not an OpenHands kind: this library's steering tools add it. The condensation that follows keeps the
+    handoff verbatim as its summary (see `openhands_memory.condenser.impl.agent_reset_condenser`).
+    """
+
+    action: Literal["new_context"] = "new_context"
+    handoff: str
+    """What the next context window starts from, in the agent's words."""
+
+    def default_message(self) -> str:
+        return "Starting a new context window"
+
+
+class CompactContextAction(Action):
+    """The agent asks for its history to be summarized now, keeping what `focus` names (the `compact_context` steering tool).
+
+    Not an OpenHands kind: this library's steering tools add it.
+    """
+
+    action: Literal["compact_context"] = "compact_context"
+    focus: str = ""
+    """What the summary must keep ('' : no focus)."""
+
+    def default_message(self) -> str:
+        return f"Compacting the context, focus: {self.focus}" if self.focus else "Compacting the context"
+
+
 class UnknownAction(Action):
     """An action kind we do not know (a fork's own, say): its `args` are kept and written back unchanged."""
 
@@ -703,6 +737,8 @@ ACTION_CLASSES: dict[str, type[Action]] = {
         CondensationRequestAction,
         ContextReloadAction,
         SearchHistoryAction,
+        NewContextAction,
+        CompactContextAction,
     )
 }
 """Action kind -> class; kinds not here load as `UnknownAction`."""
