@@ -1,4 +1,4 @@
-"""How `History` runs the agent's steering tools (`new_context`, `compact_context`), kept apart from the facade.
+"""How `History` runs the agent's steering tools (`new_context`, `compact_context`, `context_notes`), kept apart from the facade.
 
 A call is recorded as the memory tools' calls are: its action (source agent, the call's metadata),
 then its result (source environment, `cause` the action). Then:
@@ -10,6 +10,9 @@ then its result (source environment, `cause` the action). Then:
   condensation summarizes keeping what it names. Refused (a result saying why, nothing requested) when the
   pipeline answers no request, or when the events other than the system prompt and the user's messages hold fewer than `MIN_COMPACT_TOKENS`.
 
+- `context_notes(operation, text)`: the result holds the notes after the call (`current_notes` of the log);
+  a call that would take them over `MAX_NOTES_CHARS` changes nothing and its result names the bound.
+
 A handoff that is empty or too long, a focus too long, is recorded with an `ErrorObservation` result the
 agent reads; a call that makes no action (not JSON, a wrong type) gets the same error as a memory tool's.
 """
@@ -18,10 +21,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
-from openhands_memory.condenser.impl.agent_reset_condenser import is_kept_by_reset, reset_action
+from openhands_memory.condenser.impl.agent_reset_condenser import current_notes, is_kept_by_reset, reset_action
 from openhands_memory.events import (
     Action,
     CompactContextAction,
+    ContextNotesAction,
+    ContextNotesObservation,
     ErrorObservation,
     EventSource,
     NewContextAction,
@@ -29,7 +34,13 @@ from openhands_memory.events import (
     SuccessObservation,
 )
 from openhands_memory.recall.memory_tools import MemoryToolCall, echo, tool_call_metadata
-from openhands_memory.recall.steering_tools import focus_problem, handoff_problem, parse_steering_call
+from openhands_memory.recall.steering_tools import (
+    MAX_NOTES_CHARS,
+    focus_problem,
+    handoff_problem,
+    notes_problem,
+    parse_steering_call,
+)
 
 if TYPE_CHECKING:
     from openhands_memory.history import History
@@ -54,6 +65,11 @@ def run_steering_call(history: History, call: MemoryToolCall, response: Any) -> 
     refusal = _refusal(history, action)
     if refusal is not None:
         result: Observation = ErrorObservation(content=refusal)
+    elif isinstance(action, ContextNotesAction):
+        notes = current_notes(history.stream.snapshot())  # the log is the notes' only source (this call included)
+        done = {"read": "Your notes", "write": "Notes written", "append": "Note appended"}[action.operation]
+        shown = notes if notes else "(no notes yet)"
+        result = ContextNotesObservation(content=f"{done} ({len(notes)} of {MAX_NOTES_CHARS} characters):\n{shown}")
     elif isinstance(action, NewContextAction):
         result = SuccessObservation(
             content="A new context window starts now: it holds the system prompt, the task, the user's messages and your handoff."
@@ -68,8 +84,7 @@ def run_steering_call(history: History, call: MemoryToolCall, response: Any) -> 
     if refusal is None:
         if isinstance(action, NewContextAction):
             history.add_event(reset_action(history.view, action.handoff, metadata={"call_id": action.id}), EventSource.AGENT)
-        else:
-            assert isinstance(action, CompactContextAction)
+        elif isinstance(action, CompactContextAction):
             history.request_condensation(focus=action.focus or None)
     return history._stored(result)
 
@@ -79,6 +94,10 @@ def _refusal(history: History, action: Action) -> str | None:
     if isinstance(action, NewContextAction):
         problem = handoff_problem(action.handoff)
         return None if problem is None else f"No new context was started: {problem}."
+    if isinstance(action, ContextNotesAction):
+        before = current_notes(e for e in history.stream.snapshot() if e.id != action.id)
+        problem = notes_problem(action, before)
+        return None if problem is None else f"The notes were not changed: {problem}."
     assert isinstance(action, CompactContextAction)
     problem = focus_problem(action.focus)
     if problem is not None:

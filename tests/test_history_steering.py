@@ -9,13 +9,15 @@ from typing import Any
 import pytest
 
 from openhands_memory.condenser import Condenser, LLMSummarizingCondenser
-from openhands_memory.condenser.impl.agent_reset_condenser import AgentResetCondenser
+from openhands_memory.condenser.impl.agent_reset_condenser import AgentResetCondenser, current_notes
+from openhands_memory.events.actions import MAX_NOTES_CHARS
 from openhands_memory.events import (
     CmdOutputObservation,
     CmdRunAction,
     CompactContextAction,
     CondensationAction,
     CondensationRequestAction,
+    ContextNotesObservation,
     ErrorObservation,
     EventSource,
     MessageAction,
@@ -70,9 +72,9 @@ def texts(history: History) -> list[tuple[str, str]]:
 
 def test_agent_reset_offers_the_steering_tools_with_the_memory_tools_and_the_default_pipeline_does_not() -> None:
     names = [tool["function"]["name"] for tool in reset_history().memory_tools()]
-    assert names == ["context_reload", "search_history", "new_context", "compact_context"]
+    assert names == ["context_reload", "search_history", "new_context", "compact_context", "context_notes"]
     assert [tool["function"]["name"] for tool in History().memory_tools()] == ["context_reload", "search_history"]
-    assert History.is_memory_tool("new_context") and History.is_memory_tool("compact_context")
+    assert History.is_memory_tool("new_context") and History.is_memory_tool("compact_context") and History.is_memory_tool("context_notes")
 
 
 def test_new_context_keeps_the_system_prompt_the_users_messages_and_the_handoff_verbatim(tmp_path: Path) -> None:
@@ -210,3 +212,59 @@ def test_request_condensation_takes_a_focus_and_refuses_one_over_the_bound() -> 
     assert history.view.condensation_focus == "keep the failing test ids"  # the newest request with a focus
     with pytest.raises(ValueError, match="over the bound of 2000"):
         history.request_condensation(focus="x" * 2_001)
+
+
+# -- notes ------------------------------------------------------------------------------------------
+
+
+def notes_of(history: History) -> str:
+    return current_notes(history.stream.snapshot())
+
+
+def test_notes_are_written_appended_and_read_from_the_log() -> None:
+    history = started(reset_history())
+    written = history.run_memory_tool(call("context_notes", {"operation": "write", "text": "port is 8431"}, "n1"))
+    assert isinstance(written, ContextNotesObservation) and written.content.endswith("\nport is 8431")
+    history.run_memory_tool(call("context_notes", {"operation": "append", "text": "db at db/0007.sql"}, "n2"))
+    read = history.run_memory_tool(call("context_notes", {"operation": "read"}, "n3"))
+    assert read.content.endswith("port is 8431\ndb at db/0007.sql") and notes_of(history) == "port is 8431\ndb at db/0007.sql"
+    history.run_memory_tool(call("context_notes", {"operation": "write", "text": "only this"}, "n4"))
+    assert notes_of(history) == "only this"
+
+
+def test_a_note_over_the_bound_gets_an_error_naming_it_and_changes_nothing() -> None:
+    history = started(reset_history())
+    history.run_memory_tool(call("context_notes", {"operation": "write", "text": "keep me"}, "n1"))
+    result = history.run_memory_tool(call("context_notes", {"operation": "append", "text": "x" * MAX_NOTES_CHARS}, "n2"))
+    assert isinstance(result, ErrorObservation) and f"over the bound of {MAX_NOTES_CHARS}" in result.content
+    assert notes_of(history) == "keep me"
+    bad = history.run_memory_tool(call("context_notes", {"operation": "erase"}, "n3"))
+    assert isinstance(bad, ErrorObservation) and "operation must be one of read, write, append" in bad.content
+
+
+def test_the_notes_stay_in_view_after_a_reset_and_after_the_wrapped_strategys_condensation(tmp_path: Path) -> None:
+    log = tmp_path / "events.jsonl"
+    history = started(reset_history(log, inner={"type": "llm", "max_size": 12, "keep_first": 2}))
+    work(history, 2)
+    history.run_memory_tool(call("context_notes", {"operation": "write", "text": "the port is 8431"}, "n1"))
+    work(history, 10, first=2)
+    history.next_messages()  # the wrapped summarizer (offline) condenses: the notes' events are spared
+    condensations = [e for e in history.stream.snapshot() if isinstance(e, CondensationAction)]
+    assert condensations and condensations[-1].condenser_metadata["notes_spared"] == 2
+    assert any("the port is 8431" in text for _, text in texts(history))
+    history.run_memory_tool(call("new_context", {"handoff": HANDOFF}, "r1"))
+    shown = texts(history)
+    assert any("the port is 8431" in text for _, text in shown) and HANDOFF in shown[-1][1]
+    expected = history.view
+    history.close()
+    with History.open(log, condenser=Condenser.from_config({"type": "agent_reset"})) as resumed:  # equal after resume
+        assert resumed.view == expected and notes_of(resumed) == "the port is 8431"
+    snapshot = snapshot_at(load_events(log), recorded=True)  # and visible in a replay of the log
+    assert any(isinstance(e, ContextNotesObservation) and "the port is 8431" in e.content for e in snapshot.shown.events)
+
+
+def test_secrets_in_the_notes_are_redacted() -> None:
+    history = started(History(condenser=Condenser.from_config({"type": "agent_reset"}), secrets={"token": "sk-SECRET-12345"}))
+    result = history.run_memory_tool(call("context_notes", {"operation": "write", "text": "token sk-SECRET-12345"}, "n1"))
+    assert "sk-SECRET-12345" not in result.content and "sk-SECRET-12345" not in notes_of(history)
+    assert not any("sk-SECRET-12345" in text for _, text in texts(history))

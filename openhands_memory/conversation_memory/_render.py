@@ -37,6 +37,7 @@ from openhands_memory.events import (
     CmdOutputObservation,
     CmdRunAction,
     CompactContextAction,
+    ContextNotesAction,
     ContextReloadAction,
     ErrorObservation,
     Event,
@@ -95,6 +96,7 @@ _TOOL_ACTIONS: tuple[type[Action], ...] = (
     SearchHistoryAction,
     NewContextAction,
     CompactContextAction,
+    ContextNotesAction,
     UnknownAction,
 )
 # Observations no model sees (the controller filters them out of the history anyway).

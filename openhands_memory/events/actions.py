@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Container, Iterator, Sequence
 from enum import StrEnum
-from typing import Any, ClassVar, Literal, overload
+from typing import Any, ClassVar, Final, Literal, overload
 
 from pydantic import Field, StrictInt, model_validator
 
@@ -704,6 +704,41 @@ class CompactContextAction(Action):
         return f"Compacting the context, focus: {self.focus}" if self.focus else "Compacting the context"
 
 
+MAX_NOTES_CHARS: Final = 8_000
+"""The most characters the agent's notes may hold (`context_notes`): they are shown in every prompt."""
+
+
+class ContextNotesAction(Action):
+    """The agent reads, writes or appends to its notes (the `context_notes` steering tool).
+
+    The notes are a projection of the log: the text of the newest `write`, then each later `append`
+    on its own line; a call that would make them longer than `MAX_NOTES_CHARS` changes nothing
+    (`applied_to` says so, and its result tells the agent). Not an OpenHands kind.
+    """
+
+    action: Literal["context_notes"] = "context_notes"
+    operation: str = "read"
+    """`read`, `write` (replace the notes) or `append` (add a line)."""
+    text: str = ""
+    """What is written or appended."""
+
+    def applied_to(self, notes: str) -> str | None:
+        """The notes after this call, given the notes before it; None when it would exceed `MAX_NOTES_CHARS`
+        (or names no known operation)."""
+        if self.operation == "read":
+            return notes
+        if self.operation == "write":
+            after = self.text
+        elif self.operation == "append":
+            after = f"{notes}\n{self.text}" if notes else self.text
+        else:
+            return None
+        return after if len(after) <= MAX_NOTES_CHARS else None
+
+    def default_message(self) -> str:
+        return f"Notes: {self.operation}"
+
+
 class UnknownAction(Action):
     """An action kind we do not know (a fork's own, say): its `args` are kept and written back unchanged."""
 
@@ -739,6 +774,7 @@ ACTION_CLASSES: dict[str, type[Action]] = {
         SearchHistoryAction,
         NewContextAction,
         CompactContextAction,
+        ContextNotesAction,
     )
 }
 """Action kind -> class; kinds not here load as `UnknownAction`."""

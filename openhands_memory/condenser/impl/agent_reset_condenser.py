@@ -16,6 +16,14 @@ applies), and when neither condenses and the prompt passes `remind_at` of the in
 view the model sees (a view transform: nothing is written, the same view gives the same reminder),
 asking the agent to write its handoff and call `new_context`.
 
+**Notes** (`context_notes`): the agent's notes are events of the log (`ContextNotesAction` and its
+`ContextNotesObservation`); the notes are the newest accepted `write` and the `append`s after it
+(`current_notes`). No condensation through this strategy forgets those events (`notes_event_ids`): a
+reset keeps them before the handoff, and a wrapped strategy's condensation is changed to spare them
+(its summary moved so it stays before the same event). So the notes stay in view after every
+condensation and reset, and the log alone says what they are (after a resume, in `replay` and `view`).
+Put `agent_reset` outermost in a pipeline: a strategy before it could forget the notes.
+
 ```toml
 [condenser]
 type = "agent_reset"
@@ -27,14 +35,17 @@ condenser = { type = "cache_aware", condenser = { type = "structured_summary" } 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
 from openhands_memory.condenser import Condensation, Condenser
-from openhands_memory.condenser.kit import CONFIG, sized
+from openhands_memory.condenser.kit import CONFIG, forget_id, sized
 from openhands_memory.events import (
     CondensationAction,
+    ContextNotesAction,
+    ContextNotesObservation,
     ErrorObservation,
     Event,
     EventSource,
@@ -48,7 +59,15 @@ from openhands_memory.view import View
 if TYPE_CHECKING:
     from openhands_memory.condenser.config import CondenserContext, PipelineMember
 
-__all__ = ["AgentResetCondenser", "AgentResetCondenserConfig", "is_kept_by_reset", "reset_action", "reset_reminder"]
+__all__ = [
+    "AgentResetCondenser",
+    "AgentResetCondenserConfig",
+    "current_notes",
+    "is_kept_by_reset",
+    "notes_event_ids",
+    "reset_action",
+    "reset_reminder",
+]
 
 _TYPE = "agent_reset"
 RESET_REASON = "new_context"
@@ -75,14 +94,42 @@ def is_kept_by_reset(event: Event) -> bool:
     return isinstance(event, SystemMessageAction) or (isinstance(event, MessageAction) and event.source == EventSource.USER)
 
 
+def current_notes(events: Iterable[Event]) -> str:
+    """The agent's notes after `events`: each `context_notes` call applied in order, those over the bound left out."""
+    notes = ""
+    for event in events:
+        if isinstance(event, ContextNotesAction):
+            after = event.applied_to(notes)
+            if after is not None:
+                notes = after
+    return notes
+
+
+def notes_event_ids(events: Iterable[Event]) -> set[int]:
+    """The ids of the events that make the current notes: the newest accepted write, the appends after it, their results."""
+    notes, calls = "", []
+    results: dict[int, list[int]] = {}
+    for event in events:
+        if isinstance(event, ContextNotesAction) and event.operation != "read" and event.id is not None:
+            after = event.applied_to(notes)
+            if after is not None:
+                notes = after
+                calls = [event.id] if event.operation == "write" else [*calls, event.id]
+        elif isinstance(event, ContextNotesObservation) and event.cause is not None and event.id is not None:
+            results.setdefault(event.cause, []).append(event.id)
+    return {*calls, *(result for call in calls for result in results.get(call, ()))}
+
+
 def reset_action(view: View, handoff: str, *, metadata: dict[str, Any] | None = None) -> CondensationAction:
     """The condensation a `new_context(handoff)` call makes of `view`: the handoff, verbatim, after all that is kept.
 
-    The standing summary (if any) is replaced by the handoff; every other event not kept is forgotten by id.
+    The standing summary (if any) is replaced by the handoff; every other event not kept (the system
+    prompt, the user's messages, the notes' events) is forgotten by id.
     """
     kept_events = view.kept_events()
-    kept = [event for event in kept_events if is_kept_by_reset(event)]
-    forgotten = [event.id for event in kept_events if event.id is not None and not is_kept_by_reset(event)]
+    notes = notes_event_ids(kept_events)
+    kept = [event for event in kept_events if is_kept_by_reset(event) or event.id in notes]
+    forgotten = [event.id for event in kept_events if event.id is not None and not (is_kept_by_reset(event) or event.id in notes)]
     # The list form, never a range: a range would also forget events appended later with ids inside it.
     action = CondensationAction(forgotten_event_ids=forgotten, summary=handoff, summary_offset=len(kept))
     action.condenser_metadata = {"condenser": _TYPE, "reason": RESET_REASON, **(metadata or {})}
@@ -111,6 +158,30 @@ def _pending_handoff(view: View) -> tuple[NewContextAction, str] | None:
                 return event, event.handoff
             return None
     return None
+
+
+def _sparing_notes(view: View, condensation: Condensation) -> Condensation:
+    """`condensation` changed to forget none of the notes' events (its summary stays before the same event)."""
+    notes = notes_event_ids(view.kept_events())
+    action = condensation.action
+    listed = action.forgotten_lookup()
+    if not any(event_id in listed for event_id in notes):
+        return condensation
+    forgotten = sorted({i for e in view.events if (i := forget_id(e)) is not None and i in listed and i not in notes})
+    update: dict[str, Any] = {"forgotten_event_ids": forgotten, "forgotten_events_start_id": None, "forgotten_events_end_id": None}
+    if action.summary is not None and action.summary_offset is not None:
+        shown = view.apply(action).kept_events()
+        anchor = shown[action.summary_offset] if action.summary_offset < len(shown) else None
+        kept = [e for e in view.kept_events() if forget_id(e) not in set(forgotten)]
+        update["summary_offset"] = next((i for i, e in enumerate(kept) if e is anchor), len(kept))
+    spared = action.model_copy(update=update)
+    if spared.condenser_metadata is not None:
+        spared.condenser_metadata = {**spared.condenser_metadata, "notes_spared": len(notes & set(_ids(listed, view)))}
+    return Condensation(spared, condensation.metadata)
+
+
+def _ids(listed: Any, view: View) -> list[int]:
+    return [i for e in view.events if (i := forget_id(e)) is not None and i in listed]
 
 
 class AgentResetCondenser(Condenser):
@@ -157,7 +228,7 @@ class AgentResetCondenser(Condenser):
             return self.record_condensation(view, lambda: reset_action(view, handoff, metadata={"call_id": call.id}), reason="request")
         result = self.inner.condense(view)
         if isinstance(result, Condensation):
-            return result
+            return _sparing_notes(view, result)
         tokens = self.token_counter(result.events)
         if tokens < self.remind_at * self.input_window:
             return result
