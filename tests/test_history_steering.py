@@ -10,7 +10,6 @@ import pytest
 
 from openhands_memory.condenser import Condenser, LLMSummarizingCondenser
 from openhands_memory.condenser.impl.agent_reset_condenser import AgentResetCondenser, current_notes
-from openhands_memory.events.actions import MAX_NOTES_CHARS
 from openhands_memory.events import (
     CmdOutputObservation,
     CmdRunAction,
@@ -28,6 +27,7 @@ from openhands_memory.events import (
     agent_history,
     load_events,
 )
+from openhands_memory.events.actions import MAX_NOTES_CHARS
 from openhands_memory.history import History
 from openhands_memory.replay.replayer import snapshot_at
 from openhands_memory.testing.fake_llm import FakeLLM
