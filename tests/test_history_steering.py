@@ -155,7 +155,8 @@ def test_the_agent_is_reminded_past_the_share_of_the_input_window_and_not_before
     assert not any("[Context reminder]" in text for _, text in texts(history))
     work(history, 8, first=2)
     role, text = texts(history)[-1]
-    assert role == "user" and text.startswith("[Context reminder]") and "new_context" in text
+    assert role == "tool" and text.endswith("9\n\n" + text.split("\n\n")[-1])  # on the newest result, after its output
+    assert text.split("\n\n")[-1].startswith("[Context reminder]") and "new_context" in text
     assert not any("[Context reminder]" in getattr(e, "content", "") for e in history.stream.snapshot())  # a view, not the log
 
 

@@ -12,8 +12,9 @@ makes it for a `new_context` call in the view whose result was not an error.
 The strategy **wraps** another one (`condenser`, by default `noop`): its own condensations come
 first, then the wrapped strategy's (the pipeline's own condensation past its hard limit still
 applies), and when neither condenses and the prompt passes `remind_at` of the input window
-(`input_window` tokens, by the token counter; 80% by default), a reminder is added at the end of the
-view the model sees (a view transform: nothing is written, the same view gives the same reminder),
+(`input_window` tokens, by the token counter; 80% by default), a reminder is added to (a copy of) the
+newest message or result the model sees (a view transform: nothing is written, the same view gives
+the same reminder, and the prompt before that event is unchanged, so its cache holds),
 asking the agent to write its handoff and call `new_context`.
 
 **Notes** (`context_notes`): the agent's notes are events of the log (`ContextNotesAction` and its
@@ -41,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field
 
 from openhands_memory.condenser import Condensation, Condenser
-from openhands_memory.condenser.kit import CONFIG, forget_id, sized
+from openhands_memory.condenser.kit import CONFIG, forget_id, replace_at, sized
 from openhands_memory.events import (
     CondensationAction,
     ContextNotesAction,
@@ -51,7 +52,7 @@ from openhands_memory.events import (
     EventSource,
     MessageAction,
     NewContextAction,
-    SuccessObservation,
+    Observation,
     SystemMessageAction,
 )
 from openhands_memory.view import View
@@ -147,6 +148,10 @@ def reset_reminder(tokens: int, input_window: int) -> str:
     )
 
 
+def _carries_text(event: Event) -> bool:
+    return isinstance(event, Observation | MessageAction) and isinstance(getattr(event, "content", None), str)
+
+
 def _pending_handoff(view: View) -> tuple[NewContextAction, str] | None:
     """The newest `new_context` call in `view` whose result says it was done (not an error), with its handoff."""
     events = view.events
@@ -232,5 +237,13 @@ class AgentResetCondenser(Condenser):
         tokens = self.token_counter(result.events)
         if tokens < self.remind_at * self.input_window:
             return result
-        reminder = SuccessObservation(content=reset_reminder(tokens, self.input_window))
-        return result.with_events([*result.kept_events(), reminder], result.standing_summary)
+        # On a copy of the newest event the agent reads (a message or a result): the prompt's prefix stays as it was.
+        events = result.events
+        summary = result.standing_summary
+        newest = next(
+            (i for i in range(len(events) - 1, -1, -1) if _carries_text(events[i]) and (summary is None or i != summary[0])), None
+        )
+        if newest is None:
+            return result
+        reminder = reset_reminder(tokens, self.input_window)
+        return replace_at(result, [newest], lambda event: event.model_copy(update={"content": f"{event.content}\n\n{reminder}"}))
