@@ -63,12 +63,13 @@ from openhands_memory.events import (
     CondensationAction,
     CondensationRequestAction,
     Event,
+    log_format,
 )
 from openhands_memory.llm import CompletionFn
 from openhands_memory.llm.llm import DEFAULT_CONTEXT_WINDOW
 from openhands_memory.llm.prompt_cache import PromptPricing, resolve_pricing
 from openhands_memory.llm.message import Message
-from openhands_memory.pipeline import Pipeline, describe_config, load_pipeline_config
+from openhands_memory.pipeline import Pipeline, describe_config, load_pipeline_config, strategy_history_policy
 from openhands_memory.recall import SearchIndex
 from openhands_memory.replay import AgentStep, Replayer
 from openhands_memory.replay.costs import DEFAULT_STEP_SECONDS, RequestClock, RunCosts, summarize_costs
@@ -129,8 +130,9 @@ class PipelineSpec:
             CondenserConfigError: the config is not valid, or names an LLM config it does not hold.
         """
         model = parse_condenser_config(config)
-        Condenser.from_config(model)  # fail here, not in every run (no model is called)
-        return cls(name, model, _describe(model, history_policy), source, history_policy)
+        condenser = Condenser.from_config(model)  # fail here, not in every run (no model is called)
+        shown_policy = history_policy if history_policy is not None else strategy_history_policy(condenser)
+        return cls(name, model, _describe(model, shown_policy), source, history_policy)
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str], *, name: str | None = None) -> PipelineSpec:
@@ -143,11 +145,12 @@ class PipelineSpec:
         pipeline = load_pipeline_config(path)
         config = pipeline.condenser
         try:
-            Condenser.from_config(config)  # fail here, not in every run (no model is called)
+            condenser = Condenser.from_config(config)  # fail here, not in every run (no model is called)
         except CondenserConfigError as exc:
             raise CondenserConfigError(exc.reason, condenser_type=exc.condenser_type, field=exc.field, path=path) from None
         policy = pipeline.history_policy
-        return cls(name or Path(path).stem, config, _describe(config, policy), str(path), policy)
+        shown_policy = policy if policy is not None else strategy_history_policy(condenser)
+        return cls(name or Path(path).stem, config, _describe(config, shown_policy), str(path), policy)
 
     def build(self, *, model: str | None = None) -> Condenser:
         """A fresh condenser from the config (model-backed members call their configured model), sized for the agent's `model`."""
@@ -268,10 +271,12 @@ def run_events(
             # Look the model up now (litellm's import takes seconds), so it is not timed as condensing.
             llm.context_window()
     timed = _TimedCondenser(condenser)
-    policy = pipeline.history_policy
     # THE step History runs, counted by its one prompt counter (replay's report counts with it too);
     # the policy's max_tokens and the condensers' budgets count with the same meter: what the report measures.
-    step = Pipeline(timed, pipeline.name, policy).measured_by(tokenizer if tokenizer is not None else _tokenizer(options.tokenizer))
+    step = Pipeline(timed, pipeline.name, pipeline.history_policy).measured_by(
+        tokenizer if tokenizer is not None else _tokenizer(options.tokenizer)
+    )
+    policy = step.history_policy  # the spec's, else the strategy's own (`strategy_history_policy`)
     meter = step.meter
     assert meter is not None
     replayer = Replayer(step)
@@ -316,6 +321,7 @@ def run_events(
     return {
         "log": source,
         "pipeline": pipeline.name,
+        "format": log_format(events),
         "events": replayer.events_read,
         **metrics.to_dict(),
         "events_forgotten": len(replayer.view.forgotten_event_ids & log_ids),

@@ -172,6 +172,16 @@ class Condenser(ABC):
         """
         return ()
 
+    @property
+    def history_policy_preset(self) -> str | None:
+        """The history policy this strategy comes with, as a `HistoryPolicy` preset's name (`inkeep` has one); None: none.
+
+        A wrapper (one member) comes with its member's. `Pipeline` trims with it when it is given no
+        history policy of its own, whichever way the pipeline was made.
+        """
+        members = self.members()
+        return members[0].history_policy_preset if len(members) == 1 else None
+
     def use_token_counter(self, counter: TokenCounter) -> None:
         """Count token budgets and records with `counter` from now on (`Pipeline.measured_by` gives the prompt counter);
         its `members()` too."""

@@ -36,6 +36,7 @@ from openhands_memory.events.actions import (
     UnknownAction,
 )
 from openhands_memory.events.base import Action, Event, EventId, EventSource, Observation, ToolCallMetadata
+from openhands_memory.events._formats import FORMATS, log_format
 from openhands_memory.events.history import agent_history, is_agent_history
 from openhands_memory.events.observations import (
     AgentCondensationObservation,
@@ -112,6 +113,7 @@ __all__ = [
     "ErrorObservation",
     "Event",
     "EventId",
+    "FORMATS",
     "EventSource",
     "FileDownloadObservation",
     "FileEditAction",
@@ -162,6 +164,7 @@ __all__ = [
     "event_to_trajectory",
     "iter_events",
     "load_events",
+    "log_format",
     "load_session_folder",
     "validate_log",
     "ValidationFinding",

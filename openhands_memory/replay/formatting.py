@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from openhands_memory.condenser import CACHE_DECISION_KEY
+from openhands_memory.events import Event, log_format
 
 if TYPE_CHECKING:
     from openhands_memory.replay.inspection import LogInspection
@@ -41,6 +42,7 @@ def format_replay_report(report: ReplayReport, summarizer: str | None = None) ->
     out.append(format_rows(
         [
             ("log", report.source),
+            *_format_row(report.history),
             ("pipeline", report.pipeline),
             *([("summarizer", summarizer)] if summarizer is not None else []),
             ("tokens counted for", counted),
@@ -102,12 +104,19 @@ def cost_lines(costs: Mapping[str, Mapping[str, Any]], timed: int, steps: int) -
     return out
 
 
+def _format_row(events: Sequence[Event]) -> list[tuple[str, str]]:
+    """A `format` row for a log another agent wrote (none for an OpenHands log)."""
+    fmt = log_format(events)
+    return [("format", f"{fmt} (imported)")] if fmt != "openhands" else []
+
+
 def format_inspection(report: LogInspection) -> str:
     """A log's inspection as `openhands-memory inspect` prints it."""
     out: list[str] = []
     out.append(format_rows(
         [
             ("log", report.source),
+            *([("format", f"{report.format} (imported)")] if report.format != "openhands" else []),
             ("events", f"{report.events:,} (agent history: {report.agent_history_events:,})"),
             ("tokens (estimated)", f"{report.tokens:,} in the agent history, {report.view_tokens:,} in the view"),
             ("view now", f"{report.view_events:,} events, {report.forgotten_events:,} ids forgotten"),

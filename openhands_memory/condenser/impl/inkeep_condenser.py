@@ -88,8 +88,7 @@ class InkeepCondenser(Condenser):
         super().__init__(token_counter=token_counter)
         self.compressor: TokenBudgetSummaryCondenser | None = None
         self.threshold: dict[str, Any] | None = None
-        self.history_policy_preset: str = WITHOUT_SUMMARIZER
-        """The history policy that goes with this condenser (`inkeep_compression` or `inkeep_fixed_limit`)."""
+        self._preset = WITHOUT_SUMMARIZER
         if llm is None:
             return
         if max_tokens is None:
@@ -101,7 +100,7 @@ class InkeepCondenser(Condenser):
             llm, keep_last, max_tokens=limit, on_model_error=on_model_error, token_counter=token_counter
         )
         self.compressor.threshold = self.threshold
-        self.history_policy_preset = WITH_SUMMARIZER
+        self._preset = WITH_SUMMARIZER
 
     @classmethod
     def build(cls, config: InkeepCondenserConfig, context: CondenserContext) -> InkeepCondenser:  # type: ignore[override]
@@ -114,6 +113,11 @@ class InkeepCondenser(Condenser):
             on_model_error=config.on_model_error,
             token_counter=context.token_counter,
         )
+
+    @property
+    def history_policy_preset(self) -> str:
+        """The history policy that goes with this condenser: `inkeep_compression` with a summarizer, `inkeep_fixed_limit` without."""
+        return self._preset
 
     @property
     def max_tokens(self) -> int | None:
