@@ -19,7 +19,7 @@ agent reads; a call that makes no action (not JSON, a wrong type) gets the same 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from openhands_memory.condenser.impl.agent_reset_condenser import current_notes, is_kept_by_reset, reset_action
 from openhands_memory.events import (
@@ -42,8 +42,8 @@ from openhands_memory.recall.steering_tools import (
     parse_steering_call,
 )
 
-if TYPE_CHECKING:
-    from openhands_memory.history import History
+History = Any
+"""The `History` whose call this is (not imported: `history` imports this module)."""
 
 MIN_COMPACT_TOKENS: Final = 2_000
 """`compact_context` is refused when the events a summary could replace hold fewer tokens than this."""
