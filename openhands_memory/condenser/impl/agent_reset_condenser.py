@@ -82,7 +82,7 @@ class AgentResetCondenserConfig(BaseModel):
     type: Literal["agent_reset"] = "agent_reset"
     """The condenser type."""
     # Any registered config, a pipeline included (completed by the registry, as `pipeline`'s members).
-    condenser: PipelineMember = Field(default_factory=lambda: {"type": "noop"})  # type: ignore[assignment]
+    condenser: PipelineMember = Field(default_factory=lambda: {"type": "noop"}, validate_default=True)  # type: ignore[assignment]
     """The strategy wrapped: it still condenses past its own limits."""
     input_window: int = sized("tokens", default=200_000, ge=1)
     """The model's input window, in tokens (claude-sonnet-4-5's by default)."""
