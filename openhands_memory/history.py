@@ -519,13 +519,14 @@ class History:
 
     @staticmethod
     def steering_tools() -> list[dict[str, Any]]:
-        """The litellm schemas of the steering tools, `new_context` and `compact_context` (`memory_tools()` includes
-        them when the pipeline holds an `agent_reset` strategy); route their calls to `run_memory_tool` too."""
+        """The litellm schemas of the steering tools, `new_context`, `compact_context` and `context_notes` (`memory_tools()`
+        includes them when the pipeline holds an `agent_reset` strategy); route their calls to `run_memory_tool` too
+        (see `openhands_memory._history_steering`)."""
         return steering_tool_schemas()
 
     @staticmethod
     def is_memory_tool(name: str) -> bool:
-        """Whether `name` is the name of a memory tool (`context_reload`, `search_history`)."""
+        """Whether `name` is the name of a memory tool (`context_reload`, `search_history`) or a steering tool."""
         return name in MEMORY_TOOL_NAMES or name in STEERING_TOOL_NAMES
 
     def run_memory_tool(self, tool_call: ToolCall | Mapping[str, Any], *, response: Any = None) -> Observation:
@@ -562,7 +563,7 @@ class History:
         call = read_tool_call(tool_call)
         if isinstance(call, str):
             return self._invalid_call(f"Invalid tool call: {echo(call)}.")
-        if call.name in STEERING_TOOL_NAMES:  # new_context, compact_context: see openhands_memory._history_steering
+        if call.name in STEERING_TOOL_NAMES:  # new_context, compact_context, context_notes: see _history_steering
             from openhands_memory._history_steering import run_steering_call
 
             return run_steering_call(self, call, response)
