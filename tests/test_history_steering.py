@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from openhands_memory.condenser import Condenser, LLMSummarizingCondenser
 from openhands_memory.condenser.impl.agent_reset_condenser import AgentResetCondenser, current_notes
@@ -269,3 +271,25 @@ def test_secrets_in_the_notes_are_redacted() -> None:
     result = history.run_memory_tool(call("context_notes", {"operation": "write", "text": "token sk-SECRET-12345"}, "n1"))
     assert "sk-SECRET-12345" not in result.content and "sk-SECRET-12345" not in notes_of(history)
     assert not any("sk-SECRET-12345" in text for _, text in texts(history))
+
+
+# -- what the model writes is untrusted --------------------------------------------------------------
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=30),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    name=st.sampled_from(["new_context", "compact_context", "context_notes"]),
+    arguments=st.dictionaries(st.sampled_from(["handoff", "focus", "operation", "text", "x"]), _JSON, max_size=3)
+    | st.sampled_from(["", "not json", "[1]", "{", '"text"']),
+)
+def test_any_arguments_to_a_steering_tool_get_an_answer_and_never_raise(name: str, arguments: Any) -> None:
+    history = started(reset_history())
+    result = history.run_memory_tool(call(name, arguments))
+    assert result.id is not None and result.content
+    history.next_messages()  # the history goes on
