@@ -8,6 +8,7 @@
     openhands-memory repair LOG [--json]
     openhands-memory bench LOG... --pipeline NAME|A.toml [--pipeline B.toml ...] [--pipeline all] [--model M] [--summarizer-model M] [--jobs N] [--out DIR] [--force]
     openhands-memory calibrate LOG... [--pricing M] [--model M] [--tokenizer T] [--no-reconstruct] [--json]
+    openhands-memory report LOG [--pipeline NAME|CONFIG ...] [--pricing M ...] [--model M] [--tokenizer T] --out PAGE.html [--force]
 
 Results go to stdout, notes and the progress bar (only on a terminal) to stderr. Every expected
 error is one line on stderr, `error: ...`, with exit code 1 (data, files) or 2 (usage, config).
@@ -236,6 +237,9 @@ def _build_parser() -> argparse.ArgumentParser:
     from openhands_memory._cli_calibrate import add_calibrate_parser
 
     add_calibrate_parser(commands)
+    from openhands_memory._cli_report import add_report_parser
+
+    add_report_parser(commands)
     return parser
 
 
@@ -272,6 +276,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from openhands_memory._cli_calibrate import run_calibrate
 
             return run_calibrate(args)
+        if args.command == "report":
+            from openhands_memory._cli_report import run_report
+
+            return run_report(args, _checked_secrets(args))
         if args.command == "replay":
             return _replay(args)
         if args.command == "inspect":

@@ -105,6 +105,7 @@ BLOCKS: dict[str, list[tuple[str, str, str]]] = {
     "README.md": [
         ("bash", "pip install . && openhands-memory replay", _REPLAY),
         ("", "log                   fixtures/synthetic_session_300.jsonl", _REPLAY),
+        ("bash", "openhands-memory report fixtures/synthetic_session_300.jsonl", "test_the_html_report_commands"),
         ("python", "import json, subprocess", "test_quick_start_agent_loop"),
         ("bash", "pip install -e '.[test]' && pytest", "test_install_and_test_commands"),
         ("bash", "pip install -e '.[test,sdk]' && pytest", "test_install_and_test_commands"),

@@ -618,7 +618,7 @@ def test_a_folder_that_is_no_session_is_one_line(tmp_path: Path) -> None:
     ("argv", "message"),
     [
         (["replay"], "error: the following arguments are required: LOG (see 'openhands-memory replay --help')"),
-        (["frobnicate", "x"], "error: argument COMMAND: invalid choice: 'frobnicate' (choose from replay, inspect, view, convert, search, repair, validate, bench, calibrate) (see 'openhands-memory --help')"),
+        (["frobnicate", "x"], "error: argument COMMAND: invalid choice: 'frobnicate' (choose from replay, inspect, view, convert, search, repair, validate, bench, calibrate, report) (see 'openhands-memory --help')"),
         (["view", str(BUNDLED), "--at", "x"], "error: argument --at: invalid int value: 'x' (see 'openhands-memory view --help')"),
         (["inspect", str(BUNDLED), "--top", "-1"], "error: --top must be >= 0"),
         ([], "error: the following arguments are required: COMMAND (see 'openhands-memory --help')"),
@@ -628,7 +628,7 @@ def test_usage_errors_are_one_line_and_exit_2(argv: list[str], message: str, cap
     assert main(argv) == 2
     captured = capsys.readouterr()
     # Python 3.11 quotes argparse's choices, newer versions do not.
-    assert captured.err.replace("'replay', 'inspect', 'view', 'convert', 'search', 'repair', 'validate', 'bench', 'calibrate'", "replay, inspect, view, convert, search, repair, validate, bench, calibrate") == message + "\n"
+    assert captured.err.replace("'replay', 'inspect', 'view', 'convert', 'search', 'repair', 'validate', 'bench', 'calibrate', 'report'", "replay, inspect, view, convert, search, repair, validate, bench, calibrate, report") == message + "\n"
     assert captured.out == ""
 
 

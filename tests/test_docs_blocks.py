@@ -231,6 +231,18 @@ def test_quick_start_replay_prints_the_readme_s_output(
     assert normalise(ran.out) == normalise(shown.text)
 
 
+def test_the_html_report_commands(request: pytest.FixtureRequest, workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for line in _one(request, "bash").text.splitlines():
+        ran = cli(capsys, line)
+        assert ran.code == 0, (line, ran.err)
+    page = Path("report.html").read_text(encoding="utf-8")
+    assert page.startswith("<!doctype html>") and '"name":"no_condensation"' in page
+    index = Path("bench-results", "report.html").read_text(encoding="utf-8")
+    assert 'href="report-synthetic_session_300.html"' in index
+    assert Path("bench-results", "report-synthetic_session_300.html").is_file()
+    assert (REPO / "docs" / "report.png").stat().st_size < 200_000  # the screenshot beside it stays small
+
+
 def test_quick_start_agent_loop(request: pytest.FixtureRequest, workdir: Path, litellm_completion: FakeLLM) -> None:
     litellm_completion.add(FakeReply.tool_call("bash", {"command": "echo 1 passed"}, text="Let me run the test."))
     litellm_completion.add("The test passes.")

@@ -28,6 +28,11 @@ def test_condensers_never_import_what_runs_downstream_of_them() -> None:
     assert reached == set()
 
 
+def test_the_report_sits_beside_the_bench_and_imports_neither_it_nor_the_cli() -> None:
+    reached = {name for name in imported_modules("report") if name.split(".")[1] in ("bench", "cli", "history")}
+    assert reached == set()
+
+
 def test_the_testing_helpers_import_no_private_module_of_another_package() -> None:
     private = {
         name

@@ -119,6 +119,10 @@ SURFACE: dict[str, list[str]] = {
         "run_benchmark", "BenchOptions", "BenchResults", "PipelineSpec", "RunMetrics", "format_table", "write_results",
         "STAND_IN_NAME",
     ],
+    "openhands_memory.report": [
+        "DEFAULT_CONTEXT_LIMIT", "RunCapture", "build_report", "capture_run", "check_report_output", "embed_json",
+        "pack_runs", "prompt_refs", "render_bench_index", "render_page", "write_page",
+    ],
 }  # fmt: skip
 
 

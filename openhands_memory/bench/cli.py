@@ -2,7 +2,7 @@
 
     openhands-memory bench LOG... --pipeline NAME|A.toml [--pipeline B.toml ...] [--pipeline all] [--model M]
         [--summarizer-model M] [--tokenizer T] [--context-limit N] [--pricing M ...] [--step-seconds S] [--jobs N]
-        [--executor process|ray] [--out DIR] [--force] [--no-plot] [--markdown]
+        [--executor process|ray] [--out DIR] [--force] [--no-plot] [--markdown] [--html]
 
 The table goes to stdout; the progress bar (on a terminal only), notes and errors go to stderr.
 Exit codes: 0 when every run succeeded, 1 when a log or run failed (the others are still
@@ -122,6 +122,9 @@ def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
     bench.add_argument("--no-plot", action="store_true", help="do not draw context_tokens.png")
     bench.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     add_secret_argument(bench)
+    from openhands_memory.bench.html import add_html_argument
+
+    add_html_argument(bench)
     return bench  # type: ignore[no-any-return]
 
 
@@ -176,6 +179,7 @@ def run_bench(args: argparse.Namespace) -> int:
     from openhands_memory.pipelines import resolve_pipelines, shipped_pipelines
     from openhands_memory.replay.costs import DEFAULT_STEP_SECONDS
     from openhands_memory.errors import OpenHandsMemoryError
+    from openhands_memory.bench.html import check_html, write_html
 
     if args.jobs is not None and args.jobs < 1:
         _error(f"--jobs must be at least 1, got {args.jobs}")
@@ -219,6 +223,7 @@ def run_bench(args: argparse.Namespace) -> int:
     plot = not args.no_plot
     try:  # refused now, not after the benchmark has run
         check_results_output(args.out, plot=plot, inputs=inputs, overwrite=args.force)
+        check_html(args, logs, inputs)
     except OpenHandsMemoryError as exc:
         _error(str(exc))
         return exc.exit_code
@@ -279,8 +284,13 @@ def run_bench(args: argparse.Namespace) -> int:
     except OpenHandsMemoryError as exc:  # a results file appeared while the benchmark ran
         _error(str(exc))
         return exc.exit_code
-    files = [str(path) for path in written.values() if path is not None]
-    print(f"wrote {', '.join(files)}", file=sys.stderr)
+    try:
+        pages = write_html(args, logs, paths, results, pricings, secrets, step_seconds)
+    except OpenHandsMemoryError as exc:
+        _error(str(exc))
+        return exc.exit_code
+    files = [str(path) for path in [*written.values(), *pages[:1]] if path is not None]
+    print(f"wrote {', '.join(files)}" + (f" and {len(pages) - 1} log page(s)" if pages else ""), file=sys.stderr)
     if not args.no_plot and written["plot"] is None:
         print(PLOT_HINT, file=sys.stderr)
     return 1 if results.errors else 0

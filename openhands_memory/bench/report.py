@@ -12,8 +12,8 @@
   run (log x pipeline) with its per-step token lists (`BenchResults.to_dict`).
 - `write_csv(results, path)`: one row per pipeline (`level` = `pipeline`, `log` = `ALL`), then one
   per run (`level` = `log`); the scalar metrics only.
-- `write_plot(results, path)`: context tokens per step, one panel per log, one line per pipeline.
-  Needs matplotlib (the `plot` extra); without it nothing is written and it returns False.
+- `write_plot(results, path)`: context tokens per step, one panel per log, one line per pipeline, each
+  with its own colour and line style, every name in the legend (`draw_plot` gives the figure). Needs matplotlib (the `plot` extra); without it nothing is written and it returns False.
 - `write_results(results, folder)`: all three files, named `results.json`, `results.csv` and
   `context_tokens.png`; `check_results_output(folder)` says beforehand whether it may.
 
@@ -45,11 +45,14 @@ __all__ = [
     "CSV_COLUMNS",
     "CSV_NAME",
     "JSON_NAME",
+    "PLOT_COLOURS",
     "PLOT_HINT",
+    "PLOT_LINESTYLES",
     "PLOT_NAME",
     "check_results_output",
     "cost_columns",
     "cost_ranking",
+    "draw_plot",
     "facts_kept",
     "format_compressions",
     "format_cost_table",
@@ -57,6 +60,7 @@ __all__ = [
     "format_by_agent",
     "format_table",
     "is_no_condensation",
+    "plot_style",
     "write_csv",
     "write_json",
     "write_plot",
@@ -445,64 +449,103 @@ def write_csv(results: BenchResults, path: str | os.PathLike[str], *, overwrite:
     return write_atomically(path, handle.getvalue().encode("utf-8"), overwrite=overwrite)
 
 
-def write_plot(
-    results: BenchResults,
-    path: str | os.PathLike[str],
-    *,
-    logs: Sequence[str] | None = None,
-    columns: int = 3,
-    dpi: int = 80,
-    overwrite: bool = False,
-) -> bool:
-    """Plot context tokens per step: one panel per log, one line per pipeline.
+PLOT_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
+"""The plot's colours (matplotlib's tab10); past ten pipelines the line styles differ (`plot_style`)."""
+PLOT_LINESTYLES = ("-", "--", ":", "-.")
+"""The plot's line styles, one per round of the colours."""
 
-    Args:
-        results: what to plot.
-        path: the PNG to write.
-        logs: the logs to draw, in order (default: every log with at least one step).
-        columns: panels per row.
-        dpi: resolution (a panel is about 4.2 x 2.7 inches).
-        overwrite: replace `path` if it exists.
 
-    Returns False (and writes nothing) when matplotlib is not installed.
+def plot_style(index: int) -> tuple[str, str]:
+    """(colour, line style) of the `index`-th pipeline: no two of the first 40 pipelines share both."""
+    return (
+        PLOT_COLOURS[index % len(PLOT_COLOURS)],
+        PLOT_LINESTYLES[(index // len(PLOT_COLOURS)) % len(PLOT_LINESTYLES)],
+    )
+
+
+def draw_plot(results: BenchResults, *, logs: Sequence[str] | None = None, columns: int = 2, dpi: int = 100) -> Any:
+    """The figure `write_plot` saves (a matplotlib `Figure`): one panel per log, one line per pipeline.
+
+    Every pipeline has its own (colour, line style) and its name in the legend below the panels, however many:
+    the legend's rows are added to the figure's height.
 
     Raises:
-        OutputExistsError: `path` exists and `overwrite` is False; nothing was written.
+        ImportError: matplotlib is not installed.
     """
-    try:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-    except ImportError:
-        return False
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
     if logs is None:
         logs = [log for log in results.logs if any(run.get("steps") for run in results.runs if run["log"] == log)]
     if not logs:
         logs = list(results.logs[:1])
     columns = max(1, min(columns, len(logs)))
     rows = max(1, math.ceil(len(logs) / columns))
-    figure = Figure(figsize=(4.2 * columns, 2.7 * rows + 0.6), dpi=dpi, layout="constrained")
+    width = 7.0 * columns
+    names = [spec.name for spec in results.pipelines]
+    # A legend entry takes about 0.09 inch a character of its name, plus its line sample.
+    entry = 0.9 + 0.09 * max((len(name) for name in names), default=8)
+    legend_columns = max(1, min(len(names), int(width // entry)))
+    legend_rows = math.ceil(len(names) / legend_columns) if names else 0
+    figure = Figure(figsize=(width, 4.2 * rows + 0.3 * legend_rows + 0.4), dpi=dpi, layout="constrained")
     FigureCanvasAgg(figure)
     axes = figure.subplots(rows, columns, squeeze=False)
     by_key = {(run["log"], run["pipeline"]): run for run in results.runs}
     handles: dict[str, Any] = {}
     for position, log in enumerate(logs):
         ax = axes[position // columns][position % columns]
-        for spec in results.pipelines:
+        for index, spec in enumerate(results.pipelines):
             run = by_key.get((log, spec.name))
             tokens = (run or {}).get("per_step", {}).get("tokens") or []
             if not tokens:
                 continue
-            (line,) = ax.plot(range(1, len(tokens) + 1), tokens, linewidth=1.2, label=spec.name)
+            colour, style = plot_style(index)
+            (line,) = ax.plot(
+                range(1, len(tokens) + 1), tokens, linewidth=1.4, color=colour, linestyle=style, label=spec.name
+            )
             handles.setdefault(spec.name, line)
-        ax.set_title(_short(Path(log).stem), fontsize=9)
-        ax.tick_params(labelsize=7)
-        ax.set_xlabel("agent step", fontsize=8)
-        ax.set_ylabel("context tokens", fontsize=8)
+        ax.set_title(_short(Path(log).stem, 80), fontsize=10)
+        ax.tick_params(labelsize=8)
+        ax.set_xlabel("agent step", fontsize=9)
+        ax.set_ylabel("context tokens", fontsize=9)
         ax.grid(True, alpha=0.3)
     for position in range(len(logs), rows * columns):
         axes[position // columns][position % columns].set_visible(False)
     if handles:
-        figure.legend(list(handles.values()), list(handles), loc="outside upper center", ncols=min(len(handles), 6), fontsize=8)
+        figure.legend(
+            list(handles.values()), list(handles), loc="outside lower center", ncols=legend_columns, fontsize=9, handlelength=3
+        )
+    return figure
+
+
+def write_plot(
+    results: BenchResults,
+    path: str | os.PathLike[str],
+    *,
+    logs: Sequence[str] | None = None,
+    columns: int = 2,
+    dpi: int = 100,
+    overwrite: bool = False,
+) -> bool:
+    """Plot context tokens per step: one panel per log, one line per pipeline (`draw_plot`).
+
+    Args:
+        results: what to plot.
+        path: the PNG to write.
+        logs: the logs to draw, in order (default: every log with at least one step).
+        columns: panels per row.
+        dpi: resolution (a panel is 7 x 4.2 inches, the legend below them).
+        overwrite: replace `path` if it exists.
+
+    Returns False (and writes nothing) when matplotlib is not installed.
+
+    Raises:
+        OutputExistsError: `path` exists and `overwrite` is False.
+    """
+    try:
+        figure = draw_plot(results, logs=logs, columns=columns, dpi=dpi)
+    except ImportError:
+        return False
     image = io.BytesIO()
     figure.savefig(image, format="png")
     write_atomically(path, image.getvalue(), overwrite=overwrite)

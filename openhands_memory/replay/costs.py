@@ -155,10 +155,17 @@ class RunCosts:
     def __bool__(self) -> bool:
         return bool(self._ledgers)
 
-    def add_step(self, step: int, blocks: Sequence[PromptBlock], *, at: float, static_blocks: int) -> None:
-        """Price step `step`'s prompt (`blocks`, the first `static_blocks` of them the tools and system prompt) made at `at`."""
+    def add_step(self, step: int, blocks: Sequence[PromptBlock], *, at: float, static_blocks: int) -> list[RequestCost]:
+        """Price step `step`'s prompt (`blocks`, the first `static_blocks` of them the tools and system prompt) made at `at`.
+
+        Returns what it cost under each pricing, in their order.
+        """
+        priced = []
         for ledger in self._ledgers:
-            ledger.add(step, ledger.cache.request(blocks, at=at, static_blocks=static_blocks))
+            cost = ledger.cache.request(blocks, at=at, static_blocks=static_blocks)
+            ledger.add(step, cost)
+            priced.append(cost)
+        return priced
 
     def add_condensation(self, record: Mapping[str, Any] | None) -> None:
         """Price the summarizer calls one condensation recorded."""

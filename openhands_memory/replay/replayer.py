@@ -51,7 +51,7 @@ from openhands_memory.errors import StepNotFoundError
 from openhands_memory.events import CondensationAction, Event, MessageAction, load_events
 from openhands_memory.stream import Redactor
 from openhands_memory.llm.message import Message
-from openhands_memory.llm.prompt_cache import PromptBlock, PromptPricing, resolve_pricing
+from openhands_memory.llm.prompt_cache import PromptBlock, PromptPricing, RequestCost, resolve_pricing
 from openhands_memory.replay.costs import DEFAULT_STEP_SECONDS, RequestClock, RunCosts
 from openhands_memory.replay.driver import AgentStep, CondensationMade, RecordedCondensation, Replayer
 from openhands_memory.view import View
@@ -77,6 +77,10 @@ DEFAULT_TOKEN_MODEL = DEFAULT_TOKENIZER
 
 ProgressCallback = Callable[[int, int | None], None]
 """Called now and then with (events replayed, events in the log or None if unknown)."""
+
+StepCallback = Callable[["ReplayStep", list[Message], list[RequestCost]], None]
+"""Called at every agent step with its row, the messages the model was sent and (with pricings) what the request
+cost under each pricing, in the pricings' order: what a report shows step by step (`openhands_memory.report`)."""
 
 _PROGRESS_EVERY = 25
 
@@ -418,6 +422,7 @@ def replay_events(
     step_seconds: float = DEFAULT_STEP_SECONDS,
     secrets: Mapping[str, str] | None = None,
     compact_at: Mapping[int, str | None] | None = None,
+    on_step: StepCallback | None = None,
 ) -> ReplayReport:
     """Replay `events` (a whole log, in order) and measure every agent step (see the module docstring).
 
@@ -459,24 +464,26 @@ def replay_events(
             shown = item.shown
             messages = measure.messages(shown, replayer.initial_user_action)
             repairs = measure.repairs
-            report.steps.append(
-                ReplayStep(
-                    number=item.number,
-                    event_id=item.event.id,
-                    replayed_id=item.replayed_id,
-                    history_events=item.history_events,
-                    view_events=len(shown),
-                    messages=len(messages),
-                    tokens=measure.tokens(shown),
-                    condensations=item.condensations,
-                    unhandled_condensation_request=shown.unhandled_condensation_request,
-                    tool_call_repairs=repairs,
-                    messages_trimmed=measure.trimmed,
-                )
+            row = ReplayStep(
+                number=item.number,
+                event_id=item.event.id,
+                replayed_id=item.replayed_id,
+                history_events=item.history_events,
+                view_events=len(shown),
+                messages=len(messages),
+                tokens=measure.tokens(shown),
+                condensations=item.condensations,
+                unhandled_condensation_request=shown.unhandled_condensation_request,
+                tool_call_repairs=repairs,
+                messages_trimmed=measure.trimmed,
             )
+            report.steps.append(row)
+            priced: list[RequestCost] = []
             if costs:
                 blocks, static = measure.blocks()
-                costs.add_step(item.number, blocks, at=clock.now(item.event), static_blocks=static)
+                priced = costs.add_step(item.number, blocks, at=clock.now(item.event), static_blocks=static)
+            if on_step is not None:
+                on_step(row, messages, priced)
         else:
             condensation = _condensation_of(item, replayer.history)
             report.condensations.append(condensation)
