@@ -1,8 +1,8 @@
 """The `openhands-memory` command: parses arguments, calls the library, prints.
 
-    openhands-memory replay LOG [--pipeline NAME|CONFIG] [--recorded] [--model M] [--summarizer-model M] [--tokenizer T] [--out PATH [--force]] [--json]
+    openhands-memory replay LOG [--pipeline NAME|CONFIG] [--recorded] [--compact-at STEP [--focus TEXT]] [--model M] [--summarizer-model M] [--tokenizer T] [--out PATH [--force]] [--json]
     openhands-memory inspect LOG [--top N] [--json]
-    openhands-memory view LOG [--at STEP] [--messages] [--pipeline NAME|CONFIG] [--recorded] [--model M] [--summarizer-model M] [--tokenizer T] [--json]
+    openhands-memory view LOG [--at STEP] [--messages] [--pipeline NAME|CONFIG] [--recorded] [--compact-at STEP [--focus TEXT]] [--model M] [--summarizer-model M] [--tokenizer T] [--json]
     openhands-memory convert SRC DST [--force]
     openhands-memory search LOG QUERY... [--limit N] [--json]
     openhands-memory repair LOG [--json]
@@ -123,6 +123,7 @@ def _build_parser() -> argparse.ArgumentParser:
         metavar="S",
         help="with --pricing: seconds between requests where the log has no timestamps (default: 10)",
     )
+    add_compact_arguments(replay)
     replay.add_argument("--force", action="store_true", help="replace an existing --out (never LOG or CONFIG)")
     replay.add_argument("--json", action="store_true", help="print machine-readable results (every step and condensation)")
 
@@ -165,6 +166,7 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     add_model_arguments(view, counts="the tokens a pipeline's [history_policy] and its condensers' budgets count")
     add_secret_argument(view)
+    add_compact_arguments(view)
     view.add_argument("--json", action="store_true", help="print the events as OpenHands JSON (the messages as litellm dicts)")
 
     convert = commands.add_parser(
@@ -383,6 +385,7 @@ def _replay(args: argparse.Namespace) -> int:
             progress=bar,
             pricing=pricings,
             step_seconds=step_seconds,
+            compact_at=_compact_at(args),
         )
     finally:
         if bar is not None:
@@ -444,6 +447,7 @@ def _view(args: argparse.Namespace) -> int:
         secrets=secrets,
         recorded=args.recorded,
         tokenizer=_token_model(args),
+        compact_at=_compact_at(args),
     )
     shown = snapshot.shown
     if args.messages:
@@ -517,6 +521,43 @@ def _choose_models(pipeline: Any, args: argparse.Namespace, *, note: bool = True
     if message is not None and note:
         print(message, file=sys.stderr)
     return summarizer
+
+
+def add_compact_arguments(command: argparse.ArgumentParser) -> None:
+    """`--compact-at STEP [--focus TEXT]`: request a condensation just before an agent step, with a focus (issue 36)."""
+    command.add_argument(
+        "--compact-at",
+        type=_step_number,
+        default=None,
+        metavar="STEP",
+        help="request a condensation just before agent step STEP, as History.request_condensation does live",
+    )
+    command.add_argument(
+        "--focus",
+        default=None,
+        metavar="TEXT",
+        help="with --compact-at: what the summary must keep (first in the summarizer's prompt, recorded with the condensation)",
+    )
+
+
+def _step_number(text: str) -> int:
+    try:
+        step = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"STEP must be a whole number, got {text!r}") from None
+    if step < 1:
+        raise argparse.ArgumentTypeError(f"STEP must be 1 or more, got {step}")
+    return step
+
+
+def _compact_at(args: argparse.Namespace) -> dict[int, str | None] | None:
+    """The `compact_at` of `replay_events` / `snapshot_at` the arguments ask for (None: none)."""
+    if args.compact_at is None:
+        if args.focus is not None:
+            print("openhands-memory: error: --focus needs --compact-at STEP", file=sys.stderr)
+            raise SystemExit(2)
+        return None
+    return {args.compact_at: args.focus}
 
 
 def _token_model(args: argparse.Namespace) -> str | None:

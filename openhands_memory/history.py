@@ -39,7 +39,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeGuard
 
-from openhands_memory.condenser import Condensation, Condenser, LLMTokenCounter, TokenCounter
+from openhands_memory.condenser import Condensation, Condenser, LLMTokenCounter, TokenCounter, walk_condensers
+from openhands_memory.condenser.impl.agent_reset_condenser import AgentResetCondenser
 from openhands_memory.condenser.guard import MAX_CONDENSATIONS_PER_STEP, CondensationGuard
 from openhands_memory.conversation_memory import ConversationMemory, HistoryPolicy, HistoryTrim, apply_prompt_caching
 from openhands_memory.conversation_memory.history_policy import NO_TRIM, MessageTokenCounter
@@ -75,6 +76,7 @@ from openhands_memory.recall.memory_tools import (
     read_tool_call,
     tool_call_metadata,
 )
+from openhands_memory.recall.steering_tools import STEERING_TOOL_NAMES, focus_problem, steering_tool_schemas
 from openhands_memory.stream import EventStream
 from openhands_memory.view import View, ViewBuilder
 
@@ -307,9 +309,19 @@ class History:
                     self.stream.catch_up()  # races are rare: once more at once, then in turns
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def request_condensation(self) -> CondensationRequestAction:
-        """Append a `CondensationRequestAction` (source agent): the next step condenses."""
-        request = CondensationRequestAction()
+    def request_condensation(self, *, focus: str | None = None) -> CondensationRequestAction:
+        """Append a `CondensationRequestAction` (source agent): the next step condenses.
+
+        `focus`: what the summary must keep (like Claude Code's `/compact <focus>`): recorded on the request,
+        carried by the view (`View.condensation_focus`), put first in every summarizer's prompt, and recorded in
+        the condensation's metadata. At most `MAX_FOCUS_CHARS` characters.
+
+        Raises:
+            ValueError: `focus` is longer than `MAX_FOCUS_CHARS`.
+        """
+        if focus is not None and (problem := focus_problem(focus)) is not None:
+            raise ValueError(problem)
+        request = CondensationRequestAction(focus=focus or None)
         self.add_event(request, EventSource.AGENT)
         return request
 
@@ -550,12 +562,20 @@ class History:
         the search index (beside a JSONL log: built once, then kept current at every append).
         """
         self._recall.use_index()
-        return memory_tool_schemas()
+        offers_reset = any(isinstance(member, AgentResetCondenser) for member in walk_condensers(self.condenser))
+        return memory_tool_schemas() + (self.steering_tools() if offers_reset else [])
+
+    @staticmethod
+    def steering_tools() -> list[dict[str, Any]]:
+        """The litellm schemas of the steering tools, `new_context`, `compact_context` and `context_notes` (`memory_tools()`
+        includes them when the pipeline holds an `agent_reset` strategy); route their calls to `run_memory_tool` too
+        (see `openhands_memory._history_steering`)."""
+        return steering_tool_schemas()
 
     @staticmethod
     def is_memory_tool(name: str) -> bool:
-        """Whether `name` is the name of a memory tool (`context_reload`, `search_history`)."""
-        return name in MEMORY_TOOL_NAMES
+        """Whether `name` is the name of a memory tool (`context_reload`, `search_history`) or a steering tool."""
+        return name in MEMORY_TOOL_NAMES or name in STEERING_TOOL_NAMES
 
     def run_memory_tool(self, tool_call: ToolCall | Mapping[str, Any], *, response: Any = None) -> Observation:
         """Run one memory tool call of the model: append its action and its result to the stream; return the result.
@@ -591,6 +611,10 @@ class History:
         call = read_tool_call(tool_call)
         if isinstance(call, str):
             return self._invalid_call(f"Invalid tool call: {echo(call)}.")
+        if call.name in STEERING_TOOL_NAMES:  # new_context, compact_context, context_notes: see _history_steering
+            from openhands_memory._history_steering import run_steering_call
+
+            return run_steering_call(self, call, response)
         action = parse_memory_call(call)
         if isinstance(action, str):
             return self._invalid_call(f"{echo(call.name, 60)}({echo(call.arguments)}) is not a valid tool call: {action}.")

@@ -74,10 +74,13 @@ class View(Sequence[Event]):
         "_forgotten_log",
         "_forgotten",
         "unhandled_condensation_request",
+        "condensation_focus",
     )
 
     unhandled_condensation_request: bool
     """A `CondensationRequestAction` came after the last `CondensationAction`."""
+    condensation_focus: str | None
+    """The focus of the newest request after the last condensation that has one (what its summary must keep), or None."""
 
     def __init__(
         self,
@@ -85,6 +88,7 @@ class View(Sequence[Event]):
         *,
         unhandled_condensation_request: bool = False,
         forgotten_event_ids: Iterable[int] = frozenset(),
+        condensation_focus: str | None = None,
     ) -> None:
         kept = list(events)
         self._kept = kept
@@ -95,6 +99,7 @@ class View(Sequence[Event]):
         self._forgotten: frozenset[int] | None = frozenset(forgotten_event_ids)
         self._forgotten_log: tuple[list[frozenset[int]], int] = ([], 0)
         self.unhandled_condensation_request = unhandled_condensation_request
+        self.condensation_focus = condensation_focus if unhandled_condensation_request else None
 
     @classmethod
     def _snapshot(
@@ -105,6 +110,7 @@ class View(Sequence[Event]):
         unhandled: bool,
         forgotten_log: tuple[list[frozenset[int]], int],
         lineage: int | None = None,
+        focus: str | None = None,
     ) -> View:
         """A view of `kept[:length]` (plus `summary`) that shares the builder's lists, in O(1).
 
@@ -121,6 +127,7 @@ class View(Sequence[Event]):
         view._forgotten = None
         view._forgotten_log = forgotten_log
         view.unhandled_condensation_request = unhandled
+        view.condensation_focus = focus if unhandled else None
         return view
 
     @property
@@ -219,7 +226,9 @@ class View(Sequence[Event]):
         None to show none). What a view-level strategy (masking, `recent`) returns: nothing in the
         stream changes, so nothing more is forgotten.
         """
-        view = View._snapshot(kept, len(kept), standing_summary, self.unhandled_condensation_request, self._forgotten_log)
+        view = View._snapshot(
+            kept, len(kept), standing_summary, self.unhandled_condensation_request, self._forgotten_log, focus=self.condensation_focus
+        )
         view._forgotten = self._forgotten
         return view
 
@@ -280,6 +289,7 @@ class View(Sequence[Event]):
             return NotImplemented
         return (
             self.unhandled_condensation_request == other.unhandled_condensation_request
+            and self.condensation_focus == other.condensation_focus
             and self.forgotten_event_ids == other.forgotten_event_ids
             and self.events == other.events
         )
@@ -310,6 +320,7 @@ class ViewBuilder:
         "_ends",
         "_top",
         "_unhandled",
+        "_focus",
         "_view",
         "_count",
         "_kinds",
@@ -332,6 +343,7 @@ class ViewBuilder:
         self._ends: list[int] = []
         self._top: float = float("-inf")
         self._unhandled = False
+        self._focus: str | None = None
         self._view: View | None = None
         self._count = 0
         self._kinds: dict[type, int] = {}
@@ -341,7 +353,7 @@ class ViewBuilder:
             return
         # The state `extend` would reach, computed in two passes (opening a long log: condensing
         # step by step re-reads the kept events at every condensation).
-        self._kept, self._summary, self._unhandled = state.kept, state.summary, state.unhandled
+        self._kept, self._summary, self._unhandled, self._focus = state.kept, state.summary, state.unhandled, state.focus
         self._forgotten = state.forgotten
         self._forgotten_log = [frozenset(state.forgotten)] if state.forgotten else []
         self._starts = [start for start, _ in state.ranges]
@@ -365,6 +377,7 @@ class ViewBuilder:
                 self._unhandled,
                 (self._forgotten_log, len(self._forgotten_log)),
                 self._lineage,
+                self._focus,
             )
             self._view = view
         return view
@@ -388,6 +401,9 @@ class ViewBuilder:
             self._apply(event)
         else:
             self._unhandled = True
+            focus = getattr(event, "focus", None)
+            if focus:
+                self._focus = focus
             if event.id is not None:
                 self._forget({event.id})
 
@@ -441,6 +457,7 @@ class ViewBuilder:
 
     def _apply(self, condensation: CondensationAction) -> None:
         self._unhandled = False
+        self._focus = None
         # A new list, never an edit in place: earlier views share the old one.
         self._kept, self._summary, dropped = _condense(self._kept, self._summary, condensation)
         self._lineage = _new_lineage()
@@ -549,6 +566,8 @@ class _TwoPasses(NamedTuple):
     forgotten: set[int]
     ranges: list[tuple[int, int]]
     """The id ranges of the condensations, merged, sorted and disjoint."""
+    focus: str | None = None
+    """The newest focus of the requests after the last condensation."""
 
 
 def _from_events_in_two_passes(events: list[Event]) -> View | None:
@@ -557,7 +576,7 @@ def _from_events_in_two_passes(events: list[Event]) -> View | None:
     if state is None:
         return None
     # `forgotten` is ours alone and never changed again: the view may hold it without a copy.
-    return View._snapshot(state.kept, len(state.kept), state.summary, state.unhandled, ([state.forgotten], 1))  # type: ignore[list-item]
+    return View._snapshot(state.kept, len(state.kept), state.summary, state.unhandled, ([state.forgotten], 1), focus=state.focus)  # type: ignore[list-item]
 
 
 def _in_two_passes(events: list[Event]) -> _TwoPasses | None:
@@ -625,7 +644,18 @@ def _in_two_passes(events: list[Event]) -> _TwoPasses | None:
     else:
         kept = list(map(events.__getitem__, compress(range(len(events)), map(not_, map(forgotten.__contains__, ids)))))
     unhandled = isinstance(special[-1], CondensationRequestAction)
-    return _TwoPasses(kept, summary, unhandled, forgotten, ranges)
+    return _TwoPasses(kept, summary, unhandled, forgotten, ranges, _newest_focus(special) if unhandled else None)
+
+
+def _newest_focus(special: list[Event]) -> str | None:
+    """The focus of the newest request after the last condensation that has one."""
+    for event in reversed(special):
+        if isinstance(event, CondensationAction):
+            return None
+        focus = getattr(event, "focus", None)
+        if focus:
+            return focus
+    return None
 
 
 _get_id = attrgetter("id")

@@ -77,6 +77,7 @@ __all__ = [
     "ModelSummarizingCondenser",
     "condenser_llm",
     "event_block",
+    "focus_instructions",
     "parse_json_reply",
     "render_event",
     "truncate",
@@ -102,6 +103,20 @@ that comes from events with their ids in parentheses, a range for a run of them,
 (events 120-131)" or "the test run failed (event 87)". Keep the ids the previous summary cites. The \
 agent can reload a cited event by its id to read all of it."""
 """What every summarization prompt asks after the events (whatever the instructions): summaries that point back."""
+
+
+
+def focus_instructions(focus: str | None) -> str:
+    """What a summarization prompt says first when the condensation request carried a focus ('' without one)."""
+    if not focus:
+        return ""
+    return (
+        f"<FOCUS>\n{focus}\n</FOCUS>\n"
+        "This summary was asked for with the focus above. Put what it names first in the summary, and keep every "
+        "fact about it in full (paths, ids, names, numbers, commands, errors, decisions), even if you must shorten "
+        "everything else."
+    )
+
 
 T = TypeVar("T")
 
@@ -284,18 +299,25 @@ class ModelCaller(Condenser):
         self.add_metadata("model", self.llm.config.model)
 
     def write_offline_summary(
-        self, events: list[Event], previous: list[str], *, max_tokens: int | None, max_chars: int | None = None
+        self,
+        events: list[Event],
+        previous: list[str],
+        *,
+        max_tokens: int | None,
+        max_chars: int | None = None,
+        focus: str | None = None,
     ) -> str:
         """The offline structured summary of `events` folded into the `previous` summaries (see
         `offline_summary`), within `max_tokens` by this condenser's token counter and within
         `max_chars` characters as far as its rounds can bring it (the caller cuts what is still
         over); recorded as `summarizer: "offline structured summarizer"`.
 
-        What every model-backed strategy writes with no model, or as its `fallback`.
+        What every model-backed strategy writes with no model, or as its `fallback`. `focus` (a
+        condensation request's) goes first, and the lines that name it are kept in every round.
         """
         self.add_metadata("summarizer", OFFLINE_SUMMARIZER_NAME)
         if max_tokens is None and max_chars is None:
-            return offline_summary(events, previous=previous)
+            return offline_summary(events, previous=previous, focus=focus)
         counter = self.token_counter
 
         def fits(text: str) -> bool:
@@ -303,7 +325,7 @@ class ModelCaller(Condenser):
                 return False
             return max_tokens is None or counter([AgentCondensationObservation(content=text)]) <= max_tokens
 
-        return offline_summary(events, previous=previous, fits=fits)
+        return offline_summary(events, previous=previous, fits=fits, focus=focus)
 
     def handle_model_error(self, error: LLMError) -> None:
         """Apply `on_model_error` to a failed model call; returns only to fall back.
@@ -449,6 +471,7 @@ class ModelSummarizingCondenser(ModelBacked, SummarizingCondenser):
         limit = self.max_event_length if max_event_length is None else max_event_length
         previous = "\n\n".join(self.summaries_in(plan)) or "No previous summary."
         parts = [
+            focus_instructions(plan.view.condensation_focus),
             self.instructions.rstrip(),
             f"<PREVIOUS SUMMARY>\n{self.truncate(previous)}\n</PREVIOUS SUMMARY>",
             "\n".join(event_block(e, limit) for e in plan.forgotten_events if not is_summary(e)),
@@ -483,7 +506,9 @@ class ModelSummarizingCondenser(ModelBacked, SummarizingCondenser):
     def offline_summary_of(self, plan: ForgettingPlan) -> str:
         """The offline structured summary of `plan`'s forgotten events and the summaries it replaces,
         within `summary_budget(plan)` (see `ModelCaller.write_offline_summary`)."""
-        return self.write_offline_summary(plan.forgotten_events, self.summaries_in(plan), max_tokens=self.summary_budget(plan))
+        return self.write_offline_summary(
+            plan.forgotten_events, self.summaries_in(plan), max_tokens=self.summary_budget(plan), focus=plan.view.condensation_focus
+        )
 
     def fallback_summary(self, plan: ForgettingPlan, error: LLMError) -> str:
         """What is written when the model failed and `on_model_error` is `fallback`: the offline

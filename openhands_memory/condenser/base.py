@@ -358,6 +358,8 @@ class Condenser(ABC):
             usage = dict(action.llm_metrics)
         if usage is not None and action.llm_metrics is None:
             action.llm_metrics = usage
+        if view.condensation_focus is not None:  # what the request asked the summary to keep, recorded with it
+            call.extra.setdefault("focus", view.condensation_focus)
         if condensation.metadata is None:
             after = condensed_events(view, action)
             counter = self.token_counter

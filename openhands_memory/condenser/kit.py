@@ -23,7 +23,8 @@ model-backed strategy's config), `DEFAULT_MAX_SUMMARY_SHARE`.
 
 **Models**: `ModelCaller` (a model, its bounded shrink-and-retry loop, usage records, the failure
 rule), `ModelBacked` (with a forgetting plan), `ModelSummarizingCondenser`, `condenser_llm`,
-`event_block` and `render_event` (an event as the prompt shows it), `called_tool_arguments` (a tool
+`event_block` and `render_event` (an event as the prompt shows it), `focus_instructions` (what a
+prompt says first when the condensation request carried a focus: `View.condensation_focus`), `called_tool_arguments` (a tool
 call's arguments, read as untrusted input), `CITE_EVENT_IDS`.
 
 **Masking and text**: `MaskingCondenser` and `masked_fields`, `truncate`, `one_line`;
@@ -50,6 +51,7 @@ from openhands_memory.condenser._model_backed import (
     called_tool_arguments,
     condenser_llm,
     event_block,
+    focus_instructions,
     render_event,
 )
 from openhands_memory.condenser._model_config import (
@@ -104,6 +106,7 @@ __all__ = [
     "derive_view",
     "event_block",
     "first_user_message_index",
+    "focus_instructions",
     "forget_id",
     "is_summary",
     "is_task_tracking",

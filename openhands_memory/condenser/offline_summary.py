@@ -54,7 +54,7 @@ from openhands_memory.events import (
     TaskTrackingAction,
 )
 
-__all__ = ["OFFLINE_SUMMARIZER_NAME", "OFFLINE_SUMMARY_HEADER", "SECTIONS", "USER_MESSAGE_CHARS", "offline_summary"]
+__all__ = ["OFFLINE_SUMMARIZER_NAME", "OFFLINE_SUMMARY_HEADER", "SECTIONS", "USER_MESSAGE_CHARS", "focus_terms", "offline_summary"]
 
 OFFLINE_SUMMARIZER_NAME = "offline structured summarizer"
 """What condensation records and benchmark reports call this summarizer."""
@@ -209,7 +209,7 @@ class _Summary:
         current = "CURRENT_STATE"
         for raw in text.splitlines():
             line = raw.strip()
-            if not line or line == OFFLINE_SUMMARY_HEADER or line.startswith("#"):
+            if not line or line == OFFLINE_SUMMARY_HEADER or line.startswith(("#", _FOCUS_LINE)):
                 continue
             heading = _HEADING.match(line)
             if heading is not None and heading.group(1) in self.sections:
@@ -377,9 +377,13 @@ class _Summary:
 
     # -- writing
 
-    def render(self, share: float) -> str:
-        """The summary, each section cut to `share` of its lines (at least one), the newest kept."""
+    def render(self, share: float, focus: str | None = None) -> str:
+        """The summary, each section cut to `share` of its lines (at least one), the newest kept, and with a
+        `focus` first, every line that names one of its words kept too."""
         out = [OFFLINE_SUMMARY_HEADER]
+        terms = focus_terms(focus)
+        if focus:
+            out.append(f"{_FOCUS_LINE} {one_line(focus, USER_MESSAGE_CHARS)}")
         for name in SECTIONS:
             lines = list(self.sections[name].lines.values())
             if not lines:
@@ -391,7 +395,10 @@ class _Summary:
                     shown = lines[:1] + lines[len(lines) - keep + 1 :] if keep > 1 else lines[:1]
                 else:
                     shown = lines[len(lines) - keep :]
-                out.append(f"- … {_count(len(lines) - keep, 'line')} left out")
+                if terms:  # the lines the focus names stay, in their order
+                    chosen = {id(line) for line in shown}
+                    shown = [line for line in lines if id(line) in chosen or _names(line.text, terms)]
+                out.append(f"- … {_count(len(lines) - len(shown), 'line')} left out")
             else:
                 shown = lines
             limit = USER_MESSAGE_CHARS + len("user: ") if name == "USER_CONTEXT" else _LINE_CHARS
@@ -455,6 +462,7 @@ def offline_summary(
     *,
     previous: Sequence[str] = (),
     fits: Callable[[str], bool] | None = None,
+    focus: str | None = None,
 ) -> str:
     """The structured summary of `events` folded into the `previous` summaries, built without a model.
 
@@ -465,6 +473,8 @@ def offline_summary(
         fits: whether a summary text is within budget; each round keeps about half the lines of
             every section until it does (a bounded number of rounds; the last one is returned
             even if it does not fit, for the caller to cut).
+        focus: what a condensation request asked the summary to keep: written first, and every line
+            naming one of its words (`focus_terms`) is kept in every round.
 
     Returns:
         The summary text (see the module docstring).
@@ -477,12 +487,30 @@ def offline_summary(
             summary.add(event)
     summary.finish()
     share = 1.0
-    text = summary.render(share)
+    text = summary.render(share, focus)
     rounds = 0
     while fits is not None and not fits(text) and rounds < _FIT_ROUNDS:
         share /= 2
         rounds += 1
-        text = summary.render(share)
+        text = summary.render(share, focus)
     return text
+
+
+_FOCUS_LINE = "FOCUS (what this summary was asked to keep):"
+"""How the focus line starts (a previous summary's is not read back as a fact: each request has its own focus)."""
+_WORD = re.compile(r"[\w][\w./:-]*[\w]")
+_COMMON = frozenset("that this with from what have keep about which their there when where must into them then than".split())
+
+
+def focus_terms(focus: str | None) -> frozenset[str]:
+    """The words of a focus a summary line must name to be kept: 4 characters or more, common words left out, lower case."""
+    if not focus:
+        return frozenset()
+    return frozenset(word for word in map(str.lower, _WORD.findall(focus)) if len(word) >= 4 and word not in _COMMON)
+
+
+def _names(text: str, terms: frozenset[str]) -> bool:
+    lowered = text.lower()
+    return any(term in lowered for term in terms)
 
 

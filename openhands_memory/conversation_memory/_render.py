@@ -36,6 +36,8 @@ from openhands_memory.events import (
     BrowseURLAction,
     CmdOutputObservation,
     CmdRunAction,
+    CompactContextAction,
+    ContextNotesAction,
     ContextReloadAction,
     ErrorObservation,
     Event,
@@ -49,6 +51,7 @@ from openhands_memory.events import (
     LoopDetectionObservation,
     MCPAction,
     MessageAction,
+    NewContextAction,
     NullObservation,
     Observation,
     RecallObservation,
@@ -91,6 +94,9 @@ _TOOL_ACTIONS: tuple[type[Action], ...] = (
     CmdRunAction,
     ContextReloadAction,
     SearchHistoryAction,
+    NewContextAction,
+    CompactContextAction,
+    ContextNotesAction,
     UnknownAction,
 )
 # Observations no model sees (the controller filters them out of the history anyway).

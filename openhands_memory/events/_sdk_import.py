@@ -105,6 +105,7 @@ from openhands_memory.events.actions import (
     FileReadAction,
     MCPAction,
     MessageAction,
+    NewContextAction,
     SearchHistoryAction,
     SystemMessageAction,
     TaskTrackingAction,
@@ -122,6 +123,7 @@ from openhands_memory.events.observations import (
     FileReadObservation,
     MCPObservation,
     SearchHistoryObservation,
+    SuccessObservation,
     TaskTrackingObservation,
     UnknownObservation,
     UserRejectObservation,
@@ -654,6 +656,14 @@ def _search_history(action: dict[str, Any], tool_name: str, thought: str, risk: 
     return SearchHistoryAction(query=query, limit=limit)
 
 
+def _new_context(action: dict[str, Any], tool_name: str, thought: str, risk: int) -> Action:
+    """`NewContextAction` for this library's `new_context` SDK tool, when its handoff is text."""
+    handoff = action.get("handoff")
+    if not isinstance(handoff, str):
+        return _other_action(action, tool_name, thought, risk)
+    return NewContextAction(handoff=handoff)
+
+
 def _other_action(action: dict[str, Any], tool_name: str, thought: str, risk: int) -> Action:
     """`BrowseInteractiveAction` for a `Browser*Action`, else `UnknownAction` with the action's fields as args."""
     kind = action.get("kind")
@@ -679,6 +689,7 @@ _ACTION_MAKERS: dict[str, _ActionMaker] = {
     "BrowserNavigateAction": _browse_url,
     "ContextReloadAction": _context_reload,
     "SearchHistoryAction": _search_history,
+    "NewContextAction": _new_context,
 }
 """SDK `action.kind` -> its maker; any other kind is `_other_action`'s."""
 
@@ -808,6 +819,15 @@ def _search_history_observation(
     return SearchHistoryObservation(content=text)
 
 
+def _new_context_observation(
+    observation: dict[str, Any], text: str, record: Mapping[str, Any], action: Event | None
+) -> Observation:
+    """`SuccessObservation` when the new context started, `ErrorObservation` when the handoff was refused."""
+    if observation.get("is_error") is True:
+        return ErrorObservation(content=text)
+    return SuccessObservation(content=text)
+
+
 _OBSERVATION_MAKERS: dict[str, _ObservationMaker] = {
     "ExecuteBashObservation": _cmd_output,
     "TerminalObservation": _cmd_output,
@@ -820,6 +840,7 @@ _OBSERVATION_MAKERS: dict[str, _ObservationMaker] = {
     "BrowserObservation": _browser_output,
     "ContextReloadObservation": _context_reload_observation,
     "SearchHistoryObservation": _search_history_observation,
+    "NewContextObservation": _new_context_observation,
 }
 """SDK `observation.kind` -> its maker; any other kind is `_other_observation`'s."""
 

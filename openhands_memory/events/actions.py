@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Container, Iterator, Sequence
 from enum import StrEnum
-from typing import Any, ClassVar, Literal, overload
+from typing import Any, ClassVar, Final, Literal, overload
 
 from pydantic import Field, StrictInt, model_validator
 
@@ -633,6 +633,11 @@ class CondensationRequestAction(Action):
     """Ask the condenser to condense the history at the next step."""
 
     action: Literal["condensation_request"] = "condensation_request"
+    focus: str | None = None
+    """What the summary must keep (the user's or the agent's words, like Claude Code's `/compact <focus>`);
+    None: no focus. Written at the top level of the JSON, where OpenHands ignores it."""
+
+    top_level_extras: ClassVar[tuple[str, ...]] = ("focus",)
 
     def default_message(self) -> str:
         return "Requesting a condensation of the conversation history."
@@ -670,6 +675,70 @@ class SearchHistoryAction(Action):
         return f"Searching the history for: {self.query}"
 
 
+class NewContextAction(Action):
+    """The agent ends its context window, leaving a handoff for the next one (the `new_context` steering tool).
+
+    Not an OpenHands kind: this library's steering tools add it. The condensation that follows keeps the
+    handoff verbatim as its summary (see `openhands_memory.condenser.impl.agent_reset_condenser`).
+    """
+
+    action: Literal["new_context"] = "new_context"
+    handoff: str
+    """What the next context window starts from, in the agent's words."""
+
+    def default_message(self) -> str:
+        return "Starting a new context window"
+
+
+class CompactContextAction(Action):
+    """The agent asks for its history to be summarized now, keeping what `focus` names (the `compact_context` steering tool).
+
+    Not an OpenHands kind: this library's steering tools add it.
+    """
+
+    action: Literal["compact_context"] = "compact_context"
+    focus: str = ""
+    """What the summary must keep ('' : no focus)."""
+
+    def default_message(self) -> str:
+        return f"Compacting the context, focus: {self.focus}" if self.focus else "Compacting the context"
+
+
+MAX_NOTES_CHARS: Final = 8_000
+"""The most characters the agent's notes may hold (`context_notes`): they are shown in every prompt."""
+
+
+class ContextNotesAction(Action):
+    """The agent reads, writes or appends to its notes (the `context_notes` steering tool).
+
+    The notes are a projection of the log: the text of the newest `write`, then each later `append`
+    on its own line; a call that would make them longer than `MAX_NOTES_CHARS` changes nothing
+    (`applied_to` says so, and its result tells the agent). Not an OpenHands kind.
+    """
+
+    action: Literal["context_notes"] = "context_notes"
+    operation: str = "read"
+    """`read`, `write` (replace the notes) or `append` (add a line)."""
+    text: str = ""
+    """What is written or appended."""
+
+    def applied_to(self, notes: str) -> str | None:
+        """The notes after this call, given the notes before it; None when it would exceed `MAX_NOTES_CHARS`
+        (or names no known operation)."""
+        if self.operation == "read":
+            return notes
+        if self.operation == "write":
+            after = self.text
+        elif self.operation == "append":
+            after = f"{notes}\n{self.text}" if notes else self.text
+        else:
+            return None
+        return after if len(after) <= MAX_NOTES_CHARS else None
+
+    def default_message(self) -> str:
+        return f"Notes: {self.operation}"
+
+
 class UnknownAction(Action):
     """An action kind we do not know (a fork's own, say): its `args` are kept and written back unchanged."""
 
@@ -703,6 +772,9 @@ ACTION_CLASSES: dict[str, type[Action]] = {
         CondensationRequestAction,
         ContextReloadAction,
         SearchHistoryAction,
+        NewContextAction,
+        CompactContextAction,
+        ContextNotesAction,
     )
 }
 """Action kind -> class; kinds not here load as `UnknownAction`."""

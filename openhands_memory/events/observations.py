@@ -438,6 +438,12 @@ class SearchHistoryObservation(Observation):
     observation: Literal["search_history"] = "search_history"
 
 
+class ContextNotesObservation(Observation):
+    """The agent's notes after a `context_notes` call, or why the call changed nothing (its result)."""
+
+    observation: Literal["context_notes"] = "context_notes"
+
+
 class UnknownObservation(Observation):
     """An observation kind we do not know (a fork's own, say): its `extras` are kept and written back unchanged."""
 
@@ -469,6 +475,7 @@ OBSERVATION_CLASSES: dict[str, type[Observation]] = {
         LoopDetectionObservation,
         ContextReloadObservation,
         SearchHistoryObservation,
+        ContextNotesObservation,
     )
 }
 """Observation kind -> class; kinds not here load as `UnknownObservation`."""

@@ -28,7 +28,7 @@ given are never changed: an event whose id or references change is copied, the o
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from openhands_memory.condenser import Condensation, Condenser
@@ -144,6 +144,7 @@ class Replayer:
         *,
         keep_recorded: bool = False,
         max_condensations_per_step: int = MAX_CONDENSATIONS_PER_STEP,
+        compact_at: Mapping[int, str | None] | None = None,
     ) -> None:
         """Set up a replay.
 
@@ -152,6 +153,8 @@ class Replayer:
             keep_recorded: keep the log's condensations and condensation requests (renumbered)
                 and apply them where they are; by default they are left out.
             max_condensations_per_step: condensations one step may make before it is stuck.
+            compact_at: agent step -> focus (or None): just before that step a `CondensationRequestAction`
+                with the focus is appended, as `History.request_condensation(focus=...)` does live.
         """
         self.pipeline: Pipeline = condenser if isinstance(condenser, Pipeline) else Pipeline(condenser)
         """Condenses at every agent step and shows the view as messages (`show`), as `History` does."""
@@ -159,6 +162,8 @@ class Replayer:
         """Asked at every agent step."""
         self.keep_recorded = keep_recorded
         """The log's condensations (and requests) are kept."""
+        self.compact_at: dict[int, str | None] = dict(compact_at or {})
+        """Agent step -> the focus of the condensation requested just before it."""
         self.history: list[Event] = []
         """The replayed history: the log's events (renumbered copies) and the condensations made."""
         self.events_read = 0
@@ -230,6 +235,11 @@ class Replayer:
 
     def _step(self, event: Event) -> Iterator[ReplayItem]:
         self.steps += 1
+        if self.steps in self.compact_at:  # asked for at this step (`replay --compact-at STEP --focus TEXT`)
+            request = CondensationRequestAction(focus=self.compact_at[self.steps] or None)
+            request.id, request.source, request.timestamp = self._take_id(None), EventSource.AGENT, event.timestamp
+            self.history.append(request)
+            self._builder.append(request)
         shown = yield from self._ask(event, event.timestamp)
         view = self._builder.view
         yield AgentStep(

@@ -421,6 +421,7 @@ def replay_events(
     pricing: Iterable[str | Mapping[str, Any] | PromptPricing] = (),
     step_seconds: float = DEFAULT_STEP_SECONDS,
     secrets: Mapping[str, str] | None = None,
+    compact_at: Mapping[int, str | None] | None = None,
     on_step: StepCallback | None = None,
 ) -> ReplayReport:
     """Replay `events` (a whole log, in order) and measure every agent step (see the module docstring).
@@ -439,6 +440,8 @@ def replay_events(
         step_seconds: with pricings, seconds between requests where the log has no timestamps.
         secrets: name: value; hidden in every event as it is read, so in all the report holds
             (the messages, the replayed history `write_log` saves), whatever the log held.
+        compact_at: agent step -> focus (or None): a condensation is requested just before that
+            step, with that focus (see `Replayer`).
 
     Raises:
         InvalidSecretError: a secret value is too short or not a string.
@@ -453,7 +456,7 @@ def replay_events(
     measure = _Measure(model, pipeline)  # before the replayer: its loop guard counts with the measured counter
     total = len(events) if isinstance(events, Sequence) else None
     report = ReplayReport(source=source, pipeline=pipeline.description, model=model, recorded=recorded)
-    replayer = Replayer(measure.pipeline, keep_recorded=recorded)
+    replayer = Replayer(measure.pipeline, keep_recorded=recorded, compact_at=compact_at)
     report.tokenizer_seconds = measure.load()
     started = time.perf_counter()
     for item in replayer.replay(clock.track(_counted(events, progress, total))):
@@ -538,6 +541,7 @@ def snapshot_at(
     recorded: bool = True,
     secrets: Mapping[str, str] | None = None,
     tokenizer: str | None = None,
+    compact_at: Mapping[int, str | None] | None = None,
 ) -> StepSnapshot:
     """What the model was shown at agent step `step` (1 = first), or after the last event (None).
 
@@ -547,6 +551,7 @@ def snapshot_at(
     hidden in every event as it is read, so in what the snapshot shows. A pipeline's history policy
     and its condensers' token budgets count with `tokenizer`'s model (as `replay_events(model=...)`
     counts them); None: the approximate tokenizer.
+    `compact_at` (agent step -> focus) requests a condensation with that focus before the step.
 
     Raises:
         InvalidSecretError: a secret value is too short or not a string.
@@ -556,7 +561,7 @@ def snapshot_at(
     events = _redacted(events, secrets)
     pipeline = _condenser_for(condenser, recorded)
     measure = _Measure(tokenizer, pipeline)  # renders, trims by the pipeline's policy; the condensers count with it
-    replayer = Replayer(measure.pipeline, keep_recorded=recorded)
+    replayer = Replayer(measure.pipeline, keep_recorded=recorded, compact_at=compact_at)
     for item in replayer.replay(events):
         if isinstance(item, AgentStep) and item.number == step:
             messages = measure.messages(item.shown, replayer.initial_user_action)

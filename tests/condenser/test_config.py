@@ -172,7 +172,7 @@ def test_fields_reach_the_condenser_and_a_pipeline_shares_one_token_counter() ->
         ({"type": "recnt"}, "Unknown condenser type 'recnt'. Did you mean 'recent'?"),
         # The known types as the registry lists them: a new strategy file adds itself here too.
         ({"type": "xyz"}, f"Unknown condenser type 'xyz'. Known types: {', '.join(registered_condenser_types())}."),
-        ({}, "A condenser config needs a 'type': one of amortized, auto_context, browser_output_masking, "),
+        ({}, "A condenser config needs a 'type': one of agent_reset, amortized, auto_context, browser_output_masking, "),
         ({"type": 3}, "A condenser 'type' must be a string, got 3."),
         ({"type": "recent", "max_events": 0}, "condenser 'recent': max_events: Input should be greater than or equal to 1"),
         ({"type": "recent", "keep_frist": 2}, "condenser 'recent': keep_frist: unknown field. Did you mean 'keep_first'?"),

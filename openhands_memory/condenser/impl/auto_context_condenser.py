@@ -65,6 +65,7 @@ from openhands_memory.condenser.kit import (
     condensation_action,
     current_plan,
     event_block,
+    focus_instructions,
     forget_id,
     is_summary,
     is_task_tracking,
@@ -340,6 +341,7 @@ class AutoContextCondenser(ModelCaller, RollingCondenser):
             message = str(error["msg"]).removeprefix("Value error, ")
             raise CondenserConfigError(message, condenser_type=_TYPE, field=field) from None
         self.msg_threshold = msg_threshold
+        self._focus: str | None = None  # the focus of the request being answered (set by `get_condensation`)
         self.max_token = max_token
         self.token_ratio = token_ratio
         self.last_keep = last_keep
@@ -389,6 +391,7 @@ class AutoContextCondenser(ModelCaller, RollingCondenser):
         return self.over_threshold(view)
 
     def get_condensation(self, view: View) -> Condensation:
+        self._focus = view.condensation_focus  # a request's focus: first in the prompt, kept by the offline summary
         scan = self._scan(view)
         candidate = self._find(scan, fewer_events=self._over_count_only(view))
         if candidate is None:
@@ -624,7 +627,11 @@ class AutoContextCondenser(ModelCaller, RollingCondenser):
         around = counter([AgentCondensationObservation(content=header + handles)])
         max_tokens = counter(compressed) - 1 - around
         return self.write_offline_summary(
-            events, previous, max_tokens=max(1, max_tokens), max_chars=max(_MIN_CUT_CHARS, max_chars)
+            events,
+            previous,
+            max_tokens=max(1, max_tokens),
+            max_chars=max(_MIN_CUT_CHARS, max_chars),
+            focus=self._focus,
         )
 
     def _request(self, prompt: str) -> str:
@@ -657,7 +664,8 @@ class AutoContextCondenser(ModelCaller, RollingCondenser):
             )
         else:
             closing = _CLOSINGS[strategy]
-        parts = [instructions.rstrip(), "\n".join(blocks), CITE_EVENT_IDS, scan.plan_text, closing]
+        focus = focus_instructions(self._focus)
+        parts = [focus, instructions.rstrip(), "\n".join(blocks), CITE_EVENT_IDS, scan.plan_text, closing]
         return "\n\n".join(part for part in parts if part)
 
     def _fit(self, text: str, compressed: list[Event]) -> str:

@@ -26,9 +26,18 @@ from openhands_memory.integrations.openhands_sdk.tools import (
     memory_tools,
     register_memory_tools,
 )
+from openhands_memory.integrations.openhands_sdk.steering_tools import (
+    NEW_CONTEXT_TOOL,
+    NewContextAction,
+    NewContextObservation,
+    NewContextTool,
+    register_steering_tools,
+    steering_tools,
+)
 
 __all__ = [
     "MEMORY_TOOL_SET",
+    "NEW_CONTEXT_TOOL",
     "CondensationRecord",
     "ContextReloadAction",
     "ContextReloadObservation",
@@ -36,10 +45,15 @@ __all__ = [
     "MemoryToolExecutor",
     "MemoryToolSet",
     "MemoryViewObservation",
+    "NewContextAction",
+    "NewContextObservation",
+    "NewContextTool",
     "OpenHandsMemoryCondenser",
     "SearchHistoryAction",
     "SearchHistoryObservation",
     "SearchHistoryTool",
     "memory_tools",
     "register_memory_tools",
+    "register_steering_tools",
+    "steering_tools",
 ]

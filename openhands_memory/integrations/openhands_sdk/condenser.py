@@ -72,6 +72,7 @@ from openhands_memory.integrations.openhands_sdk._view_import import ImportedVie
 from openhands_memory.llm import LLMConfig
 from openhands_memory.pipeline import Pipeline, default_condenser_config, load_pipeline_config
 from openhands_memory.pipelines import resolve_pipeline
+from openhands_memory.recall.steering_tools import focus_problem
 from openhands_memory.prompt_tokens import APPROXIMATE
 from openhands_memory.view import View
 
@@ -168,6 +169,7 @@ class OpenHandsMemoryCondenser(RollingCondenser):
     _records: deque[CondensationRecord] = PrivateAttr(default_factory=lambda: deque(maxlen=_KEPT_RECORDS))
     _not_carried: deque[str] = PrivateAttr(default_factory=lambda: deque(maxlen=_KEPT_RECORDS))
     _handles: bool | None = PrivateAttr(default=None)
+    _focus: str | None = PrivateAttr(default=None)
 
     @field_validator("condenser", mode="before")
     @classmethod
@@ -220,6 +222,19 @@ class OpenHandsMemoryCondenser(RollingCondenser):
     def condensation_records(self) -> list[CondensationRecord]:
         """Our record of each condensation handed to the SDK, oldest first (the last 1,024)."""
         return list(self._records)
+
+    def focus_next_condensation(self, focus: str | None) -> None:
+        """What the next condensation on request must keep (issue 36): the SDK's `condense()` carries no focus, so
+        set it here, then call `conversation.condense()`. The focus goes first in the summarizer's prompt, the
+        offline summary keeps the lines naming it, and the condensation's record holds it (`extra.focus`); it
+        is used by the next request the strategy answers, then dropped. None or '': no focus.
+
+        Raises:
+            ValueError: `focus` is longer than `MAX_FOCUS_CHARS`.
+        """
+        if focus and (problem := focus_problem(focus)) is not None:
+            raise ValueError(problem)
+        self._focus = focus or None
 
     @property
     def not_carried_over(self) -> list[str]:
@@ -274,12 +289,15 @@ class OpenHandsMemoryCondenser(RollingCondenser):
         conversation = self._conversation(view, agent_llm)
         # The SDK hands its cached view back step after step, grown in place: the same object may
         # show new events, so an answer is reused only for the same events (and request flag).
-        key = (view.unhandled_condensation_request, tuple(event.id for event in view.events))
+        focus = self._focus if view.unhandled_condensation_request else None
+        key = (view.unhandled_condensation_request, focus, tuple(event.id for event in view.events))
         asked = conversation.asked
         if asked is not None and asked.sdk_view is view and asked.key == key:
             return asked
         guard = conversation.guard
         imported = conversation.importer.import_view(view.events, unhandled_condensation_request=view.unhandled_condensation_request)
+        if focus is not None:  # `focus_next_condensation`: the view carries it, as a request with a focus does in a log
+            imported.view.condensation_focus = focus
         outcome = conversation.pipeline.condense(imported.view, guard)
         if not isinstance(outcome, Condensation):
             guard.reset()  # the view settled: the next condensation starts a new step
@@ -318,6 +336,8 @@ class OpenHandsMemoryCondenser(RollingCondenser):
                 # (on a HARD requirement the SDK then resets the context).
                 raise NoCondensationAvailableException(f"{asked.conversation.strategy.name}: every event in view is kept for good")
             asked.sdk_condensation = made
+            if view.unhandled_condensation_request:
+                self._focus = None  # answered
             metadata = outcome.metadata.to_dict() if outcome.metadata is not None else {}
             self._records.append(CondensationRecord(made.id, metadata))
             logger.info("openhands-memory condensation %s: %s", made.id, metadata)

@@ -199,6 +199,19 @@ def test_requests_are_honoured_by_a_strategy_that_answers_them() -> None:
     assert condenser.condensation_records[-1].metadata["reason"] == "request"
 
 
+def test_a_condensation_on_request_takes_the_focus_set_for_it_and_records_it() -> None:
+    condenser = OpenHandsMemoryCondenser(condenser={"type": "llm", "max_size": 100, "keep_first": 2}, tokenizer="approximate")
+    condenser.focus_next_condensation("the port 8431")
+    condensation = condenser.condense(View.from_events([*long_conversation(10), CondensationRequest()]))
+    assert isinstance(condensation, Condensation) and condensation.summary is not None
+    assert condensation.summary.splitlines()[1] == "FOCUS (what this summary was asked to keep): the port 8431"
+    assert condenser.condensation_records[-1].metadata["extra"]["focus"] == "the port 8431"
+    again = condenser.condense(View.from_events([*long_conversation(12), CondensationRequest()]))
+    assert isinstance(again, Condensation) and "FOCUS" not in (again.summary or "")  # used once
+    with pytest.raises(ValueError, match="over the bound of 2000"):
+        condenser.focus_next_condensation("x" * 2_001)
+
+
 def test_a_size_heuristic_is_a_soft_requirement() -> None:
     condenser = OpenHandsMemoryCondenser(condenser={"type": "amortized", "max_size": 10, "keep_first": 2}, tokenizer="approximate")
     view = View.from_events(long_conversation(10))

@@ -399,3 +399,43 @@ def test_the_package_exports_the_memory_tools() -> None:
     }  # fmt: skip
     assert exported <= set(bridge.__all__)
     assert all(hasattr(bridge, name) for name in bridge.__all__)
+
+
+# -- new_context (issue 36) ---------------------------------------------------------------------------
+
+
+def test_new_context_in_a_real_sdk_conversation_resets_to_the_handoff_kept_verbatim(tmp_path: Path) -> None:
+    from openhands.sdk.event.condenser import Condensation
+
+    from openhands_memory.integrations.openhands_sdk import OpenHandsMemoryCondenser, steering_tools
+
+    handoff = "Goal: pin libfoo. Done: found ZEBRA-4471 in quux. Left: write the pin."
+    seen: list[list[Message]] = []
+
+    def finish(messages: list[Message]) -> Message:
+        seen.append(messages)
+        return tool_call("finish", {"message": "done"}, "finish")
+
+    llm = ScriptedLLM.from_messages(
+        [
+            tool_call("think", {"thought": FORGOTTEN}, "think"),
+            tool_call("new_context", {"handoff": ""}, "empty"),  # refused: the agent reads why
+            tool_call("new_context", {"handoff": handoff}, "reset"),
+            finish,
+        ]
+    )
+    condenser = OpenHandsMemoryCondenser(condenser={"type": "agent_reset"}, tokenizer="approximate")
+    agent = Agent(llm=llm, tools=steering_tools(), condenser=condenser)
+    conversation = Conversation(agent=agent, workspace=str(tmp_path), visualizer=None)
+    try:
+        conversation.send_message("go")
+        conversation.run()
+        empty = answer_text(conversation, "empty")
+        assert "needs a non-empty handoff" in empty
+        (reset,) = [e for e in conversation.state.events if isinstance(e, Condensation)]
+        assert reset.summary == handoff
+        texts = [str(m.content) for m in seen[0]]
+        assert any(handoff in t for t in texts) and not any(FORGOTTEN in t for t in texts)
+        assert any("go" in t for t in texts)  # the user's message stays
+    finally:
+        conversation.close()
