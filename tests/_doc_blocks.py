@@ -103,6 +103,7 @@ _HISTORY_POLICY = "test_history_policy_pipeline_file_and_history"
 BLOCKS: dict[str, list[tuple[str, str, str]]] = {
     # file: [(language, the start of its first line, the test that runs it), ...], in the file's order
     "README.md": [
+        ("bash", "git clone https://github.com/openhands-memory/openhands-memory", "test_install_from_a_clone"),
         ("bash", "pip install . && openhands-memory replay", _REPLAY),
         ("", "log                   fixtures/synthetic_session_300.jsonl", _REPLAY),
         ("python", "import json, subprocess", "test_quick_start_agent_loop"),

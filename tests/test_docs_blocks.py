@@ -247,6 +247,15 @@ def test_quick_start_agent_loop(request: pytest.FixtureRequest, workdir: Path, l
     assert "1 passed" in str(second[-1]["content"])
 
 
+def test_install_from_a_clone(request: pytest.FixtureRequest) -> None:
+    (block,) = _mine(request)
+    clone, cd, pip = block.first_line.split(" && ")
+    url = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["urls"]["Repository"]
+    assert clone == f"git clone {url}"  # the project's own URL, as its metadata gives it
+    assert cd == f"cd {url.rsplit('/', 1)[-1]}"  # the folder git clones into
+    assert check_pip_install(pip) == []
+
+
 def test_install_and_test_commands(request: pytest.FixtureRequest) -> None:
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
     extras = _extras()

@@ -160,12 +160,12 @@ def _summarizer_note(args: argparse.Namespace, pipelines: list[Any]) -> str | No
 def run_bench(args: argparse.Namespace) -> int:
     """Run the `bench` subcommand for parsed `args`; returns the exit code (see the module docstring)."""
     from openhands_memory.bench.report import (
-        PLOT_HINT,
         check_results_output,
         format_compressions,
         format_cost_table,
         format_header,
         format_table,
+        plot_hint,
         write_results,
     )
     from openhands_memory.bench.runner import PipelineSpec, run_benchmark
@@ -277,5 +277,5 @@ def run_bench(args: argparse.Namespace) -> int:
     files = [str(path) for path in written.values() if path is not None]
     print(f"wrote {', '.join(files)}", file=sys.stderr)
     if not args.no_plot and written["plot"] is None:
-        print(PLOT_HINT, file=sys.stderr)
+        print(plot_hint(), file=sys.stderr)
     return 1 if results.errors else 0

@@ -34,6 +34,7 @@ from typing import Any
 import orjson
 
 from openhands_memory._files import check_writable, make_private_folder, refuse_inputs, resolve_output, write_atomically
+from openhands_memory._install import install_hint
 from openhands_memory.bench.runner import BenchResults
 from openhands_memory.bench.stand_in import STAND_IN_NAME
 from openhands_memory.condenser.offline_summary import OFFLINE_SUMMARIZER_NAME
@@ -44,7 +45,6 @@ __all__ = [
     "CSV_COLUMNS",
     "CSV_NAME",
     "JSON_NAME",
-    "PLOT_HINT",
     "PLOT_NAME",
     "check_results_output",
     "cost_columns",
@@ -55,6 +55,7 @@ __all__ = [
     "format_header",
     "format_table",
     "is_no_condensation",
+    "plot_hint",
     "write_csv",
     "write_json",
     "write_plot",
@@ -67,8 +68,13 @@ CSV_NAME = "results.csv"
 """The CSV file `write_results` writes."""
 PLOT_NAME = "context_tokens.png"
 """The plot `write_results` writes."""
-PLOT_HINT = "no plot: matplotlib is not installed (pip install 'openhands-memory[plot]')"
-"""The one line said when the plot cannot be drawn."""
+
+
+
+def plot_hint() -> str:
+    """The one line said when the plot cannot be drawn: how to install the `plot` extra."""
+    return f"no plot: matplotlib is not installed ({install_hint('plot')})"
+
 
 CSV_COLUMNS = (
     "level",

@@ -51,6 +51,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from openhands_memory._install import install_hint
 from openhands_memory.bench.metrics import RunMetrics, summarize_runs
 from openhands_memory.bench.retention import RECALL_LIMIT, measure_retention
 from openhands_memory.bench.stand_in import choose_models, model_backed_members, summarizer_name
@@ -664,7 +665,7 @@ def _run_on_ray(tasks: list[BenchTask], jobs: int, progress: ProgressCallback | 
     try:
         import ray
     except ImportError as exc:
-        raise ImportError("--executor ray needs Ray: pip install 'openhands-memory[ray]'") from exc
+        raise ImportError(f"--executor ray needs Ray: {install_hint('ray')}") from exc
     started_here = not ray.is_initialized()
     if started_here:
         if os.environ.get("RAY_ADDRESS"):

@@ -20,6 +20,9 @@ from openhands_memory.bench.cli import add_bench_parser, run_bench
 from ._helpers import write_toml
 from .test_runner import chat_log, condensing_log
 
+REPO = Path(__file__).resolve().parent.parent.parent
+"""This clone: the install hints name it."""
+
 
 def bench(*argv: str | Path) -> int:
     parser = argparse.ArgumentParser(prog="openhands-memory")
@@ -179,7 +182,7 @@ def test_without_matplotlib_the_plot_is_skipped_with_a_hint(
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
     assert bench(files["chat"], "--pipeline", files["noop"], "--out", files["out"]) == 0
     err = capsys.readouterr().err
-    assert err.splitlines()[-1] == "no plot: matplotlib is not installed (pip install 'openhands-memory[plot]')"
+    assert err.splitlines()[-1] == f"no plot: matplotlib is not installed (pip install '{REPO}[plot]')"  # this clone
     assert not (files["out"] / "context_tokens.png").exists()
 
 
@@ -303,7 +306,7 @@ def test_the_ray_executor_without_ray_prints_an_install_hint(
 ) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` fails, as where it is not installed
     assert bench(files["chat"], "--pipeline", files["noop"], "--executor", "ray", "--out", files["out"]) == 1
-    assert capsys.readouterr().err == "error: --executor ray needs Ray: pip install 'openhands-memory[ray]'\n"
+    assert capsys.readouterr().err == f"error: --executor ray needs Ray: pip install '{REPO}[ray]'\n"  # this clone
 
 
 def _bench_is_wired() -> bool:
