@@ -38,6 +38,7 @@ import orjson
 from openhands_memory._cli_models import APPROXIMATE, add_model_arguments, check_model_arguments, tokenizer_name
 from openhands_memory._cli_secrets import SecretEnvError, add_secret_argument, secrets_from_env
 from openhands_memory._locations import log_location
+from openhands_memory._log_warnings import printed_warnings
 from openhands_memory._progress import ProgressBar
 from openhands_memory.errors import MalformedEventError, OpenHandsMemoryError
 
@@ -256,6 +257,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _USAGE_ERROR
     except SystemExit as exc:  # --help and --version
         return int(exc.code or 0)
+    with printed_warnings(sys.stderr) as args.warnings:  # one line each, naming the log, never into a progress bar
+        return _run_command(args)
+
+
+def _run_command(args: argparse.Namespace) -> int:
+    """Run the parsed command; returns the exit code (an expected error is one line on stderr)."""
     try:
         if args.command == "bench":
             from openhands_memory.bench.cli import run_bench
@@ -357,8 +364,9 @@ def _replay(args: argparse.Namespace) -> int:
     inputs = [path for path in (args.log, args.pipeline) if path is not None]
     if args.out is not None:  # refused now (an input, existing, not writable), not after the replay
         check_log_output(args.out, inputs=inputs, overwrite=args.force)
+    args.warnings.log = shown_location(args.log)  # what is said from here on is about this log
     events = load_log(args.log)
-    bar = _progress_bar("replaying", quiet=args.json)
+    bar = args.warnings.bar = _progress_bar("replaying", quiet=args.json)
     try:
         report = replay_events(
             events,
@@ -372,6 +380,7 @@ def _replay(args: argparse.Namespace) -> int:
             step_seconds=step_seconds,
         )
     finally:
+        args.warnings.bar = None
         if bar is not None:
             bar.close()
     if args.out is not None:
@@ -413,7 +422,7 @@ def _inspect(args: argparse.Namespace) -> int:
 def _view(args: argparse.Namespace) -> int:
     from openhands_memory.events import event_to_dict
     from openhands_memory.llm import to_litellm_dicts
-    from openhands_memory.stream.locations import load_log
+    from openhands_memory.stream.locations import load_log, shown_location
     from openhands_memory.replay import load_pipeline, snapshot_at
     from openhands_memory.replay.formatting import id_or_dash, message_line
 
@@ -425,6 +434,7 @@ def _view(args: argparse.Namespace) -> int:
     secrets = _checked_secrets(args)
     pipeline = load_pipeline(args.pipeline, model=args.model) if args.pipeline is not None else None
     _choose_models(pipeline, args)  # a missing API key now, before any work
+    args.warnings.log = shown_location(args.log)
     events = load_log(args.log)
     snapshot = snapshot_at(
         events,

@@ -56,6 +56,7 @@ __all__ = [
     "format_table",
     "is_no_condensation",
     "plot_hint",
+    "warning_lines",
     "write_csv",
     "write_json",
     "write_plot",
@@ -69,6 +70,30 @@ CSV_NAME = "results.csv"
 PLOT_NAME = "context_tokens.png"
 """The plot `write_results` writes."""
 
+
+
+def warning_lines(results: BenchResults) -> list[str]:
+    """Each warning the runs logged, once per log, naming the log and the pipelines that met it.
+
+    `LOG: message (pipelines: a, b)`, or `(all N pipelines)`, in the order the runs logged them, after
+    what was said loading each log (once, without pipelines; a message that names its log already is kept as is).
+    """
+    read: dict[tuple[str, str], None] = {}
+    met: dict[tuple[str, str], list[str]] = {}
+    for run in results.runs:
+        for message in run.get("log_warnings", ()):
+            read[run["log"], message] = None  # about the log itself, whichever run loaded it
+        for message in run.get("warnings", ()):
+            met.setdefault((run["log"], message), []).append(run["pipeline"])
+    lines = [message if message.startswith(log) else f"{log}: {message}" for log, message in read]
+    everyone = len(results.pipelines)
+    for (log, message), pipelines in met.items():
+        if len(pipelines) == everyone > 1:
+            which = f"all {everyone} pipelines"
+        else:
+            which = f"pipeline{'s' if len(pipelines) > 1 else ''}: {', '.join(pipelines)}"
+        lines.append(f"{log}: {message} ({which})")
+    return lines
 
 
 def plot_hint() -> str:

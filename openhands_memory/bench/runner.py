@@ -52,6 +52,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from openhands_memory._install import install_hint
+from openhands_memory._log_warnings import captured_warnings
 from openhands_memory.bench.metrics import RunMetrics, summarize_runs
 from openhands_memory.bench.retention import RECALL_LIMIT, measure_retention
 from openhands_memory.bench.stand_in import choose_models, model_backed_members, summarizer_name
@@ -438,12 +439,25 @@ def _load(path: str) -> list[Event]:
 
 
 def run_task(task: BenchTask) -> dict[str, Any]:
-    """Run one task (in any process); a log or pipeline that fails gives a result with an `error` message."""
+    """Run one task (in any process); a log or pipeline that fails gives a result with an `error` message.
+
+    The warnings the library logs are returned with it, each once, not printed: `log_warnings` while
+    the log loaded (in a process that had not loaded it yet), `warnings` while the pipeline ran; the
+    command line says each once per log, with the pipelines that met it.
+    """
+    said: list[str] = []
     try:
-        return run_events(_load(task.log), task.pipeline, task.options, source=shown_location(task.log))
+        with captured_warnings() as loading:
+            events = _load(task.log)
+        with captured_warnings() as said:
+            result = run_events(events, task.pipeline, task.options, source=shown_location(task.log))
     except (OpenHandsMemoryError, OSError) as exc:
         message = f"{exc.filename}: {exc.strerror or exc}" if isinstance(exc, OSError) and exc.filename else str(exc)
-        return {"log": shown_location(task.log), "pipeline": task.pipeline.name, "error": f"{type(exc).__name__}: {message}"}
+        result = {"log": shown_location(task.log), "pipeline": task.pipeline.name, "error": f"{type(exc).__name__}: {message}"}
+    for key, messages in (("log_warnings", loading), ("warnings", said)):
+        if messages:
+            result[key] = messages
+    return result
 
 
 @dataclass(slots=True)
@@ -457,7 +471,8 @@ class BenchResults:
     options: BenchOptions
     """How the runs were measured."""
     runs: list[dict[str, Any]] = field(default_factory=list)
-    """One result per (log, pipeline), log-major (see `run_events` for the keys; `error` if it failed)."""
+    """One result per (log, pipeline), log-major (see `run_events` for the keys; `error` if it failed;
+    `log_warnings` and `warnings`: what the library logged loading the log and running the pipeline, if anything)."""
     seconds: float = 0.0
     """Wall time of the whole benchmark."""
     jobs: int = 1
