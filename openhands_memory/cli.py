@@ -40,6 +40,7 @@ from openhands_memory._cli_secrets import SecretEnvError, add_secret_argument, s
 from openhands_memory._locations import log_location
 from openhands_memory._log_warnings import printed_warnings
 from openhands_memory._progress import ProgressBar
+from openhands_memory._terminal import text_width
 from openhands_memory.errors import MalformedEventError, OpenHandsMemoryError
 
 _USAGE_ERROR = 2
@@ -450,14 +451,15 @@ def _view(args: argparse.Namespace) -> int:
             _print_json(to_litellm_dicts(snapshot.messages))
         else:
             for index, message in enumerate(snapshot.messages):
-                print(f"{index:>4}  {message.role:<9} {message_line(message)[:110]}")
+                print(f"{index:>4}  {message.role:<9} {message_line(message)[: max(20, text_width() - 16)]}")
     elif args.json:
         _print_json([_with_log_ids(event_to_dict(e), snapshot) for e in shown])
     else:
+        width = text_width()
         for event in shown:  # by the log's ids, as the footer names them
             text = " ".join(event.message.split())
             ident = id_or_dash(snapshot.log_id(event))
-            print(f"{ident:>6}  {event.kind:<20} {text[:100]}")
+            print(f"{ident:>6}  {event.kind:<20} {text[: max(20, width - 29)]}")
     if snapshot.step is None:
         where = f"after the last event ({snapshot.steps} agent steps)"
     else:

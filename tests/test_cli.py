@@ -788,3 +788,24 @@ def test_a_tokenizer_or_model_litellm_does_not_know_is_refused_never_counted_as_
 
 def test_a_provider_prefixed_model_is_a_known_tokenizer(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["view", str(BUNDLED), "--at", "2", "--model", "openai/gpt-4o"]) == 0
+
+
+@pytest.mark.parametrize("argv", [["view"], ["view", "--messages"], ["inspect"]])
+def test_one_line_an_event_fits_100_columns_or_the_terminal_s(
+    argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from openhands_memory.events import EventSource, MessageAction, SystemMessageAction
+
+    long_log = tmp_path / "long.jsonl"
+    events = [SystemMessageAction(content="You are an agent. " * 40), MessageAction(content="Fix the bug in " + "module/" * 60)]
+    for index, (event, source) in enumerate(zip(events, (EventSource.AGENT, EventSource.USER))):
+        event.id, event.source = index, source
+    dump_events(events, long_log)
+    monkeypatch.delenv("COLUMNS", raising=False)  # piped output: 100 columns
+    assert main([argv[0], str(long_log), *argv[1:]]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(len(line) for line in lines if str(long_log) not in line) <= 100
+    if argv[0] == "view":
+        monkeypatch.setenv("COLUMNS", "60")  # a narrow terminal
+        assert main([argv[0], str(long_log), *argv[1:]]) == 0
+        assert max(len(line) for line in capsys.readouterr().out.splitlines()) == 60  # cut to fit, not shorter

@@ -41,7 +41,10 @@ def files(tmp_path: Path) -> dict[str, Path]:
     }
 
 
-def test_bench_prints_the_table_and_writes_json_csv_and_plot(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+def test_bench_prints_the_table_and_writes_json_csv_and_plot(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "1000")  # every column in one table (a terminal this wide)
     code = bench(files["chat"], files["condensing"], "--pipeline", files["noop"], "--pipeline", files["amortized"],
                  "--context-limit", "50", "--out", files["out"])  # fmt: skip
     out, err = capsys.readouterr()
@@ -94,8 +97,9 @@ def test_the_progress_bar_redraws_at_most_ten_times_a_second_and_always_at_the_e
 
 
 def test_model_backed_pipelines_name_the_offline_summarizer(
-    files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("COLUMNS", "1000")  # every column in one table
     llm = write_toml(
         tmp_path / "llm.toml",
         {"type": "llm", "llm_config": "condenser", "max_size": 6, "keep_first": 2},
@@ -352,8 +356,9 @@ def test_bench_prints_the_compressions_under_the_table_and_writes_them_to_result
 
 
 def test_the_cost_table_compares_with_no_condensation_wherever_it_was_given_and_names_the_cheapest(
-    files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("COLUMNS", "1000")  # every column in one table
     # no condensation comes last: the comparison is still with it, not with the first pipeline.
     code = bench(files["condensing"], "--pipeline", files["amortized"], "--pipeline", files["noop"],
                  "--pricing", "claude-sonnet-4-5", "--step-seconds", "1", "--out", files["out"])  # fmt: skip
