@@ -80,3 +80,10 @@ def test_no_message_tells_a_user_to_install_a_name_pypi_does_not_have() -> None:
         if re.search(r"pip install ['\"]?openhands-memory\b", line)
     ]
     assert offenders == []
+
+
+def test_the_sdk_bridge_without_the_sdk_says_how_to_install_its_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "openhands.sdk", None)  # `import openhands.sdk` fails, as without the extra
+    monkeypatch.delitem(sys.modules, "openhands_memory.integrations.openhands_sdk", raising=False)
+    with pytest.raises(ImportError, match=re.escape(f"the OpenHands SDK bridge needs openhands-sdk (Python 3.12+): pip install '{REPO}[sdk]'")):
+        import openhands_memory.integrations.openhands_sdk  # noqa: F401
