@@ -40,6 +40,7 @@ from openhands_memory._cli_secrets import SecretEnvError, add_secret_argument, s
 from openhands_memory._locations import log_location
 from openhands_memory._log_warnings import printed_warnings
 from openhands_memory._progress import ProgressBar
+from openhands_memory._signals import Terminated, sigterm_raises
 from openhands_memory._terminal import text_width
 from openhands_memory.errors import MalformedEventError, OpenHandsMemoryError
 
@@ -258,7 +259,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _USAGE_ERROR
     except SystemExit as exc:  # --help and --version
         return int(exc.code or 0)
-    with printed_warnings(sys.stderr) as args.warnings:  # one line each, naming the log, never into a progress bar
+    with sigterm_raises(), printed_warnings(sys.stderr) as args.warnings:  # one line each, naming the log, never into a bar
         return _run_command(args)
 
 
@@ -310,6 +311,9 @@ def _run_command(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Terminated as exc:  # SIGTERM: the same clean stop as Ctrl-C
+        print("terminated", file=sys.stderr)
+        return exc.exit_code
 
 
 def run() -> None:

@@ -53,6 +53,7 @@ from pydantic import BaseModel
 
 from openhands_memory._install import install_hint
 from openhands_memory._log_warnings import captured_warnings
+from openhands_memory._signals import ignore_interrupts
 from openhands_memory.bench.metrics import RunMetrics, summarize_runs
 from openhands_memory.bench.retention import RECALL_LIMIT, measure_retention
 from openhands_memory.bench.stand_in import choose_models, model_backed_members, summarizer_name
@@ -665,15 +666,36 @@ def run_benchmark(
 
 
 def _run_in_processes(tasks: list[BenchTask], jobs: int, progress: ProgressCallback | None) -> list[dict[str, Any]]:
+    """The tasks in worker processes; on Ctrl-C or SIGTERM (`Terminated`) the workers are stopped at once, not after the queue."""
     results: list[dict[str, Any] | None] = [None] * len(tasks)
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)) or 1, mp_context=context) as pool:
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)) or 1, mp_context=context, initializer=ignore_interrupts)
+    try:
         futures = {pool.submit(run_task, task): index for index, task in enumerate(tasks)}
         for done, future in enumerate(as_completed(futures), 1):
             results[futures[future]] = future.result()
             if progress is not None:
                 progress(done, len(tasks))
+    except BaseException:
+        _stop_workers(pool)
+        raise
+    pool.shutdown()
     return [result for result in results if result is not None]
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Cancel what is queued and end the workers now (a run half done is dropped: results are written at the end only)."""
+    terminate = getattr(pool, "terminate_workers", None)  # Python 3.14+
+    if terminate is not None:
+        terminate()
+        return
+    # Before 3.14 the pool has no public way to end its workers: its `_processes` are the workers it started.
+    workers = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for worker in workers:
+        worker.terminate()
+    for worker in workers:
+        worker.join(timeout=5)
 
 
 def _run_on_ray(tasks: list[BenchTask], jobs: int, progress: ProgressCallback | None) -> list[dict[str, Any]]:
