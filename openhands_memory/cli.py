@@ -37,7 +37,7 @@ import orjson
 
 from openhands_memory._cli_models import APPROXIMATE, add_model_arguments, check_model_arguments, tokenizer_name
 from openhands_memory._cli_secrets import SecretEnvError, add_secret_argument, secrets_from_env
-from openhands_memory._locations import log_location
+from openhands_memory._locations import log_location, output_location
 from openhands_memory._log_warnings import printed_warnings
 from openhands_memory._progress import ProgressBar
 from openhands_memory._signals import Terminated, sigterm_raises
@@ -177,7 +177,7 @@ def _build_parser() -> argparse.ArgumentParser:
     convert.add_argument("source", type=log_location, metavar="SRC", help="the log to read (only read)")
     convert.add_argument(
         "destination",
-        type=log_location,
+        type=output_location,
         metavar="DST",
         help="*.json, *.jsonl, a folder, or a postgresql://...?conversation=ID URL; refused if it exists (unless --force)",
     )

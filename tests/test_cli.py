@@ -809,3 +809,15 @@ def test_one_line_an_event_fits_100_columns_or_the_terminal_s(
         monkeypatch.setenv("COLUMNS", "60")  # a narrow terminal
         assert main([argv[0], str(long_log), *argv[1:]]) == 0
         assert max(len(line) for line in capsys.readouterr().out.splitlines()) == 60  # cut to fit, not shorter
+
+
+def test_an_sdk_conversation_s_folder_is_found_by_its_id_with_dashes_too(tmp_path: Path) -> None:
+    from openhands_memory._locations import log_location, output_location
+
+    conversation_id = "1b4e28ba-2fa1-11d2-883f-0016d3cca427"  # str(conversation.id)
+    hexed = tmp_path / "1b4e28ba2fa111d2883f0016d3cca427"  # the folder the SDK writes: conversation.id.hex
+    assert log_location(str(tmp_path / conversation_id)) == tmp_path / conversation_id  # no folder yet: as given
+    hexed.mkdir()
+    assert log_location(str(tmp_path / conversation_id)) == hexed
+    assert log_location(str(hexed)) == hexed
+    assert output_location(str(tmp_path / conversation_id)) == tmp_path / conversation_id  # an output is never redirected

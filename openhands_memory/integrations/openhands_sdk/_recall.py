@@ -26,7 +26,14 @@ from openhands_memory.errors import InvalidSecretError, OpenHandsMemoryError
 from openhands_memory.events import ContextReloadAction, SearchHistoryAction, agent_history
 from openhands_memory.integrations.openhands_sdk._event_log import SdkEventLogStore
 from openhands_memory.recall import MAX_QUERY_CHARS
-from openhands_memory.recall.memory_tools import CONTEXT_RELOAD, SEARCH_HISTORY, MemoryToolCall, echo, parse_memory_call
+from openhands_memory.recall.memory_tools import (
+    CONTEXT_RELOAD,
+    SEARCH_HISTORY,
+    MemoryToolCall,
+    echo,
+    parse_memory_call,
+    search_arguments_problem,
+)
 from openhands_memory.recall.runtime import MemoryToolRuntime, Visibility
 from openhands_memory.stream import EventStream, Redactor
 from openhands_memory.view import View
@@ -92,7 +99,9 @@ class ConversationRecall:
                 return self._answer(f"No event was reloaded: {action}; {_WHICH_IDS}.", is_error=True)
             assert isinstance(action, ContextReloadAction)
             observation = self.runtime.reload(action, self._visibility)
-            return self._answer(observation.content, reloaded_event_id=observation.reloaded_event_id)
+            # No event reloaded (none of that id, or a hidden one): a refused call, as every refusal is.
+            refused = observation.reloaded_event_id is None
+            return self._answer(observation.content, is_error=refused, reloaded_event_id=observation.reloaded_event_id)
 
     def search(self, query: Any, limit: Any = None) -> MemoryToolAnswer:
         """What `search_history` answers for `query` and `limit` as the agent wrote them (any JSON values; None: no limit given)."""
@@ -105,10 +114,13 @@ class ConversationRecall:
             if isinstance(action, str):
                 return self._answer(f"No search was made: {action}.", is_error=True)
             assert isinstance(action, SearchHistoryAction)
+            problem = search_arguments_problem(action)  # an empty query, a limit out of range: refused
+            if problem is not None:
+                return self._answer(f"No search was made: {problem}.", is_error=True)
             asked_chars = len(action.query)
             action.query = action.query[:MAX_QUERY_CHARS]  # what is searched; the answer says when it was cut
             observation = self.runtime.search(action, asked_chars, self._visibility)
-            return self._answer(observation.content)
+            return self._answer(observation.content, is_error=self.runtime.index is None)  # None: the index failed
 
     def close(self) -> None:
         """Close the search index (its sidecar stays) and the stream; the SDK's log is untouched."""
