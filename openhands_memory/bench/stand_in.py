@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any
 
-from openhands_memory.condenser import CacheAwareCondenser, Condenser, PipelineCondenser
-from openhands_memory.condenser._model_backed import ModelCaller
+from openhands_memory.condenser import Condenser
+from openhands_memory.condenser._model_backed import ModelCaller, model_backed_members
 from openhands_memory.condenser.offline_summary import OFFLINE_SUMMARIZER_NAME
 from openhands_memory.llm import LLM, CompletionFn, LLMConfig
 
@@ -83,18 +83,6 @@ def stand_in_completion(**kwargs: Any) -> dict[str, Any]:
         message = {"role": "assistant", "content": f"USER_CONTEXT: the task\nCOMPLETED: {_completed(prompt)}"}
     usage = {"prompt_tokens": len(prompt) // 4, "completion_tokens": 20}
     return {"id": "stand-in", "model": "stand-in", "choices": [{"index": 0, "message": message, "finish_reason": "stop"}], "usage": usage}
-
-
-def model_backed_members(condenser: Condenser) -> Iterator[Condenser]:
-    """The condensers in `condenser` (itself, or the members of pipelines, nested ones too) that call a model,
-    or would: a built-in model-backed strategy configured without one counts too."""
-    if isinstance(condenser, PipelineCondenser):
-        for member in condenser.condensers:
-            yield from model_backed_members(member)
-    elif isinstance(condenser, CacheAwareCondenser):
-        yield from model_backed_members(condenser.inner)
-    elif isinstance(condenser, ModelCaller) or isinstance(getattr(condenser, "llm", None), LLM):
-        yield condenser
 
 
 def _config_of(member: Condenser) -> LLMConfig:

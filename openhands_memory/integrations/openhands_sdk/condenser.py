@@ -56,6 +56,7 @@ from openhands.sdk.llm import LLM as SdkLLM
 from pydantic import Field, PrivateAttr, ValidationInfo, field_serializer, field_validator
 
 from openhands_memory.condenser import Condensation, Condenser, CondenserContext
+from openhands_memory.condenser._model_backed import model_backed_members
 from openhands_memory.condenser.config import PipelineMember, parse_condenser_config
 from openhands_memory.condenser.guard import MAX_CONDENSATIONS_PER_STEP, CondensationGuard
 from openhands_memory.conversation_memory.history_policy import HistoryPolicy
@@ -225,11 +226,20 @@ class OpenHandsMemoryCondenser(RollingCondenser):
         return list(self._not_carried)
 
     def _build(self, agent_llm: SdkLLM | None) -> Pipeline:
-        """Our pipeline, built from the config with the agent's model for `tokenizer` and `agent_llm_name`."""
+        """Our pipeline, built from the config with the agent's model for `tokenizer` and `agent_llm_name`.
+
+        Raises:
+            LLMAuthenticationError: a strategy's summarizer model has no API key (the SDK's run stops at its
+                first step, not at the first summary, many steps in).
+        """
         configs: dict[str, Any] = dict(self.llm_configs)
         if self.agent_llm_name is not None and agent_llm is not None:
             configs.setdefault(self.agent_llm_name, agent_llm_config(agent_llm))
         condenser = Condenser.from_config(self.condenser, context=CondenserContext(llm_configs=configs))
+        for member in model_backed_members(condenser):  # a summarizer without its key: now, not at its first summary
+            llm = getattr(member, "llm", None)
+            if llm is not None:
+                llm.check_api_key()
         model = getattr(agent_llm, "model", None)
         if isinstance(model, str) and model:
             condenser.use_agent_model(model)  # a `cache_aware` without `pricing` (the default's): priced for it

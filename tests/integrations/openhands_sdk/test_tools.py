@@ -407,3 +407,25 @@ def test_the_package_exports_the_memory_tools() -> None:
     }  # fmt: skip
     assert exported <= set(bridge.__all__)
     assert all(hasattr(bridge, name) for name in bridge.__all__)
+
+
+def test_a_secret_too_short_to_hide_is_never_stored_in_the_index_search_is_refused_saying_why(tmp_path: Path) -> None:
+    pin = "4711"  # 4 characters: too short for our redactor to hide without hiding every "4711" in the log
+    llm = ScriptedLLM.from_messages(
+        [tool_call("search_history", {"query": "deploy"}, "search-pin"), tool_call("finish", {"message": "ok"}, "finish-pin")]
+    )
+    conversation = Conversation(
+        agent=Agent(llm=llm, tools=memory_tools()), workspace=str(tmp_path / "work"),
+        persistence_dir=str(tmp_path / "conversations"), visualizer=None, secrets={"PIN": pin},
+    )  # fmt: skip
+    try:
+        conversation.send_message(f"Deploy with PIN {pin}, please.")
+        conversation.run()
+        (answer,) = answers(conversation, "search-pin")
+        assert answer.observation.is_error
+        assert answer.observation.text.startswith("No search was made: the conversation's secret PIN is shorter than 6 characters")
+        folder = Path(conversation.state.persistence_dir)
+        stored = b"".join(path.read_bytes() for path in folder.glob("*.search.sqlite*"))
+        assert pin.encode() not in stored  # no index at all: nothing could hide it
+    finally:
+        conversation.close()
