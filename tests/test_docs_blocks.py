@@ -28,6 +28,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import json
+import logging
 import re
 import shlex
 import shutil
@@ -231,10 +232,14 @@ def test_quick_start_replay_prints_the_readme_s_output(
     assert normalise(ran.out) == normalise(shown.text)
 
 
-def test_quick_start_agent_loop(request: pytest.FixtureRequest, workdir: Path, litellm_completion: FakeLLM) -> None:
+def test_quick_start_agent_loop(
+    request: pytest.FixtureRequest, workdir: Path, litellm_completion: FakeLLM, caplog: pytest.LogCaptureFixture
+) -> None:
     litellm_completion.add(FakeReply.tool_call("bash", {"command": "echo 1 passed"}, text="Let me run the test."))
     litellm_completion.add("The test passes.")
-    run_python(_one(request, "python"))
+    with caplog.at_level(logging.WARNING, logger="openhands_memory"):
+        run_python(_one(request, "python"))
+    assert caplog.records == []  # every result paired with its call: nothing to warn about
 
     events = load_events("conversation.jsonl")
     assert [event.kind for event in events] == ["system", "message", "run", "run", "message"]
