@@ -38,7 +38,7 @@ import orjson
 from openhands_memory._cli_models import APPROXIMATE, add_model_arguments, check_model_arguments, tokenizer_name
 from openhands_memory._cli_secrets import SecretEnvError, add_secret_argument, secrets_from_env
 from openhands_memory._locations import log_location, output_location
-from openhands_memory._log_warnings import printed_warnings
+from openhands_memory._log_warnings import captured_warnings, printed_warnings
 from openhands_memory._progress import ProgressBar
 from openhands_memory._signals import Terminated, sigterm_raises
 from openhands_memory._terminal import text_width
@@ -571,11 +571,15 @@ def _search(args: argparse.Namespace) -> int:
         opened = PostgresSearchIndex.for_url(args.log, redactor=redactor)
     else:
         # A file log keeps its index beside it; a session folder's is rebuilt in memory each time.
-        opened = (
-            SearchIndex.for_log(args.log, redactor=redactor)
-            if args.log.is_file()
-            else SearchIndex.in_memory(redactor=redactor)
-        )
+        with captured_warnings() as said:
+            opened = (
+                SearchIndex.for_log(args.log, redactor=redactor)
+                if args.log.is_file()
+                else SearchIndex.in_memory(redactor=redactor)
+            )
+        if opened.fallback_reason is None:  # else the note below says it, once
+            for message in said:
+                args.warnings.say(message)
     with opened as index:
         if index.fallback_reason is not None:
             print(f"note: no search index beside {args.log} ({index.fallback_reason}); using one in memory", file=sys.stderr)

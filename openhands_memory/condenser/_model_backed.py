@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, get_args
 
 from openhands_memory.condenser._config_base import OnModelError
@@ -76,7 +76,6 @@ __all__ = [
     "ModelCaller",
     "ModelSummarizingCondenser",
     "condenser_llm",
-    "model_backed_members",
     "event_block",
     "parse_json_reply",
     "render_event",
@@ -570,17 +569,3 @@ class ModelSummarizingCondenser(ModelBacked, SummarizingCondenser):
             self.record_usage_since(before)
         return plan.action(summary=self.fit_summary(plan, summary))
 
-
-def model_backed_members(condenser: Condenser) -> Iterator[Condenser]:
-    """The condensers in `condenser` (itself, or the members of pipelines, nested ones too) that call a model,
-    or would: a built-in model-backed strategy configured without one counts too."""
-    from openhands_memory.condenser.impl.cache_aware_condenser import CacheAwareCondenser  # impl imports this module
-    from openhands_memory.condenser.impl.pipeline import PipelineCondenser
-
-    if isinstance(condenser, PipelineCondenser):
-        for member in condenser.condensers:
-            yield from model_backed_members(member)
-    elif isinstance(condenser, CacheAwareCondenser):
-        yield from model_backed_members(condenser.inner)
-    elif isinstance(condenser, ModelCaller) or isinstance(getattr(condenser, "llm", None), LLM):
-        yield condenser

@@ -56,7 +56,7 @@ from openhands.sdk.llm import LLM as SdkLLM
 from pydantic import Field, PrivateAttr, ValidationInfo, field_serializer, field_validator
 
 from openhands_memory.condenser import Condensation, Condenser, CondenserContext
-from openhands_memory.condenser._model_backed import model_backed_members
+from openhands_memory.condenser._members import model_backed_members
 from openhands_memory.condenser.config import PipelineMember, parse_condenser_config
 from openhands_memory.condenser.guard import MAX_CONDENSATIONS_PER_STEP, CondensationGuard
 from openhands_memory.conversation_memory.history_policy import HistoryPolicy
