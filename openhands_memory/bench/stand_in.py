@@ -26,6 +26,7 @@ from typing import Any
 
 from openhands_memory.condenser import Condenser
 from openhands_memory.condenser._members import model_backed_members
+from openhands_memory.condenser._model_backed import ModelCaller
 from openhands_memory.condenser.offline_summary import OFFLINE_SUMMARIZER_NAME
 from openhands_memory.llm import LLM, CompletionFn, LLMConfig
 
