@@ -412,6 +412,7 @@ def _inspect(args: argparse.Namespace) -> int:
         print("error: --top must be >= 0", file=sys.stderr)
         return _USAGE_ERROR
     redactor = Redactor(_checked_secrets(args))
+    args.warnings.log = shown_location(args.log)  # what is said reading it names it
     events = [redactor.redact_event(event) for event in load_log(args.log)]
     report = inspect_events(events, source=shown_location(args.log), top=args.top)
     if args.json:
@@ -532,17 +533,19 @@ def _token_model(args: argparse.Namespace) -> str | None:
 def _convert(args: argparse.Namespace) -> int:
     from openhands_memory.replay import write_log
     from openhands_memory.replay.output import check_log_output
-    from openhands_memory.stream.locations import is_database_url, load_log, write_to_database
+    from openhands_memory.stream.locations import is_database_url, load_log, shown_location, write_to_database
 
     if is_database_url(args.destination):
         if args.destination == args.source:
             print("error: DST is SRC, and an input is never written to; choose another conversation", file=sys.stderr)
             return 1
+        args.warnings.log = shown_location(args.source)
         events = load_log(args.source)
         write_to_database(events, args.destination, overwrite=args.force)
         print(f"wrote {len(events)} events to the conversation (PostgreSQL)", file=sys.stderr)
         return 0
     check_log_output(args.destination, inputs=[args.source], overwrite=args.force)  # before reading SRC
+    args.warnings.log = shown_location(args.source)
     events = load_log(args.source)
     layout = write_log(events, args.destination, inputs=[args.source], overwrite=args.force)
     print(f"wrote {len(events)} events to {args.destination} ({layout})", file=sys.stderr)
@@ -555,13 +558,14 @@ def _convert(args: argparse.Namespace) -> int:
 def _search(args: argparse.Namespace) -> int:
     from openhands_memory.recall import SearchIndex, search_log
     from openhands_memory.stream import Redactor
-    from openhands_memory.stream.locations import is_database_url, load_log
+    from openhands_memory.stream.locations import is_database_url, load_log, shown_location
 
     if args.limit < 1:
         print("error: --limit must be >= 1", file=sys.stderr)
         return _USAGE_ERROR
     redactor = Redactor(_checked_secrets(args))
     # Hits and snippets come from the log as shown: the secrets in force hidden.
+    args.warnings.log = shown_location(args.log)  # what is said reading it names it
     events = [redactor.redact_event(event) for event in load_log(args.log)]
     by_id = {event.id: event for event in events}
     if is_database_url(args.log):
