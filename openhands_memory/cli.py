@@ -147,8 +147,8 @@ def _build_parser() -> argparse.ArgumentParser:
         description=(
             "Print the events the model sees (one a line), or with --messages the chat messages it is sent, "
             "at agent step STEP (just before the agent's STEP-th action; 1 is the first) or after the last "
-            "event. By default the log's own condensations apply; --pipeline shows what a pipeline would "
-            "have shown instead."
+            "event, as `replay` would show it: condensed by the default pipeline, or --pipeline; --recorded "
+            "alone shows the log's own condensations (what the agent that wrote it saw)."
         ),
     )
     view.add_argument("log", type=log_location, metavar="LOG", help="the log to view")
@@ -157,9 +157,14 @@ def _build_parser() -> argparse.ArgumentParser:
     view.add_argument(
         "--pipeline",
         metavar="CONFIG",
-        help="condense with this pipeline (a shipped pipeline's name, or a file) instead of the log's condensations",
+        help="condense with this pipeline (a shipped pipeline's name, or a file; default: the default pipeline, "
+        "unless --recorded alone)",
     )
-    view.add_argument("--recorded", action="store_true", help="with --pipeline: keep the log's condensations too")
+    view.add_argument(
+        "--recorded",
+        action="store_true",
+        help="apply the log's own condensations; with --pipeline, the pipeline runs on top of them",
+    )
     add_model_arguments(view, counts="the tokens a pipeline's [history_policy] and its condensers' budgets count")
     add_secret_argument(view)
     view.add_argument("--json", action="store_true", help="print the events as OpenHands JSON (the messages as litellm dicts)")
@@ -432,14 +437,12 @@ def _view(args: argparse.Namespace) -> int:
     from openhands_memory.replay import load_pipeline, snapshot_at
     from openhands_memory.replay.formatting import id_or_dash, message_line
 
-    if args.recorded and args.pipeline is None:
-        print("error: --recorded goes with --pipeline (the log's condensations apply by default)", file=sys.stderr)
-        return _USAGE_ERROR
     check_model_arguments(args)
     args.pipeline = _pipeline_file(args.pipeline)
     secrets = _checked_secrets(args)
-    pipeline = load_pipeline(args.pipeline, model=args.model) if args.pipeline is not None else None
-    _choose_models(pipeline, args)  # a missing API key now, before any work
+    # As `replay`: the default pipeline unless --recorded alone asks for the log's own condensations.
+    pipeline = load_pipeline(args.pipeline, model=args.model) if args.pipeline is not None or not args.recorded else None
+    _choose_models(pipeline, args, note=args.pipeline is not None)  # a missing API key now, before any work
     args.warnings.log = shown_location(args.log)
     events = load_log(args.log)
     snapshot = snapshot_at(
@@ -447,7 +450,7 @@ def _view(args: argparse.Namespace) -> int:
         args.at,
         condenser=pipeline,
         secrets=secrets,
-        recorded=args.recorded or pipeline is None,
+        recorded=args.recorded,
         tokenizer=_token_model(args),
     )
     shown = snapshot.shown
@@ -476,9 +479,13 @@ def _view(args: argparse.Namespace) -> int:
         if snapshot.is_renumbered
         else ""
     )
+    if pipeline is None:
+        shaped = "the log's own condensations"
+    else:
+        shaped = pipeline.description + (" on top of the log's condensations" if args.recorded else "")
     print(
         f"{len(shown)} events in view, {len(snapshot.view.forgotten_event_ids)} forgotten, "
-        f"{len(snapshot.messages)} messages; {where}{renumbered}",
+        f"{len(snapshot.messages)} messages; {where}; condensed by {shaped}{renumbered}",
         file=sys.stderr,
     )
     return 0

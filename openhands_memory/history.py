@@ -179,8 +179,6 @@ class History:
             raise ValueError(f"max_invalid_replies must be at least 0, got {max_invalid_replies}")
         self.max_invalid_replies = max_invalid_replies
         """How many replies with tool calls that cannot be run `completion` answers and asks again about."""
-        if history_policy is None and (preset := getattr(condenser, "history_policy_preset", None)) is not None:
-            history_policy = HistoryPolicy(preset=preset)  # the trim a strategy comes with (Inkeep's limits)
         policy_tokens: MessageTokenCounter | None = None
         if isinstance(token_counter, LLMTokenCounter):
             llm = token_counter.llm

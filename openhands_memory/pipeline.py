@@ -53,7 +53,6 @@ from openhands_memory.condenser import Condensation, Condenser
 from openhands_memory.condenser.config import condenser_config_from_document, read_config_file
 from openhands_memory.condenser.guard import CondensationGuard
 from openhands_memory.condenser.tokens import tools_of
-from openhands_memory.condenser.impl.inkeep_condenser import WITH_SUMMARIZER, WITHOUT_SUMMARIZER
 from openhands_memory.conversation_memory import ConversationMemory
 from openhands_memory.conversation_memory.history_policy import (
     HISTORY_POLICY_PRESETS,
@@ -160,6 +159,7 @@ __all__ = [
     "load_pipeline",
     "load_pipeline_config",
     "parse_history_policy",
+    "strategy_history_policy",
 ]
 
 HISTORY_POLICY_TABLE = "history_policy"
@@ -225,19 +225,8 @@ def load_pipeline_config(path: str | os.PathLike[str]) -> PipelineConfig:
     document = read_config_file(path)  # read once: the condenser and the policy come from the same text
     condenser = condenser_config_from_document(document, path)
     table = document.get(HISTORY_POLICY_TABLE)
-    policy = parse_history_policy(table, path=path) if table is not None else strategy_history_policy(condenser)
+    policy = parse_history_policy(table, path=path) if table is not None else None  # else the strategy's own: `Pipeline`
     return PipelineConfig(condenser, policy, str(Path(path)))
-
-
-def strategy_history_policy(condenser: BaseModel) -> HistoryPolicy | None:
-    """The history policy a condenser config comes with, for a file without a `[history_policy]` table.
-
-    `inkeep`: Inkeep's retrieval with a summarizer (`inkeep_compression`, 10,000 messages), its
-    fixed limits without one (`inkeep_fixed_limit`, 50 messages and 8,000 tokens). Others: None.
-    """
-    if getattr(condenser, "type", None) != "inkeep":
-        return None
-    return HistoryPolicy(preset=WITH_SUMMARIZER if getattr(condenser, "llm_config", None) is not None else WITHOUT_SUMMARIZER)
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,7 +277,8 @@ class Pipeline:
         Args:
             condenser: decides what the model sees of the history.
             description: names it for people (reports); by default the condenser's name.
-            history_policy: the final trim of every step's messages; None: none.
+            history_policy: the final trim of every step's messages; None: the one the condenser
+                comes with (`Condenser.history_policy_preset`: Inkeep's limits), else none.
             memory: renders views as messages; by default `ConversationMemory("")`.
             max_message_chars: observation text longer than this is cut in the middle (None: never).
             vision_is_active: the model sees images.
@@ -297,7 +287,8 @@ class Pipeline:
         """
         self.condenser = condenser
         self.description = description if description is not None else condenser.name
-        self.history_policy = history_policy
+        # The strategy's own when none is given, whichever entry point built this pipeline.
+        self.history_policy = history_policy if history_policy is not None else strategy_history_policy(condenser)
         self.memory = memory if memory is not None else ConversationMemory(system_prompt="")
         self.max_message_chars = max_message_chars
         self.vision_is_active = vision_is_active
@@ -430,12 +421,21 @@ def load_pipeline(path: str | os.PathLike[str] | None, *, model: str | None = No
     if path is None:
         return Pipeline.default(model)
     config = load_pipeline_config(path)
-    condenser = Condenser.from_config(config.condenser, model=model)
-    description = f"{path} ({describe_config(config.condenser.model_dump())})"
-    policy = config.history_policy
-    if policy is not None:
-        description += f" + history_policy({policy.describe()})"
-    return Pipeline(condenser, description, policy)
+    pipeline = Pipeline(Condenser.from_config(config.condenser, model=model), None, config.history_policy)
+    pipeline.description = f"{path} ({describe_config(config.condenser.model_dump())})"
+    if pipeline.history_policy is not None:
+        pipeline.description += f" + history_policy({pipeline.history_policy.describe()})"
+    return pipeline
+
+
+def strategy_history_policy(condenser: Condenser) -> HistoryPolicy | None:
+    """The history policy `condenser` comes with (`Condenser.history_policy_preset`), for a pipeline given none.
+
+    `inkeep`: Inkeep's retrieval with a summarizer (`inkeep_compression`, 10,000 messages), its
+    fixed limits without one (`inkeep_fixed_limit`, 50 messages and 8,000 tokens). Others: None.
+    """
+    preset = condenser.history_policy_preset
+    return HistoryPolicy(preset=preset) if preset is not None else None
 
 
 def describe_config(config: Mapping[str, Any]) -> str:

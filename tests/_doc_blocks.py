@@ -132,9 +132,13 @@ BLOCKS: dict[str, list[tuple[str, str, str]]] = {
         ("toml", "[condenser]", "test_pipeline_files"),
         ("console", "$ openhands-memory calibrate v0_oas_gpt-4o_traj_safety-command-bot.json", "test_calibrate_the_shared_logs"),
     ],
+    "docs/architecture.md": [],
     "docs/condensers.md": [],
     "docs/openhands_sdk.md": [
         ("python", "import openhands_memory.integrations.openhands_sdk", SDK + "test_sdk_doc_example_builds_an_agent"),
+    ],
+    "docs/other_agents.md": [
+        ("bash", "openhands-memory replay fixtures/other-agents/claude_code_session.jsonl --recorded", "test_other_agents_commands"),
     ],
     "docs/prompt_cache.md": [
         ("bash", "openhands-memory bench LOG... --pipeline cache_aware", "test_pricing_commands"),

@@ -362,14 +362,27 @@ def test_a_malformed_compression_record_is_one_line_naming_the_condensation(
 # -- view -------------------------------------------------------------------------------------------
 
 
-def test_view_json_is_the_view_of_the_agent_history(enyst: Path) -> None:
-    result = run("view", str(enyst), "--json")
+def test_view_recorded_json_is_the_view_the_agent_that_wrote_the_log_had(enyst: Path) -> None:
+    result = run("view", str(enyst), "--recorded", "--json")
     assert result.returncode == 0, result.stderr
     shown = json.loads(result.stdout)
     assert "in view" in result.stderr
     summaries = [e for e in shown if e.get("observation") == "condense"]
     assert len(summaries) == 1 and shown.index(summaries[0]) == 4
     assert all(e.get("observation") not in ("null", "agent_state_changed") for e in shown)
+    assert result.stderr.endswith("; condensed by the log's own condensations\n")
+
+
+def test_view_without_a_pipeline_shows_what_replay_s_default_pipeline_shows(capsys: pytest.CaptureFixture[str]) -> None:
+    """As `replay`: no --pipeline is the default pipeline (issue 39), not the log's condensations."""
+    assert main(["view", str(BUNDLED), "--at", "100", "--json"]) == 0
+    default, footer = capsys.readouterr()
+    assert main(["view", str(BUNDLED), "--at", "100", "--pipeline", "default", "--json"]) == 0
+    assert capsys.readouterr().out == default
+    assert main(["view", str(BUNDLED), "--at", "100", "--recorded", "--json"]) == 0
+    recorded = capsys.readouterr().out
+    assert default != recorded  # the bundled log's own condensations are not the default's
+    assert "condensed by default pipeline (cache_aware(" in footer
 
 
 def test_view_at_a_step_shows_what_came_before_the_agent_s_action() -> None:
@@ -378,7 +391,7 @@ def test_view_at_a_step_shows_what_came_before_the_agent_s_action() -> None:
     history = agent_history(load_events(BUNDLED))
     ids = [e["id"] for e in json.loads(result.stdout)]
     assert ids == [e.id for e in history[: len(ids)]] and history[len(ids)].source == "agent"
-    assert result.stderr.endswith(f"messages; at step 3, before event {history[len(ids)].id}\n")
+    assert f"messages; at step 3, before event {history[len(ids)].id}; condensed by default pipeline" in result.stderr
 
 
 def test_view_messages_at_a_step() -> None:
@@ -386,7 +399,7 @@ def test_view_messages_at_a_step() -> None:
     assert result.returncode == 0, result.stderr
     roles = [line.split()[1] for line in result.stdout.splitlines()]
     assert roles[:3] == ["system", "user", "user"] and "tool" in roles
-    assert result.stderr == "13 events in view, 0 forgotten, 11 messages; at step 5, before event 14\n"
+    assert result.stderr.startswith("13 events in view, 0 forgotten, 11 messages; at step 5, before event 14; condensed by")
 
 
 def test_view_under_a_pipeline_lists_the_log_s_own_ids(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -607,7 +620,6 @@ def test_a_folder_that_is_no_session_is_one_line(tmp_path: Path) -> None:
         (["replay"], "error: the following arguments are required: LOG (see 'openhands-memory replay --help')"),
         (["frobnicate", "x"], "error: argument COMMAND: invalid choice: 'frobnicate' (choose from replay, inspect, view, convert, search, repair, validate, bench, calibrate) (see 'openhands-memory --help')"),
         (["view", str(BUNDLED), "--at", "x"], "error: argument --at: invalid int value: 'x' (see 'openhands-memory view --help')"),
-        (["view", str(BUNDLED), "--recorded"], "error: --recorded goes with --pipeline (the log's condensations apply by default)"),
         (["inspect", str(BUNDLED), "--top", "-1"], "error: --top must be >= 0"),
         ([], "error: the following arguments are required: COMMAND (see 'openhands-memory --help')"),
     ],

@@ -500,6 +500,17 @@ def test_pricing_commands(request: pytest.FixtureRequest, workdir: Path, capsys:
         assert "claude-sonnet-4-5" in ran.out
 
 
+def test_other_agents_commands(request: pytest.FixtureRequest, workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # One command a format, on the logs the repository generates for each (copied, as in a checkout).
+    shutil.copytree(REPO / "fixtures" / "other-agents", workdir / "fixtures" / "other-agents")
+    expected = ["recorded", "pytest -q", "calc.py", "claude-code", "wrote 21 events"]
+    for line, shown in zip(_one(request, "bash").text.splitlines(), expected, strict=True):
+        ran = cli(capsys, line)
+        assert ran.code == 0, (line, ran.err)
+        assert shown in ran.out + ran.err, line
+    assert load_events("claude_as_openhands.jsonl")
+
+
 def test_the_scheduler_s_rule_is_the_formula(request: pytest.FixtureRequest, workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # The formula, evaluated with the numbers each decision that paid recorded, gives its expected
     # costs and its choice (the page's own cache_aware pipeline, on the bundled log).

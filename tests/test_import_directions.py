@@ -67,10 +67,44 @@ def test_only_the_sdk_bridge_imports_the_openhands_sdk_and_nothing_imports_the_b
 
 def test_the_sdk_bridge_imports_only_what_design_md_allows() -> None:
     # The condenser runs the pipeline (condenser, view, renderer, token counts); the memory tools read
-    # the conversation's log (events, stream) with the recall runtime.
+    # the conversation's log (events, stream) with the recall runtime; `pipelines` holds the pipeline's shipped files.
     allowed = {
-        "integrations", "pipeline", "condenser", "events", "recall", "stream", "view", "llm", "prompt_tokens",
+        "integrations", "pipeline", "pipelines", "condenser", "events", "recall", "stream", "view", "llm", "prompt_tokens",
         "conversation_memory", "errors", "_install",
     }  # fmt: skip
     reached = {name for name in imported_modules("integrations") if name.split(".")[1] not in allowed}
     assert reached == set()
+
+
+# --- docs/architecture.md's package table is the rule (issue 34 item 7) -------------------------------------
+
+ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
+
+
+def _documented_imports() -> dict[str, set[str]]:
+    """docs/architecture.md's table: package -> the packages of ours it may import."""
+    rows: dict[str, set[str]] = {}
+    for line in ARCHITECTURE.read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[0].startswith("`") and cells[0].endswith("`"):
+            rows[cells[0].strip("`")] = {name.strip().strip("`") for name in cells[2].split(",") if name.strip().startswith("`")}
+    return rows
+
+
+def _units() -> dict[str, set[str]]:
+    """Each top-level package or module of ours -> the other ones it imports, anywhere in it."""
+    graph: dict[str, set[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        unit = path.relative_to(PACKAGE).parts[0].removesuffix(".py")
+        reached = {name.split(".")[1] for name in _imports_anywhere(path) if name.startswith("openhands_memory.")}
+        graph.setdefault(unit, set()).update(reached - {unit})
+    return graph
+
+
+def test_every_package_imports_only_what_docs_architecture_md_allows() -> None:
+    documented = _documented_imports()
+    graph = _units()
+    assert sorted(set(graph) - set(documented)) == [], "a package with no row in docs/architecture.md"
+    overreach = {unit: sorted(reached - documented[unit]) for unit, reached in graph.items() if reached - documented[unit]}
+    assert overreach == {}
+    assert sorted(set(documented) - set(graph)) == [], "a row for a package that is no more"

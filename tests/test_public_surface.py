@@ -61,6 +61,7 @@ SURFACE: dict[str, list[str]] = {
         "load_events", "iter_events", "dump_events", "event_from_dict", "event_to_dict", "event_from_json", "event_to_json",
         "event_to_trajectory",
         "load_session_folder", "dump_session_folder",
+        "FORMATS", "log_format",
         "validate_log", "validate_events", "ValidationReport", "ValidationFinding",
     ],
     "openhands_memory.stream": [
@@ -82,7 +83,7 @@ SURFACE: dict[str, list[str]] = {
     ],
     "openhands_memory.condenser": [
         "Condenser", "RollingCondenser", "ForgettingCondenser", "SummarizingCondenser", "Condensation",
-        "CondensationMetadata", "CondensationReason",
+        "CondensationMetadata", "CondensationReason", "walk_condensers",
         *STRATEGY_NAMES,
         "CondenserConfig", "CondenserContext", "CondenserFactory", "OnModelError", "ContextWindowShare",
         "load_condenser_config", "parse_condenser_config", "register_condenser", "registered_condenser_types",

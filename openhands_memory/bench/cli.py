@@ -166,6 +166,7 @@ def run_bench(args: argparse.Namespace) -> int:
         check_results_output,
         format_compressions,
         format_cost_table,
+        format_by_agent,
         format_header,
         format_table,
         plot_hint,
@@ -274,6 +275,10 @@ def run_bench(args: argparse.Namespace) -> int:
     if costs:
         print()
         print(costs)
+    by_agent = format_by_agent(results, markdown=args.markdown)
+    if by_agent:
+        print()
+        print(by_agent)
     compressions = format_compressions(results)
     if compressions:
         print()

@@ -40,7 +40,8 @@ from openhands_memory.bench.runner import BenchResults
 from openhands_memory.bench.stand_in import STAND_IN_NAME
 from openhands_memory.condenser.offline_summary import OFFLINE_SUMMARIZER_NAME
 from openhands_memory.errors import OutputExistsError
-from openhands_memory.replay.costs import SUMMED_FIGURES
+from openhands_memory.bench.metrics import summarize_runs
+from openhands_memory.replay.costs import SUMMED_FIGURES, summarize_costs
 
 __all__ = [
     "CSV_COLUMNS",
@@ -54,6 +55,7 @@ __all__ = [
     "format_compressions",
     "format_cost_table",
     "format_header",
+    "format_by_agent",
     "format_table",
     "is_no_condensation",
     "plot_hint",
@@ -106,6 +108,7 @@ CSV_COLUMNS = (
     "level",
     "pipeline",
     "log",
+    "format",
     "logs",
     "steps",
     "total_prompt_tokens",
@@ -388,6 +391,34 @@ def format_compressions(results: BenchResults, *, width: int | None = None) -> s
     return "\n".join(
         wrap_line(f"{label if i == 0 else '':<{len(label)}}  {line}", width, indent=len(label) + 4) for i, line in enumerate(lines)
     )
+
+
+def format_by_agent(results: BenchResults, *, markdown: bool = False) -> str:
+    """Per log format (the agent that wrote the logs) and pipeline: logs, steps, prompt tokens, peak, and
+    the total dollars under each pricing; "" when every log is an OpenHands log."""
+    formats = sorted({run.get("format") or "openhands" for run in results.runs})
+    if formats == ["openhands"] or not formats:
+        return ""
+    names = [pricing.name for pricing in results.options.pricings]
+    header = ["format", "logs", "pipeline", "steps", "prompt tokens", "peak", *(f"{name} $" for name in names)]
+    rows = []
+    for fmt in formats:
+        for spec in results.pipelines:
+            runs = [r for r in results.runs_of(spec.name) if (r.get("format") or "openhands") == fmt and not r.get("error")]
+            if not runs:
+                continue
+            totals = summarize_runs(runs)
+            costs = summarize_costs(r["costs"] for r in runs if "costs" in r) if names else {}
+            dollars = [f"${costs[name]['total_cost']:.4f}" if name in costs else "-" for name in names]
+            rows.append([fmt, f"{len(runs)}", spec.name, f"{totals['steps']:,}", f"{totals['total_prompt_tokens']:,}", f"{totals['peak_context_tokens']:,}", *dollars])
+    if markdown:
+        aligned = ["---", "---:", "---", "---:", "---:", "---:", *("---:" for _ in names)]
+        return "\n".join("| " + " | ".join(row) + " |" for row in [header, aligned, *rows])
+    widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows)]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(header, widths)).rstrip()]
+    lines.append("  ".join("-" * width for width in widths))
+    lines.extend("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows)
+    return "\n".join(lines)
 
 
 def format_header(results: BenchResults, *, width: int | None = None) -> str:

@@ -59,19 +59,20 @@ from openhands_memory.bench.retention import RECALL_LIMIT, measure_retention
 from openhands_memory.bench.stand_in import choose_models, model_backed_members, summarizer_name
 from openhands_memory.bench.tokenizer import APPROXIMATE, Tokenizer, tokenizer_for
 from openhands_memory.bench.work import available_cpus, find_logs, workers_for
-from openhands_memory.condenser import Condensation, Condenser, TokenCounter, parse_condenser_config
+from openhands_memory.condenser import Condensation, Condenser, parse_condenser_config
 from openhands_memory.conversation_memory import ConversationMemory, HistoryPolicy, HistoryTrim
 from openhands_memory.errors import CondenserConfigError, OpenHandsMemoryError
 from openhands_memory.events import (
     CondensationAction,
     CondensationRequestAction,
     Event,
+    log_format,
 )
 from openhands_memory.llm import CompletionFn
 from openhands_memory.llm.llm import DEFAULT_CONTEXT_WINDOW
 from openhands_memory.llm.prompt_cache import PromptPricing, resolve_pricing
 from openhands_memory.llm.message import Message
-from openhands_memory.pipeline import Pipeline, describe_config, load_pipeline_config
+from openhands_memory.pipeline import Pipeline, describe_config, load_pipeline_config, strategy_history_policy
 from openhands_memory.recall import SearchIndex
 from openhands_memory.replay import AgentStep, Replayer
 from openhands_memory.replay.costs import DEFAULT_STEP_SECONDS, RequestClock, RunCosts, summarize_costs
@@ -132,8 +133,9 @@ class PipelineSpec:
             CondenserConfigError: the config is not valid, or names an LLM config it does not hold.
         """
         model = parse_condenser_config(config)
-        Condenser.from_config(model)  # fail here, not in every run (no model is called)
-        return cls(name, model, _describe(model, history_policy), source, history_policy)
+        condenser = Condenser.from_config(model)  # fail here, not in every run (no model is called)
+        shown_policy = history_policy if history_policy is not None else strategy_history_policy(condenser)
+        return cls(name, model, _describe(model, shown_policy), source, history_policy)
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str], *, name: str | None = None) -> PipelineSpec:
@@ -146,11 +148,12 @@ class PipelineSpec:
         pipeline = load_pipeline_config(path)
         config = pipeline.condenser
         try:
-            Condenser.from_config(config)  # fail here, not in every run (no model is called)
+            condenser = Condenser.from_config(config)  # fail here, not in every run (no model is called)
         except CondenserConfigError as exc:
             raise CondenserConfigError(exc.reason, condenser_type=exc.condenser_type, field=exc.field, path=path) from None
         policy = pipeline.history_policy
-        return cls(name or Path(path).stem, config, _describe(config, policy), str(path), policy)
+        shown_policy = policy if policy is not None else strategy_history_policy(condenser)
+        return cls(name or Path(path).stem, config, _describe(config, shown_policy), str(path), policy)
 
     def build(self, *, model: str | None = None) -> Condenser:
         """A fresh condenser from the config (model-backed members call their configured model), sized for the agent's `model`."""
@@ -221,12 +224,8 @@ class _TimedCondenser(Condenser):
     def name(self) -> str:
         return self.inner.name
 
-    def use_token_counter(self, counter: TokenCounter) -> None:
-        super().use_token_counter(counter)
-        self.inner.use_token_counter(counter)
-
-    def use_agent_model(self, model: str) -> None:
-        self.inner.use_agent_model(model)
+    def members(self) -> tuple[Condenser, ...]:
+        return (self.inner,)
 
     def condense(self, view: View) -> View | Condensation:
         started = time.perf_counter()
@@ -275,10 +274,12 @@ def run_events(
             # Look the model up now (litellm's import takes seconds), so it is not timed as condensing.
             llm.context_window()
     timed = _TimedCondenser(condenser)
-    policy = pipeline.history_policy
     # THE step History runs, counted by its one prompt counter (replay's report counts with it too);
     # the policy's max_tokens and the condensers' budgets count with the same meter: what the report measures.
-    step = Pipeline(timed, pipeline.name, policy).measured_by(tokenizer if tokenizer is not None else _tokenizer(options.tokenizer))
+    step = Pipeline(timed, pipeline.name, pipeline.history_policy).measured_by(
+        tokenizer if tokenizer is not None else _tokenizer(options.tokenizer)
+    )
+    policy = step.history_policy  # the spec's, else the strategy's own (`strategy_history_policy`)
     meter = step.meter
     assert meter is not None
     replayer = Replayer(step)
@@ -323,6 +324,7 @@ def run_events(
     return {
         "log": source,
         "pipeline": pipeline.name,
+        "format": log_format(events),
         "events": replayer.events_read,
         **metrics.to_dict(),
         "events_forgotten": len(replayer.view.forgotten_event_ids & log_ids),

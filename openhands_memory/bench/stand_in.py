@@ -21,11 +21,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
-from openhands_memory.condenser import Condenser
-from openhands_memory.condenser._members import model_backed_members
+from openhands_memory.condenser import Condenser, walk_condensers
 from openhands_memory.condenser._model_backed import ModelCaller
 from openhands_memory.condenser.offline_summary import OFFLINE_SUMMARIZER_NAME
 from openhands_memory.llm import LLM, CompletionFn, LLMConfig
@@ -84,6 +83,14 @@ def stand_in_completion(**kwargs: Any) -> dict[str, Any]:
         message = {"role": "assistant", "content": f"USER_CONTEXT: the task\nCOMPLETED: {_completed(prompt)}"}
     usage = {"prompt_tokens": len(prompt) // 4, "completion_tokens": 20}
     return {"id": "stand-in", "model": "stand-in", "choices": [{"index": 0, "message": message, "finish_reason": "stop"}], "usage": usage}
+
+
+def model_backed_members(condenser: Condenser) -> Iterator[Condenser]:
+    """The condensers in `condenser` (itself, or the members of pipelines, nested ones too) that call a model,
+    or would: a built-in model-backed strategy configured without one counts too."""
+    for member in walk_condensers(condenser):
+        if isinstance(member, ModelCaller) or isinstance(getattr(member, "llm", None), LLM):
+            yield member
 
 
 def _config_of(member: Condenser) -> LLMConfig:

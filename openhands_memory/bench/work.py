@@ -27,7 +27,7 @@ about five seconds of runs, against about one to start a worker."""
 
 # `<id>.json` (OpenHands V0) or `event-<index>-<uuid>.json` (an OpenHands SDK conversation's `events/`).
 _EVENT_FILE = re.compile(r"[0-9]{1,18}\.json|event-[0-9]{5,18}-[0-9A-Fa-f-]{8,}\.json")
-_LOG_SUFFIXES = (".json", ".jsonl")
+_LOG_SUFFIXES = (".json", ".jsonl", ".traj")  # .traj: SWE-agent trajectories
 
 
 def is_session_folder(folder: Path) -> bool:

@@ -26,6 +26,7 @@ from openhands_memory.condenser.base import (
     CondensationReason,
     Condenser,
     RollingCondenser,
+    walk_condensers,
 )
 from openhands_memory.condenser.compression import (
     COMPRESSION_METADATA_KEY,
@@ -79,6 +80,7 @@ __all__ = [
     "LLMTokenCounter",
     "OnModelError",
     "RollingCondenser",
+    "walk_condensers",
     "SummarizingCondenser",
     "TokenCounter",
     "compression_event",

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -44,6 +44,7 @@ __all__ = [
     "Condensation",
     "Condenser",
     "RollingCondenser",
+    "walk_condensers",
 ]
 
 CondensationReason = Literal["size", "tokens", "request", "custom"]
@@ -162,20 +163,41 @@ class Condenser(ABC):
             counter = self._token_counter = ApproximateTokenCounter()
         return counter
 
-    def use_token_counter(self, counter: TokenCounter) -> None:
-        """Count token budgets and records with `counter` from now on (`Pipeline.measured_by` gives the prompt counter).
+    def members(self) -> tuple[Condenser, ...]:
+        """The condensers this one runs, in order: a composite's (a pipeline's, a scheduler's, a wrapper's); a leaf's none.
 
-        A condenser that holds others (a pipeline, a scheduler, a wrapper) gives it to them too.
+        The one way a composite declares what it holds: everything that walks strategies (offline
+        substitution, `--summarizer-model`, token counters, the agent's model, the hard reset) walks
+        `members()` (see `walk_condensers`), never a composite's own attributes.
         """
+        return ()
+
+    @property
+    def history_policy_preset(self) -> str | None:
+        """The history policy this strategy comes with, as a `HistoryPolicy` preset's name (`inkeep` has one); None: none.
+
+        A wrapper (one member) comes with its member's. `Pipeline` trims with it when it is given no
+        history policy of its own, whichever way the pipeline was made.
+        """
+        members = self.members()
+        return members[0].history_policy_preset if len(members) == 1 else None
+
+    def use_token_counter(self, counter: TokenCounter) -> None:
+        """Count token budgets and records with `counter` from now on (`Pipeline.measured_by` gives the prompt counter);
+        its `members()` too."""
         self._token_counter = counter
+        for member in self.members():
+            member.use_token_counter(counter)
 
     def use_agent_model(self, model: str) -> None:
         """Told the agent's model (never called) once it is known: a strategy priced "for the agent's model" prices for it.
 
         `History.completion` tells it its LLM's model, the SDK bridge the agent's. Only what was
-        left to the agent's model changes (`cache_aware` without a `pricing`); a condenser that
-        holds others tells them too. By default, nothing.
+        left to the agent's model changes (`cache_aware` without a `pricing`). By default it tells
+        its `members()`, and nothing else changes.
         """
+        for member in self.members():
+            member.use_agent_model(model)
 
     @property
     def last_condensation(self) -> CondensationMetadata | None:
@@ -412,3 +434,10 @@ class RollingCondenser(Condenser):
             return self.record_condensation(view, lambda: self.get_condensation(view), reason=reason)
         except NoCondensationAvailable:
             return view
+
+
+def walk_condensers(condenser: Condenser) -> Iterator[Condenser]:
+    """`condenser`, then each of its `members()`, depth first, in order: every strategy a composite holds."""
+    yield condenser
+    for member in condenser.members():
+        yield from walk_condensers(member)

@@ -33,6 +33,7 @@ from openhands_memory.events.actions import (
     UnknownAction,
 )
 from openhands_memory.events.base import Action, Event, EventId, EventSource, Observation, ToolCallMetadata
+from openhands_memory.events._formats import FORMATS, log_format
 from openhands_memory.events.history import agent_history, is_agent_history
 from openhands_memory.events.observations import (
     AgentCondensationObservation,
@@ -108,6 +109,7 @@ __all__ = [
     "ErrorObservation",
     "Event",
     "EventId",
+    "FORMATS",
     "EventSource",
     "FileDownloadObservation",
     "FileEditAction",
@@ -154,6 +156,7 @@ __all__ = [
     "event_to_trajectory",
     "iter_events",
     "load_events",
+    "log_format",
     "load_session_folder",
     "validate_log",
     "ValidationFinding",

@@ -34,6 +34,14 @@ from openhands_memory.events._codec import (
     event_to_compact_dict,
     event_to_dict,
 )
+from openhands_memory.events._formats import (
+    detect_document,
+    detect_records,
+    holds_openhands_events,
+    read_document,
+    read_records,
+    refusal,
+)
 from openhands_memory.events._legacy import link_legacy_observations
 from openhands_memory.events._loaded import LoadedEvents
 from openhands_memory.events._reading import (
@@ -178,7 +186,10 @@ def _load_unchecked(path: Path) -> tuple[list[Event], list[int] | None]:
         return streamed
     # Another layout (a wrapper object, an SDK log), a write in progress, or an error: read the
     # whole file, which tells these apart and names the place of an error.
-    records, lines = _read_records(path)
+    with gc_paused():  # parsing a whole file builds many objects and no cycles (see `gc_paused`)
+        records, lines, foreign = _read_records(path)
+    if foreign is not None:
+        return foreign, None
     if is_sdk_log(records):
         try:
             return import_sdk_events(records, path=path), None
@@ -272,8 +283,8 @@ def iter_events(path: str | os.PathLike[str]) -> Iterator[Event]:
     however many events the log has. For tools that make one pass (inspect, convert, index, measure).
 
     Reads a JSONL log or a JSON list of V0 events (the layouts a stream and `dump_events` write);
-    any other layout `load_events` reads (a wrapper object, a session folder, an SDK log) is loaded
-    whole and then yielded. Unlike `load_events`, ids are not checked across events (no
+    any other layout `load_events` reads (a wrapper object, a session folder, an SDK log, another
+    agent's log) is loaded whole and then yielded. Unlike `load_events`, ids are not checked across events (no
     `validate_events`) and events without an id keep None. A JSONL line without its newline at the
     end (a write cut off, or in progress) is an error, as in `load_events` on a log no stream has open.
 
@@ -288,13 +299,26 @@ def iter_events(path: str | os.PathLike[str]) -> Iterator[Event]:
         return
     with open(where, "rb") as file:
         first = _first_byte(file)
-        if first == b"[":
+        if first == b"[" and _starts_with_event_element(file):
             yield from _iter_list(file, where)
             return
         if first == b"{" and _starts_with_event_line(file):
             yield from _iter_jsonl(file, where)
             return
     yield from load_events(where)
+
+
+def _starts_with_event_element(file: Any) -> bool:
+    """Whether a JSON list's first element is an event (not another agent's message), or the list
+    cannot be read that far (the list reader then names the error)."""
+    try:
+        for element in iter_list_elements(file.read):
+            return not isinstance(element, dict) or bool(_EVENT_KEYS & element.keys())
+        return True
+    except (ListShapeError, ElementError):
+        return True
+    finally:
+        file.seek(0)
 
 
 def _starts_with_event_line(file: Any) -> bool:
@@ -343,8 +367,12 @@ def _iter_list(file: Any, path: Path) -> Iterator[Event]:
         raise MalformedEventError(f"{exc.reason} (byte {exc.offset})", path=path, index=exc.index) from exc
 
 
-def _read_records(path: Path) -> tuple[list[Any], list[int] | None]:
-    """Read a log file and parse its records, waiting out a writer that finished while we read."""
+def _read_records(path: Path) -> tuple[list[Any], list[int] | None, list[Event] | None]:
+    """Read a log file and parse its records, waiting out a writer that finished while we read.
+
+    The third value is the events of another agent's log (`_formats`), read by its reader; None
+    for OpenHands' own layouts, whose records the caller builds.
+    """
     data = path.read_bytes()
     for attempt in range(1, _READS + 1):
         try:
@@ -353,7 +381,7 @@ def _read_records(path: Path) -> tuple[list[Any], list[int] | None]:
             if _is_open_for_writing(path):
                 # A stream writes each line and its newline in one os.write; a reader can see part of it.
                 logger.debug("%s:%d: append in progress (%d bytes so far) left out", path, torn.line, torn.byte_count)
-                return torn.records, torn.lines
+                return torn.records, torn.lines, None
             # No writer now: one may have finished (and closed) since we read. Read again to tell.
             again = path.read_bytes()
             if again == data or attempt == _READS:
@@ -401,29 +429,67 @@ def _is_open_for_writing(path: Path) -> bool:
     return False
 
 
-def _parse_records(data: bytes, path: Path) -> tuple[list[Any], list[int] | None]:
-    """The list of raw event dicts in a file, with their line numbers for JSONL (else None)."""
+def _parse_records(data: bytes, path: Path) -> tuple[list[Any], list[int] | None, list[Event] | None]:
+    """The list of raw event dicts in a file, with their line numbers for JSONL (else None), or the
+    events of another agent's log (told by its content, `_formats`) as the third value.
+
+    A file that holds no OpenHands event and is no other agent's log is refused, saying what it holds.
+    """
     stripped = data.lstrip()
     if stripped.startswith(b"["):
-        return _unwrap(_loads(data, path), path), None
+        document = _loads(data, path)
+        fmt = detect_document(document)
+        if fmt is not None:
+            return [], None, read_document(fmt, document, path=path)
+        records = _unwrap(document, path)
+        if records and not holds_openhands_events(records):
+            raise refusal(document, path=path, jsonl=False)
+        return records, None, None
     if stripped.startswith(b"{"):
-        # A single JSON document (a wrapper object), or JSONL whose first line is an event.
-        try:
-            document = orjson.loads(data)
-        except orjson.JSONDecodeError:
-            document = None
+        # A single JSON document (a wrapper object, another agent's trajectory), or JSONL.
+        document = None
+        if not _is_jsonl(data):
+            try:
+                document = orjson.loads(data)
+            except orjson.JSONDecodeError:
+                document = None
+        fmt = detect_document(document)
+        if fmt is not None:
+            return [], None, read_document(fmt, document, path=path)
         if isinstance(document, dict) and _is_wrapper(document):
-            return _unwrap(document, path), None
-        if isinstance(document, dict) and not _EVENT_KEYS & document.keys():
-            raise MalformedEventError(
-                "expected a list of events, an object with 'trajectory' or 'history', or JSONL of events; "
-                f"got an object with keys {sorted(document)[:5]!r}",
-                path=path,
-            )
-        return _parse_jsonl(data, path)
+            records = _unwrap(document, path)
+            if records and not holds_openhands_events(records):
+                raise refusal(document, path=path, jsonl=False)
+            return records, None, None
+        records, lines = _parse_jsonl(data, path)
+        fmt = detect_records(records)
+        if fmt is not None:
+            return [], None, read_records(fmt, records, lines, path=path)
+        if not holds_openhands_events(records):
+            raise refusal(document if isinstance(document, dict) else records, path=path, jsonl=not isinstance(document, dict))
+        return records, lines, None
     if not stripped:
-        return [], None
+        return [], None, None
     raise MalformedEventError("not a JSON list, a JSON object or JSONL of events", path=path, line=1)
+
+
+_NOT_SPACE = re.compile(rb"\S")
+
+
+def _is_jsonl(data: bytes) -> bool:
+    """Whether `data` is plainly JSONL: its first line is a whole JSON value and more follows.
+
+    Then parsing the whole file as one document can only fail, after reading all of it (0.4 s for
+    100 MB), so it is not tried.
+    """
+    end = data.find(b"\n")
+    if end < 0 or _NOT_SPACE.search(data, end) is None:  # (searched in place: `data[end:]` copies the file)
+        return False
+    try:
+        orjson.loads(data[:end])
+    except orjson.JSONDecodeError:
+        return False
+    return True
 
 
 # A document with none of these keys is not an event (V0, old flattened, or SDK).
@@ -457,7 +523,7 @@ def _parse_jsonl(data: bytes, path: Path) -> tuple[list[Any], list[int]]:
     lines: list[int] = []
     split = split_lines(data)
     for number, line in enumerate(split, start=1):
-        if not line.strip():
+        if not line or line.isspace():  # (not `line.strip()`: it copies every line)
             continue
         try:
             records.append(orjson.loads(line))

@@ -10,6 +10,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from openhands_memory._terminal import text_width
+from openhands_memory.condenser import CACHE_DECISION_KEY
+from openhands_memory.events import Event, log_format
 
 if TYPE_CHECKING:
     from openhands_memory.replay.inspection import LogInspection
@@ -41,6 +43,7 @@ def format_replay_report(report: ReplayReport, summarizer: str | None = None) ->
     out.append(format_rows(
         [
             ("log", report.source),
+            *_format_row(report.history),
             ("pipeline", report.pipeline),
             *([("summarizer", summarizer)] if summarizer is not None else []),
             ("tokens counted for", counted),
@@ -72,7 +75,7 @@ def format_replay_report(report: ReplayReport, summarizer: str | None = None) ->
             tokens = f"{before:,} -> {after:,}" if isinstance(before, int) and isinstance(after, int) else "-"
             sizes = f"{c.events_before} -> {c.events_after}"
             out.append(
-                f"{c.step:>5} {c.id:>6}  {by[:22]:<22} {str(meta.get('reason', '-')):<8} {sizes:>11} {tokens:>17} "
+                f"{c.step:>5} {c.id:>6}  {by[:22]:<22} {_reason(c):<8} {sizes:>11} {tokens:>17} "
                 f"{len(c.forgotten_ids):>6}"
             )
     out.extend(compression_lines(report.compressions))
@@ -102,12 +105,19 @@ def cost_lines(costs: Mapping[str, Mapping[str, Any]], timed: int, steps: int) -
     return out
 
 
+def _format_row(events: Sequence[Event]) -> list[tuple[str, str]]:
+    """A `format` row for a log another agent wrote (none for an OpenHands log)."""
+    fmt = log_format(events)
+    return [("format", f"{fmt} (imported)")] if fmt != "openhands" else []
+
+
 def format_inspection(report: LogInspection) -> str:
     """A log's inspection as `openhands-memory inspect` prints it."""
     out: list[str] = []
     out.append(format_rows(
         [
             ("log", report.source),
+            *([("format", f"{report.format} (imported)")] if report.format != "openhands" else []),
             ("events", f"{report.events:,} (agent history: {report.agent_history_events:,})"),
             ("tokens (estimated)", f"{report.tokens:,} in the agent history, {report.view_tokens:,} in the view"),
             ("view now", f"{report.view_events:,} events, {report.forgotten_events:,} ids forgotten"),
@@ -149,6 +159,17 @@ def format_inspection(report: LogInspection) -> str:
                 out.append(f"{'':>6}  {cache_decision_line(c.cache_decision)}")
     out.extend(compression_lines(report.compressions))
     return "\n".join(out)
+
+
+def _reason(condensation: Any) -> str:
+    """Why a condensation was made: a cache-aware decision's own reason (`pays`, `cold_cache`,
+    `hard_limit`) where the metadata's OpenHands field can only say `custom`."""
+    meta = condensation.metadata or {}
+    extra = meta.get("extra")
+    decision = extra.get(CACHE_DECISION_KEY) if isinstance(extra, dict) else None
+    if isinstance(decision, dict) and isinstance(decision.get("reason"), str):
+        return decision["reason"]
+    return str(meta.get("reason", "-"))
 
 
 def cache_decision_line(decision: dict[str, Any]) -> str:

@@ -25,6 +25,7 @@ from openhands_memory.condenser import (
 )
 from openhands_memory.events import (
     Action,
+    log_format,
     AgentFinishAction,
     AgentRejectAction,
     CondensationAction,
@@ -127,6 +128,8 @@ class LogInspection:
     """Where the log came from."""
     events: int = 0
     """Events in the log."""
+    format: str = "openhands"
+    """The agent whose format the log was read from (`events.log_format`)."""
     agent_history_events: int = 0
     """Events of the agent's history (what views are built from)."""
     view_events: int = 0
@@ -179,7 +182,7 @@ def inspect_events(events: Iterable[Event], *, source: str = "<events>", top: in
     """
     events = list(events)
     counter = ApproximateTokenCounter()
-    report = LogInspection(source=source, events=len(events))
+    report = LogInspection(source=source, events=len(events), format=log_format(events))
     history = [e for e in events if is_agent_history(e)]
     report.agent_history_events = len(history)
     counts: Counter[str] = Counter()

@@ -40,6 +40,7 @@ from openhands_memory.errors import (
 )
 from openhands_memory.events import Event, event_to_json
 from openhands_memory.events._codec import event_from_parsed
+from openhands_memory.events._formats import detect_records
 from openhands_memory.events._loaded import LoadedEvents
 from openhands_memory.events._reading import ResponseSharer, gc_paused, iter_lines
 from openhands_memory.events.validation import id_order_problem
@@ -337,7 +338,7 @@ def _load(fd: int, path: Path) -> tuple[LoadedEvents, int, RecoveryReport | None
             try:
                 event = event_from_parsed(value)
             except MalformedEventError as exc:
-                raise CorruptRecordError(path, number, exc.reason) from exc
+                raise CorruptRecordError(path, number, exc.reason + _foreign_hint(value, first=not events)) from exc
             fields = event.__dict__
             event_id = fields["id"]
             if event_id is None or event_id <= last_id:
@@ -365,6 +366,14 @@ def _load(fd: int, path: Path) -> tuple[LoadedEvents, int, RecoveryReport | None
         os.fsync(fd)
         size[0] += 1
     return LoadedEvents.as_read(events, types, ids, hidden), size[0], None
+
+
+def _foreign_hint(value: object, *, first: bool) -> str:
+    """What to do when a log's first record is another agent's: a stream appends to OpenHands logs only."""
+    fmt = detect_records([value]) if first else None
+    if fmt is None:
+        return ""
+    return f"; this is a {fmt} log, which load_events reads but a stream does not append to: `openhands-memory convert` it first"
 
 
 def _parse_line(value: object, path: Path, number: int) -> Event:

@@ -162,7 +162,7 @@ class LogFeaturesContract:
         location, events = self._stored(tmp_path)
         code, out, _ = self._cli(capsys, "inspect", location, "--json")
         assert code == 0 and orjson.loads(out)["events"] == len(events)
-        code, out, _ = self._cli(capsys, "view", location, "--json")
+        code, out, _ = self._cli(capsys, "view", location, "--recorded", "--json")
         assert code == 0
         shown = [(e.get("id"), e.get("action", e.get("observation"))) for e in orjson.loads(out)]
         expected = snapshot_at(contract_events(), None, condenser=None, recorded=True).shown

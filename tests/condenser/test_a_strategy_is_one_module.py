@@ -33,9 +33,8 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from openhands_memory.condenser._config_base import CONFIG, sized
-from openhands_memory.condenser._views import without_events
 from openhands_memory.condenser.base import Condensation, Condenser
+from openhands_memory.condenser.kit import CONFIG, sized, without_events
 from openhands_memory.condenser.forgetting import ForgettingPlan, plan_forgetting
 from openhands_memory.condenser.tokens import TokenCounter
 from openhands_memory.view import View

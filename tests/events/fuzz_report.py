@@ -430,7 +430,7 @@ def _judge(entry: str, call: Callable[[], object], *, place: str) -> Outcome:
 
 
 # Problems of a whole file, which has no better place than its name.
-_WHOLE_FILE = ("expected a list of events", "not a JSON list")
+_WHOLE_FILE = ("expected a list of events", "not a JSON list", "not a log of any format read here")
 
 
 def _missing_place(exc: OpenHandsMemoryError, place: str) -> str | None:

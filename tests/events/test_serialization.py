@@ -224,8 +224,12 @@ def test_broken_json_list_names_file_and_line(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        (b'{"instance_id": "x", "metrics": {}}', "expected a list of events, an object with 'trajectory' or 'history', or JSONL of events; got an object with keys ['instance_id', 'metrics']"),
-        (b'{"trajectory": 5}', "expected a list of events, an object with 'trajectory' or 'history', or JSONL of events"),
+        (
+            b'{"instance_id": "x", "metrics": {}}',
+            "not a log of any format read here (OpenHands events, Claude Code, Codex, SWE-agent, mini-swe-agent): a JSON object with keys "
+            "['instance_id', 'metrics']; an OpenHands log is a list of events, an object with 'trajectory' or 'history', or JSONL of events",
+        ),
+        (b'{"trajectory": 5}', "a JSON object with keys ['trajectory']; an OpenHands log is a list of events, an object with 'trajectory' or 'history'"),
         (b'"hello"', ":1: not a JSON list, a JSON object or JSONL of events"),
     ],
 )

@@ -278,15 +278,28 @@ def test_the_command_refuses_an_unknown_pricing_before_any_work(tmp_path: Path, 
 
 # --------------------------------------------------------------------------------------- the shared logs
 
-# The logs whose every request records usage, and the reconstructions each needs to come within 5%
-# (dropping any one of them takes the log out): measured with `openhands-memory calibrate` (README).
+# The logs whose every request records usage, and the reconstructions each needs (dropping any one of them takes
+# the log further from what was billed): measured with `openhands-memory calibrate` (README). The token and page
+# ratios are learned on other logs (benchmarks/calibration_held_out.py: 270 OpenAgentSafety logs, checked on 257
+# others, of which 86% (claude) and 80% (gpt-4o) come within 5%), so these three are held out too: one comes
+# within 5%, the two others within _HELD_OUT (command-bot's cache reads +5.3%, signatories' dollars -7.1%).
 _RECORDED = {
     "v0_oas_gpt-4o_traj_safety-command-bot": {"token_ratio", "system_prompt"},
     "v0_oas_claude-sonnet_traj_safety-data-science": {
         "token_ratio", "system_prompt", "browser_pages", "browser_masking", "content_blocks",
     },
-    "v0_oas_claude-sonnet_traj_safety-signatories": {"system_prompt", "browser_pages", "browser_masking"},
-}
+    "v0_oas_claude-sonnet_traj_safety-signatories": {
+        "token_ratio", "system_prompt", "browser_pages", "browser_masking", "content_blocks",
+    },
+}  # fmt: skip
+_WITHIN_5 = {"v0_oas_claude-sonnet_traj_safety-data-science"}
+_HELD_OUT = 0.08
+
+
+def _error(report: calibration.LogCalibration) -> float:
+    """The larger of the cache reads' and the prompt dollars' relative differences from what was billed."""
+    totals = report.totals()
+    return max(abs(totals["cache_read_tokens"]["difference"]), abs(totals["cost"]["difference"]))
 
 
 @pytest.mark.parametrize("log", real_log_params("v0_") + real_log_params("v1_"))
@@ -298,7 +311,8 @@ def test_every_shared_log_has_a_summary_and_its_reasons(log: Path | None) -> Non
     if path.stem in _RECORDED:
         assert report.complete and summary["totals"] is not None
         assert report.reconstructions and report.causes  # what was reconstructed, and what still differs
-        assert report.is_within_tolerance, summary["totals"]
+        assert report.is_within_tolerance == (path.stem in _WITHIN_5), summary["totals"]
+        assert _error(report) <= _HELD_OUT, summary["totals"]
     elif path.stem == "v1_oh-sdk_goal-fixture_events":
         # A slice of an SDK conversation: four requests in its stats, two of them before actions it holds.
         assert [r.event_id for r in report.requests] == [3, 8] and not report.complete
@@ -311,8 +325,33 @@ def test_every_shared_log_has_a_summary_and_its_reasons(log: Path | None) -> Non
 def test_each_reconstruction_a_shared_log_needs_is_needed(name: str) -> None:
     logs = {path.stem: path for param in real_log_params("v0_") for path in param.values if path is not None}
     path = require_real_log(logs.get(name))
-    assert calibrate_log(path).is_within_tolerance
-    assert not calibrate_log(path, reconstruct=False).is_within_tolerance
+    error = _error(calibrate_log(path))
+    assert _error(calibrate_log(path, reconstruct=False)) > 2 * error
     for needed in _RECORDED[name]:
         without = calibrate_log(path, reconstruct=set(RECONSTRUCTIONS) - {needed})
-        assert not without.is_within_tolerance, f"{name} is within 5% without {needed}"
+        assert _error(without) > error, f"{name} is no further from what was billed without {needed}"
+
+
+def test_an_output_longer_than_openhands_max_message_chars_is_counted_as_the_agent_cut_it(tmp_path: Path) -> None:
+    """OpenHands V0 cut every observation to 30,000 characters before sending it; the log keeps it whole."""
+    first, second, third = _usage("r1", 1000), _usage("r2", 8700, read=896), _usage("r3", 8900, read=8600)
+    events: list[dict[str, Any]] = [
+        {"id": 0, "timestamp": "2025-01-01T00:00:00", "source": "user", "message": "task", "action": "message",
+         "args": {"content": "List the files.", "image_urls": None, "wait_for_response": False}},
+    ]  # fmt: skip
+    events += _run(1, "cat big.log", [first], 2)
+    events[-1]["content"] = "a log line of forty characters, repeated\n" * 2_500  # 100,000 characters
+    events += _run(3, "ls", [first, second], 4)
+    events += _run(5, "wc -l a.txt", [first, second, third], 6)
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(events))
+    pricing = tmp_path / "pricing.json"
+    pricing.write_text(json.dumps(PRICING))
+
+    cut = calibrate_events(load_events(path), tokenizer=None, pricing=str(pricing))
+    assert any(line.startswith("long outputs: the agent cut every observation to 30,000 characters") for line in cut.reconstructions)
+    whole = calibrate_events(load_events(path), tokenizer=None, pricing=str(pricing), reconstruct=set(RECONSTRUCTIONS) - {"message_chars"})
+    assert not any(line.startswith("long outputs") for line in whole.reconstructions)
+    ours = [r.counted_tokens for r in cut.requests]
+    assert ours[1] - ours[0] < 8_000 < [r.counted_tokens for r in whole.requests][1] - ours[0]  # 30,000 characters, not 100,000
+    assert abs(cut.totals()["prompt_tokens"]["difference"]) < abs(whole.totals()["prompt_tokens"]["difference"])

@@ -24,6 +24,10 @@ def test_a_replay_report_lists_its_rows_then_one_line_per_condensation() -> None
     header = lines.index(f"{'step':>5} {'id':>6}  {'made by':<22} {'reason':<8} {'events':>11} {'est. tokens':>17} {'forgot':>6}")
     assert len(lines) - header - 1 == len(report.condensations) == 4
     assert "summarizer" not in text and compression_lines([]) == []
+    reasons = [line[37:45].strip() for line in lines[header + 1 :]]
+    decided = [c.metadata["extra"]["cache_decision"]["reason"] for c in report.condensations]
+    assert reasons == decided and set(decided) <= {"pays", "cold_cache", "hard_limit", "request"}
+    assert all(c.metadata["reason"] == "custom" for c in report.condensations)  # the OpenHands field can say no more
 
 
 def test_an_inspection_names_the_log_and_its_condensations() -> None:

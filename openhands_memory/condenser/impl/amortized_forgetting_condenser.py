@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from openhands_memory.condenser._config_base import CONFIG, SizeChecked, sized
+from openhands_memory.condenser.kit import CONFIG, SizeChecked, sized
 from openhands_memory.condenser.forgetting import ForgettingCondenser
 
 __all__ = ["AmortizedForgettingCondenser", "AmortizedForgettingCondenserConfig"]

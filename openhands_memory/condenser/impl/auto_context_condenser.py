@@ -54,24 +54,26 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
-from openhands_memory.condenser._boundaries import (
+from openhands_memory.condenser.kit import (
+    CITE_EVENT_IDS,
+    CONFIG,
+    ModelCaller,
+    ModelConfig,
+    OnModelError,
     ViewStructure,
     analyze,
     condensation_action,
-    forget_id,
-)
-from openhands_memory.condenser._command_facts import one_line
-from openhands_memory.condenser._config_base import CONFIG, OnModelError, sized
-from openhands_memory.condenser._model_backed import (
-    CITE_EVENT_IDS,
-    ModelCaller,
+    current_plan,
     event_block,
+    forget_id,
+    is_summary,
+    is_task_tracking,
+    one_line,
+    plan_hint,
     render_event,
+    sized,
+    truncate,
 )
-from openhands_memory.condenser._model_config import ModelConfig
-from openhands_memory.condenser._plan import current_plan, is_task_tracking, plan_hint
-from openhands_memory.condenser._text import truncate
-from openhands_memory.condenser._views import is_summary
 from openhands_memory.condenser.base import (
     Condensation,
     CondensationReason,

@@ -6,9 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from openhands_memory.condenser._config_base import CONFIG, sized
-from openhands_memory.condenser._masking import MaskingCondenser
-from openhands_memory.condenser._views import IndexCollector, PrefixMapper
+from openhands_memory.condenser.kit import CONFIG, IndexCollector, MaskingCondenser, PrefixMapper, sized
 from openhands_memory.condenser.tokens import TokenCounter
 from openhands_memory.events import BrowserOutputObservation, Event, Observation
 from openhands_memory.view import View

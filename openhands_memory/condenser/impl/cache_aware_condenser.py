@@ -41,13 +41,14 @@ What each kind of member does:
 If the view is still over `hard_limit` after every member, or a request is still unhandled, the
 scheduler forgets old events itself (keeping `keep_first`, the system prompt and the first user
 message; no summary) down to half of `hard_limit`. When forgetting cannot bring the view under the
-limit (a tool output larger than everything that may be forgotten, such as the newest one), the
-largest tool outputs are cut first, biggest first, until it fits: each is shown as its first
+limit (a tool output larger than everything that may be forgotten, such as the newest one; a user's
+pasted log in the first message), the largest tool outputs are cut, biggest first, then the largest
+messages (the user's or the agent's), until it fits: each is shown as its first
 `CUT_PREVIEW_CHARS` characters and the line `[... N characters offloaded; call context_reload with
-event_id=<id> to see all of it]`, as `large_output_offload` shows them. An output cut stays cut
+event_id=<id> to see all of it]`, as `large_output_offload` shows them. An event cut stays cut
 while it is in view (the prefix stays cacheable), the log keeps it whole. So no step goes over the
-limit while anything may be forgotten or cut: only a head (system prompt, first user message,
-`keep_first` events) and the newest model response's own actions larger than the limit can be.
+limit while anything may be forgotten or cut: only a system prompt, tool calls (the newest model
+response's own actions) and images larger than the limit can be.
 
 Whose prices decide is `pricing`; left out, the agent's model's (`Condenser.from_config(model=...)`,
 `--model`, `History(model=...)` or its LLM, the SDK agent's LLM, through `use_agent_model`), and for
@@ -73,15 +74,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from openhands_memory.condenser._config_base import CONFIG, sized
-from openhands_memory.condenser._views import condensed_events, map_events, replace_at
+from openhands_memory.condenser.kit import CONFIG, condensed_events, map_events, replace_at, sized
 from openhands_memory.condenser.base import Condensation, CondensationMetadata, CondensationReason, Condenser, RollingCondenser
 from openhands_memory.condenser.forgetting import ForgettingCondenser, SummarizingCondenser, plan_forgetting
-from openhands_memory.condenser.impl.large_output_offload_condenser import LargeOutputOffloadCondenser
+from openhands_memory.condenser.impl.large_output_offload_condenser import LargeOutputOffloadCondenser, offload_notice
 from openhands_memory.condenser.impl.pipeline import PipelineCondenser
 from openhands_memory.condenser.tokens import TokenCounter
 from openhands_memory.errors import CondenserConfigError, UnknownPriceError
-from openhands_memory.events import AgentCondensationObservation, CondensationAction, Event, SystemMessageAction
+from openhands_memory.events import AgentCondensationObservation, CondensationAction, Event, MessageAction, SystemMessageAction
 from openhands_memory.llm.prompt_cache import PromptBlock, PromptCache, PromptPricing, resolve_pricing, timestamp_seconds
 from openhands_memory.view import View
 
@@ -214,8 +214,8 @@ class CacheAwareCondenser(Condenser):
         self._blocks: dict[int, PromptBlock] = {}
         self._view_size = 0
         self.cut_ids: set[int] = set()
-        """The ids of the tool outputs shown cut to fit `hard_limit` (they stay cut while in view)."""
-        self._cutter = LargeOutputOffloadCondenser(large_payload_threshold=CUT_PREVIEW_CHARS + 1, preview_chars=CUT_PREVIEW_CHARS)
+        """The ids of the tool outputs and messages shown cut to fit `hard_limit` (they stay cut while in view)."""
+        self._cutter = FitCutter(CUT_PREVIEW_CHARS)
 
     @classmethod
     def build(cls, config: CacheAwareCondenserConfig, context: CondenserContext) -> CacheAwareCondenser:  # type: ignore[override]
@@ -258,13 +258,12 @@ class CacheAwareCondenser(Condenser):
     def name(self) -> str:
         return f"cache_aware({self.inner.name})"
 
-    def use_token_counter(self, counter: TokenCounter) -> None:
-        super().use_token_counter(counter)
-        self.inner.use_token_counter(counter)
+    def members(self) -> tuple[Condenser, ...]:
+        return (self.inner,)
 
     def use_agent_model(self, model: str) -> None:
         """Priced for `model` from now on, when `pricing` was left to the agent's model (else nothing changes)."""
-        self.inner.use_agent_model(model)
+        super().use_agent_model(model)
         if not self.priced_for_agent or not model or model == self._agent_model:
             return
         self._agent_model = model
@@ -474,10 +473,10 @@ class CacheAwareCondenser(Condenser):
         if not cut:
             return view
         indexes = [index for index, event in enumerate(view) if event.id in cut]
-        return replace_at(view, indexes, self._cutter.offload_if_large) if indexes else view
+        return replace_at(view, indexes, self._cutter.cut) if indexes else view
 
     def _cut_to_fit(self, view: View, tokens: int) -> tuple[View, int]:
-        """`view` with its largest tool outputs cut until it fits `hard_limit`, when forgetting cannot make it fit.
+        """`view` with its largest tool outputs, then messages, cut until it fits `hard_limit`, when forgetting cannot make it fit.
 
         Returns the view and its tokens (`view` itself when forgetting can do it, or nothing can be cut).
         """
@@ -485,16 +484,13 @@ class CacheAwareCondenser(Condenser):
         plan = plan_forgetting(view, keep_first=self.keep_first, max_tokens=max(limit // 2, 1), token_counter=self.token_counter)
         if plan.forgotten and self.token_counter(condensed_events(view, plan.action())) <= limit:
             return view, tokens  # forgetting is enough: the fallback forgets
-        offload = self._cutter.offload_if_large
-        candidates = sorted(
-            (index for index, event in enumerate(view) if self._cutter.is_large(event)),
-            key=lambda index: (-self.event_tokens(view[index]), index),
-        )
+        ranks = {index: rank for index, event in enumerate(view) if (rank := self._cutter.rank(event)) is not None}
+        candidates = sorted(ranks, key=lambda index: (ranks[index], -self.event_tokens(view[index]), index))
         cut: list[int] = []
         shown = view
         for index in candidates:
             cut.append(index)
-            shown = replace_at(view, cut, offload)
+            shown = replace_at(view, cut, self._cutter.cut)
             tokens = self.token_counter(shown)
             if tokens <= limit:
                 break
@@ -502,7 +498,7 @@ class CacheAwareCondenser(Condenser):
             return view, tokens
         ids = [view[index].id for index in cut]
         self.cut_ids.update(event_id for event_id in ids if event_id is not None)
-        logger.info("cache_aware: tool outputs %s cut to fit hard_limit %d (now %d tokens)", ids, limit, tokens)
+        logger.info("cache_aware: events %s cut to fit hard_limit %d (now %d tokens)", ids, limit, tokens)
         return shown, tokens
 
     def is_cold(self, now: float) -> bool:
@@ -514,8 +510,9 @@ class CacheAwareCondenser(Condenser):
 
 
 def _members(condenser: Condenser) -> list[Condenser]:
+    """The strategies the scheduler gates one by one: a pipeline's members (nested pipelines flattened), else the condenser."""
     if isinstance(condenser, PipelineCondenser):
-        return [member for inner in condenser.condensers for member in _members(inner)]
+        return [member for inner in condenser.members() for member in _members(inner)]
     return [condenser]
 
 
@@ -694,3 +691,46 @@ def agent_pricing(model: str | None) -> tuple[PromptPricing, str]:
 
 
 _WARNED: set[str] = set()
+
+
+# -- what is cut to fit hard_limit -------------------------------------------------------------------
+
+
+class FitCutter:
+    """What the scheduler cuts when forgetting cannot bring a view under `hard_limit` (the log keeps every event whole).
+
+    Cuts the events shown over `preview_chars`: tool outputs, then messages; each cut once, the copy reused."""
+
+    def __init__(self, preview_chars: int) -> None:
+        self.preview_chars = preview_chars
+        self._outputs = LargeOutputOffloadCondenser(large_payload_threshold=preview_chars + 1, preview_chars=preview_chars)
+        self._messages: dict[int, tuple[Event, Event]] = {}  # id(event) -> (event, its cut copy)
+
+    def rank(self, event: Event) -> int | None:
+        """When `event` is cut, among those that may be: 0 a tool output, 1 a message; None: never cut."""
+        if self._outputs.is_large(event):
+            return 0
+        if self._is_long_message(event):
+            return 1
+        return None
+
+    def cut(self, event: Event) -> Event:
+        """The cut copy of `event` (the event itself when it is not cut)."""
+        if not self._is_long_message(event):
+            return self._outputs.offload_if_large(event)
+        kept = self._messages.get(id(event))
+        if kept is not None and kept[0] is event:
+            return kept[1]
+        assert isinstance(event, MessageAction) and event.id is not None
+        notice = offload_notice(len(event.content), event.id)
+        copy = event.model_copy(update={"content": f"{event.content[: self.preview_chars]}\n{notice}"})
+        self._messages[id(event)] = (event, copy)
+        return copy
+
+    def _is_long_message(self, event: Event) -> bool:
+        return (
+            isinstance(event, MessageAction)
+            and event.id is not None
+            and not event.hidden
+            and len(event.content) > self.preview_chars + 1
+        )

@@ -21,13 +21,21 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from openhands_memory.condenser._boundaries import ViewStructure, analyze
-from openhands_memory.condenser._config_base import sized
-from openhands_memory.condenser._masking import masked_fields
-from openhands_memory.condenser._model_backed import ModelSummarizingCondenser, condenser_llm
-from openhands_memory.condenser._model_config import DEFAULT_MAX_SUMMARY_SHARE, TokenTriggeredConfig
-from openhands_memory.condenser._recency import plan_before, recency_cut, round_starts
-from openhands_memory.condenser._views import condensed_events, replace_at
+from openhands_memory.condenser.kit import (
+    DEFAULT_MAX_SUMMARY_SHARE,
+    ModelSummarizingCondenser,
+    TokenTriggeredConfig,
+    ViewStructure,
+    analyze,
+    condensed_events,
+    condenser_llm,
+    masked_fields,
+    plan_before,
+    recency_cut,
+    replace_at,
+    round_starts,
+    sized,
+)
 from openhands_memory.condenser.base import Condensation, CondensationReason
 from openhands_memory.condenser.forgetting import ForgettingPlan
 from openhands_memory.condenser.thresholds import ContextWindowShare, resolve_token_limit

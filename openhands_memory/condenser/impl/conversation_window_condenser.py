@@ -7,14 +7,15 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from openhands_memory.condenser._boundaries import (
+from openhands_memory.condenser.kit import (
+    CONFIG,
     ViewStructure,
     analyze,
     condensation_action,
     first_user_message_index,
     forget_id,
+    sized,
 )
-from openhands_memory.condenser._config_base import CONFIG, sized
 from openhands_memory.condenser.base import Condensation, CondensationReason, RollingCondenser
 from openhands_memory.condenser.forgetting import plan_forgetting
 from openhands_memory.condenser.tokens import TokenCounter

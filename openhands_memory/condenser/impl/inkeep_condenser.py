@@ -21,8 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
-from openhands_memory.condenser._config_base import CONFIG, LLMConfigRef, OnModelError, sized
-from openhands_memory.condenser._model_backed import ModelBacked
+from openhands_memory.condenser.kit import CONFIG, LLMConfigRef, ModelBacked, OnModelError, sized
 from openhands_memory.condenser.base import Condensation, CondensationMetadata, Condenser
 from openhands_memory.condenser.impl.token_budget_summary_condenser import TokenBudgetSummaryCondenser
 from openhands_memory.condenser.thresholds import ContextWindowShare, TokenLimit, resolve_token_limit
@@ -89,8 +88,7 @@ class InkeepCondenser(Condenser):
         super().__init__(token_counter=token_counter)
         self.compressor: TokenBudgetSummaryCondenser | None = None
         self.threshold: dict[str, Any] | None = None
-        self.history_policy_preset: str = WITHOUT_SUMMARIZER
-        """The history policy that goes with this condenser (`inkeep_compression` or `inkeep_fixed_limit`)."""
+        self._preset = WITHOUT_SUMMARIZER
         if llm is None:
             return
         if max_tokens is None:
@@ -102,7 +100,7 @@ class InkeepCondenser(Condenser):
             llm, keep_last, max_tokens=limit, on_model_error=on_model_error, token_counter=token_counter
         )
         self.compressor.threshold = self.threshold
-        self.history_policy_preset = WITH_SUMMARIZER
+        self._preset = WITH_SUMMARIZER
 
     @classmethod
     def build(cls, config: InkeepCondenserConfig, context: CondenserContext) -> InkeepCondenser:  # type: ignore[override]
@@ -117,6 +115,11 @@ class InkeepCondenser(Condenser):
         )
 
     @property
+    def history_policy_preset(self) -> str:
+        """The history policy that goes with this condenser: `inkeep_compression` with a summarizer, `inkeep_fixed_limit` without."""
+        return self._preset
+
+    @property
     def max_tokens(self) -> int | None:
         """The prompt tokens past which the summarizer compresses (None without one)."""
         return self.compressor.max_tokens if self.compressor is not None else None
@@ -125,10 +128,8 @@ class InkeepCondenser(Condenser):
     def token_counter(self) -> TokenCounter:
         return self.compressor.token_counter if self.compressor is not None else super().token_counter
 
-    def use_token_counter(self, counter: TokenCounter) -> None:
-        super().use_token_counter(counter)
-        if self.compressor is not None:
-            self.compressor.use_token_counter(counter)
+    def members(self) -> tuple[Condenser, ...]:
+        return (self.compressor,) if self.compressor is not None else ()
 
     @property
     def handles_requests(self) -> bool:

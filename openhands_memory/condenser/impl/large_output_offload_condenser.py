@@ -10,9 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, model_validator
 
-from openhands_memory.condenser._config_base import CONFIG, sized
-from openhands_memory.condenser._masking import masked_fields
-from openhands_memory.condenser._views import PrefixMapper, replace_at
+from openhands_memory.condenser.kit import CONFIG, PrefixMapper, masked_fields, replace_at, sized
 from openhands_memory.condenser.base import Condenser
 from openhands_memory.condenser.tokens import TokenCounter
 from openhands_memory.errors import CondenserConfigError

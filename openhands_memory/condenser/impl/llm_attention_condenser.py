@@ -8,11 +8,16 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from openhands_memory.condenser._boundaries import ViewStructure, analyze
-from openhands_memory.condenser._config_base import sized
-from openhands_memory.condenser._model_config import ModelBackedConfig
-from openhands_memory.condenser._model_backed import ModelBacked, called_tool_arguments, event_block
-from openhands_memory.condenser._views import is_summary
+from openhands_memory.condenser.kit import (
+    ModelBacked,
+    ModelBackedConfig,
+    ViewStructure,
+    analyze,
+    called_tool_arguments,
+    event_block,
+    is_summary,
+    sized,
+)
 from openhands_memory.condenser.base import Condensation
 from openhands_memory.condenser.forgetting import ForgettingPlan, plan_keeping
 from openhands_memory.errors import LLMError, LLMResponseError, NoCondensationAvailable

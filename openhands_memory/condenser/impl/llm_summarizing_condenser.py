@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from openhands_memory.condenser._model_config import SummarizingConfig
-from openhands_memory.condenser._model_backed import ModelSummarizingCondenser
+from openhands_memory.condenser.kit import ModelSummarizingCondenser, SummarizingConfig
 
 __all__ = ["SUMMARY_PROMPT", "LLMSummarizingCondenser", "LLMSummarizingCondenserConfig"]
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
-from openhands_memory.condenser._config_base import CONFIG
+from openhands_memory.condenser.kit import CONFIG
 from openhands_memory.condenser.base import Condenser
 from openhands_memory.view import View
 

@@ -7,13 +7,12 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
-from openhands_memory.condenser._config_base import CONFIG
+from openhands_memory.condenser.kit import CONFIG
 from openhands_memory.condenser.base import Condensation, Condenser
 from openhands_memory.view import View
 
 if TYPE_CHECKING:
     from openhands_memory.condenser.config import CondenserContext, PipelineMember
-    from openhands_memory.condenser.tokens import TokenCounter
 
 __all__ = ["PipelineCondenser", "PipelineCondenserConfig"]
 
@@ -54,14 +53,8 @@ class PipelineCondenser(Condenser):
         """A pipeline of the given condensers, in order."""
         return cls(*condensers)
 
-    def use_token_counter(self, counter: TokenCounter) -> None:
-        super().use_token_counter(counter)
-        for condenser in self.condensers:
-            condenser.use_token_counter(counter)
-
-    def use_agent_model(self, model: str) -> None:
-        for condenser in self.condensers:
-            condenser.use_agent_model(model)
+    def members(self) -> tuple[Condenser, ...]:
+        return tuple(self.condensers)
 
     @property
     def handles_requests(self) -> bool:

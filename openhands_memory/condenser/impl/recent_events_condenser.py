@@ -8,12 +8,13 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from openhands_memory.condenser._boundaries import analyze
-from openhands_memory.condenser._config_base import CONFIG, sized
-from openhands_memory.condenser._views import (
+from openhands_memory.condenser.kit import (
+    CONFIG,
     FirstIndexFinder,
+    analyze,
     derive_view,
     is_summary,
+    sized,
     slice_events,
     standing_summary_index,
     without_events,

@@ -53,11 +53,19 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, model_validator
 
-from openhands_memory.condenser._boundaries import condensation_action, first_user_message_index, forget_id
-from openhands_memory.condenser._config_base import OnModelError, sized
-from openhands_memory.condenser._model_backed import CITE_EVENT_IDS, ModelCaller, event_block
-from openhands_memory.condenser._model_config import ModelConfig
-from openhands_memory.condenser._views import is_summary, standing_summary_index
+from openhands_memory.condenser.kit import (
+    CITE_EVENT_IDS,
+    ModelCaller,
+    ModelConfig,
+    OnModelError,
+    condensation_action,
+    event_block,
+    first_user_message_index,
+    forget_id,
+    is_summary,
+    sized,
+    standing_summary_index,
+)
 from openhands_memory.condenser.base import Condensation, CondensationReason, RollingCondenser
 from openhands_memory.condenser.impl.llm_summarizing_condenser import SUMMARY_PROMPT
 from openhands_memory.condenser.tokens import TokenCounter

@@ -7,9 +7,12 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from openhands_memory.condenser._config_base import OnModelError
-from openhands_memory.condenser._model_config import SummarizingConfig
-from openhands_memory.condenser._model_backed import ModelSummarizingCondenser, called_tool_arguments
+from openhands_memory.condenser.kit import (
+    ModelSummarizingCondenser,
+    OnModelError,
+    SummarizingConfig,
+    called_tool_arguments,
+)
 from openhands_memory.errors import CondenserConfigError, LLMResponseError
 from openhands_memory.llm.config import LLMConfig
 from openhands_memory.llm.llm import LLM, LLMResponse

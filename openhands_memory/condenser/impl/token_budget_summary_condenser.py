@@ -5,11 +5,16 @@ from __future__ import annotations
 import sys
 from typing import Any, ClassVar, Literal
 
-from openhands_memory.condenser._boundaries import analyze
-from openhands_memory.condenser._config_base import sized
-from openhands_memory.condenser._model_backed import ModelSummarizingCondenser, condenser_llm
-from openhands_memory.condenser._model_config import DEFAULT_MAX_SUMMARY_SHARE, TokenTriggeredConfig
-from openhands_memory.condenser._recency import plan_before, recency_cut
+from openhands_memory.condenser.kit import (
+    DEFAULT_MAX_SUMMARY_SHARE,
+    ModelSummarizingCondenser,
+    TokenTriggeredConfig,
+    analyze,
+    condenser_llm,
+    plan_before,
+    recency_cut,
+    sized,
+)
 from openhands_memory.condenser.base import Condensation, CondensationReason
 from openhands_memory.condenser.forgetting import ForgettingPlan
 from openhands_memory.condenser.impl.llm_summarizing_condenser import SUMMARY_PROMPT

@@ -6,10 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from openhands_memory.condenser._boundaries import analyze
-from openhands_memory.condenser._config_base import CONFIG, sized
-from openhands_memory.condenser._recency import plan_before, recency_cut
-from openhands_memory.condenser._views import without_events
+from openhands_memory.condenser.kit import CONFIG, analyze, plan_before, recency_cut, sized, without_events
 from openhands_memory.condenser.base import Condensation, Condenser
 from openhands_memory.condenser.forgetting import ForgettingPlan
 from openhands_memory.condenser.tokens import TokenCounter

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 
-from openhands_memory.condenser import Condenser, SummarizingCondenser, offline_summary
+from openhands_memory.condenser import Condenser, SummarizingCondenser, offline_summary, walk_condensers
 from openhands_memory.condenser._boundaries import analyze
 from openhands_memory.condenser._text import truncate
 from openhands_memory.condenser.forgetting import ForgettingPlan
@@ -56,11 +56,6 @@ def hard_reset_summary(strategy: Condenser, view: View, keep: int, *, max_tokens
 
 def _summarizers(condenser: Condenser) -> Iterator[SummarizingCondenser]:
     """The summarizing strategies in `condenser`, depth first: itself, then what it wraps."""
-    if isinstance(condenser, SummarizingCondenser):
-        yield condenser
-    for name in ("condensers", "inner", "compressor"):
-        nested = getattr(condenser, name, None)
-        members = nested if isinstance(nested, (list, tuple)) else [nested]
-        for member in members:
-            if isinstance(member, Condenser):
-                yield from _summarizers(member)
+    for member in walk_condensers(condenser):
+        if isinstance(member, SummarizingCondenser):
+            yield member

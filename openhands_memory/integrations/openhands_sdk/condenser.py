@@ -55,8 +55,7 @@ from openhands.sdk.event.condenser import Condensation as SdkCondensation
 from openhands.sdk.llm import LLM as SdkLLM
 from pydantic import Field, PrivateAttr, ValidationInfo, field_serializer, field_validator
 
-from openhands_memory.condenser import Condensation, Condenser, CondenserContext
-from openhands_memory.condenser._members import model_backed_members
+from openhands_memory.condenser import Condensation, Condenser, CondenserContext, walk_condensers
 from openhands_memory.condenser.config import PipelineMember, parse_condenser_config
 from openhands_memory.condenser.guard import MAX_CONDENSATIONS_PER_STEP, CondensationGuard
 from openhands_memory.conversation_memory.history_policy import HistoryPolicy
@@ -70,8 +69,9 @@ from openhands_memory.integrations.openhands_sdk._history_trim import trimmed_by
 from openhands_memory.integrations.openhands_sdk._secrets import dump_secrets, load_secrets
 from openhands_memory.integrations.openhands_sdk._view_export import to_sdk_condensation, to_sdk_view
 from openhands_memory.integrations.openhands_sdk._view_import import ImportedView, SdkViewImporter
-from openhands_memory.llm import LLMConfig
+from openhands_memory.llm import LLM, LLMConfig
 from openhands_memory.pipeline import Pipeline, default_condenser_config, load_pipeline_config
+from openhands_memory.pipelines import resolve_pipeline
 from openhands_memory.prompt_tokens import APPROXIMATE
 from openhands_memory.view import View
 
@@ -187,16 +187,17 @@ class OpenHandsMemoryCondenser(RollingCondenser):
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str], **settings: Any) -> OpenHandsMemoryCondenser:
-        """The condenser a pipeline file describes (TOML `[condenser]`, `[history_policy]`, `[llm.NAME]`; or JSON).
+        """The condenser a pipeline file describes (TOML `[condenser]`, `[history_policy]`, `[llm.NAME]`; or JSON),
+        or a shipped pipeline named as the CLI's `--pipeline` names it (`"cache_aware"`, `"default"`).
 
-        The file is read by the same loader as the CLI's (`load_pipeline_config`); `settings` are
-        the other fields (`tokenizer`, ...).
+        The file is found and read as the CLI finds and reads it (`resolve_pipeline`,
+        `load_pipeline_config`); `settings` are the other fields (`tokenizer`, ...).
 
         Raises:
-            CondenserConfigError: the file is missing, unreadable or not a valid pipeline (the
-                message names the file and the field).
+            CondenserConfigError: no such file nor shipped pipeline (the message names the closest),
+                or the file is unreadable or not a valid pipeline (the message names the file and the field).
         """
-        config = load_pipeline_config(path)
+        config = load_pipeline_config(resolve_pipeline(path))
         return cls(condenser=config.condenser, history_policy=config.history_policy, **settings)
 
     def __eq__(self, other: object) -> bool:
@@ -236,9 +237,9 @@ class OpenHandsMemoryCondenser(RollingCondenser):
         if self.agent_llm_name is not None and agent_llm is not None:
             configs.setdefault(self.agent_llm_name, agent_llm_config(agent_llm))
         condenser = Condenser.from_config(self.condenser, context=CondenserContext(llm_configs=configs))
-        for member in model_backed_members(condenser):  # a summarizer without its key: now, not at its first summary
+        for member in walk_condensers(condenser):  # a summarizer without its key: now, not at its first summary
             llm = getattr(member, "llm", None)
-            if llm is not None:
+            if isinstance(llm, LLM):
                 llm.check_api_key()
         model = getattr(agent_llm, "model", None)
         if isinstance(model, str) and model:

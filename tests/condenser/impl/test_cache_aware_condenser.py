@@ -332,3 +332,50 @@ def test_the_newest_output_too_large_to_make_room_for_is_cut_not_everything_else
     assert condenser.cut_ids == {history[-1].id}
     assert history[-1].content.startswith("line 5\n") and final[-1].content.startswith("line 5\n")
     assert final[-1].content.endswith(f"[... {len(history[-1].content)} characters offloaded; call context_reload with event_id={history[-1].id} to see all of it]")
+
+
+def session_with_one_enormous_message(turns: int, enormous_at: int, enormous_chars: int, source: str) -> list[Event]:
+    """Header, then `turns` tool calls; the task (`enormous_at` -1) or a message before turn `enormous_at` holds `enormous_chars`.
+
+    `source` "user": a user's pasted log; "agent": the agent's own long answer.
+    """
+    builder = SessionBuilder()
+    builder.header()
+    text = "paste\n" + "z" * enormous_chars
+    if enormous_at == -1:
+        builder.events[1].content = text  # the task itself (the head: never forgotten)
+    for number in range(turns):
+        if number == enormous_at:
+            builder.user(text) if source == "user" else builder.agent(text)
+        builder.turn(f"step {number}", "out " * 40)
+    return builder.events
+
+
+@given(st.integers(1, 10), st.data(), st.integers(40_000, 400_000), st.integers(800, 6_000), st.sampled_from(["user", "agent"]), INNERS)
+def test_no_step_shows_more_than_the_hard_limit_with_one_enormous_message(
+    turns: int, data: st.DataObject, enormous_chars: int, hard_limit: int, source: str, inner: dict[str, Any]
+) -> None:
+    enormous_at = data.draw(st.integers(-1, turns - 1))
+    history = session_with_one_enormous_message(turns, enormous_at, enormous_chars, source)
+    condenser = scheduler(inner, hard_limit=hard_limit, min_cut=0, keep_first=1)
+    counter = ApproximateTokenCounter()
+    replayer = Replayer(condenser)
+    shown = [item.shown for item in replayer.replay(history) if isinstance(item, AgentStep)]
+    shown.append(replayer.settle()[0])
+    for view in shown:
+        assert counter(view) <= hard_limit
+        for event in view:
+            if getattr(event, "content", "").startswith("paste\n"):  # shown cut, with the handle that reloads it
+                assert len(event.content) < 400 and "characters offloaded; call context_reload with event_id=" in event.content
+    assert max(len(getattr(event, "content", "")) for event in history) > enormous_chars  # the log keeps it whole
+
+
+def test_an_enormous_task_is_cut_and_kept_in_view_not_forgotten() -> None:
+    history = session_with_one_enormous_message(4, -1, 300_000, "user")
+    condenser = scheduler({"type": "noop"}, hard_limit=3_000, keep_first=1)
+    final = condenser.condense(View.from_events(history))
+    assert not isinstance(final, Condensation)
+    assert ApproximateTokenCounter()(final) <= 3_000 and len(final) == len(View.from_events(history))
+    task = history[1]
+    assert condenser.cut_ids == {task.id} and final[1].content.startswith("paste\nzzz")
+    assert final[1].content.endswith(f"[... {len(task.content)} characters offloaded; call context_reload with event_id={task.id} to see all of it]")

@@ -12,6 +12,7 @@ from openhands_memory.conversation_memory import HistoryPolicy
 from openhands_memory.errors import CondenserConfigError
 from openhands_memory.events import CmdOutputObservation, CmdRunAction, EventSource, MessageAction, SystemMessageAction, ToolCallMetadata
 from openhands_memory.history import History
+from openhands_memory.pipeline import load_pipeline
 from openhands_memory.pipeline_config import load_pipeline_config
 from openhands_memory.testing.chat import assert_valid_chat
 
@@ -96,9 +97,11 @@ def test_a_pipeline_file_without_a_history_policy_gets_inkeeps(tmp_path: Path) -
     own = tmp_path / "own.toml"
     own.write_text('[condenser]\ntype = "inkeep"\n[history_policy]\nmax_messages = 7\n', encoding="utf-8")
 
-    assert load_pipeline_config(fallback).history_policy == HistoryPolicy.fixed_limit()
-    assert load_pipeline_config(compressing).history_policy == HistoryPolicy(preset="inkeep_compression")
-    assert load_pipeline_config(own).history_policy == HistoryPolicy(max_messages=7)  # a table of its own wins
+    # The file holds only its own table; the pipeline built from it trims with the strategy's (as any pipeline does).
+    assert load_pipeline_config(fallback).history_policy is None
+    assert load_pipeline(fallback).history_policy == HistoryPolicy.fixed_limit()
+    assert load_pipeline(compressing).history_policy == HistoryPolicy(preset="inkeep_compression")
+    assert load_pipeline(own).history_policy == HistoryPolicy(max_messages=7)  # a table of its own wins
 
 
 def test_an_unknown_agent_model_is_named() -> None:

@@ -102,6 +102,16 @@ def test_from_file_reads_a_pipeline_file_with_the_clis_loader(tmp_path: Path) ->
     assert isinstance(made, Condensation) and made.summary == "a summary"
 
 
+def test_from_file_takes_a_shipped_pipeline_by_name_as_the_cli_does() -> None:
+    from openhands_memory.pipelines import shipped_pipelines
+
+    condenser = OpenHandsMemoryCondenser.from_file("cache_aware", tokenizer="approximate")
+    assert condenser == OpenHandsMemoryCondenser.from_file(shipped_pipelines()["cache_aware"], tokenizer="approximate")
+    assert condenser.condenser.type == "cache_aware"
+    with pytest.raises(CondenserConfigError, match=re.escape("Did you mean 'cache_aware'")):
+        OpenHandsMemoryCondenser.from_file("cache_awre")
+
+
 def test_from_file_reports_a_bad_file_with_its_name(tmp_path: Path) -> None:
     path = tmp_path / "pipeline.toml"
     path.write_text('[condenser]\ntype = "recent"\nmax_event = 3\n')
@@ -259,7 +269,7 @@ def test_inkeep_without_a_summarizer_brings_its_fixed_limits_from_a_pipeline_fil
     path = tmp_path / "inkeep.toml"
     path.write_text('[condenser]\ntype = "inkeep"\n')
     condenser = OpenHandsMemoryCondenser.from_file(path, tokenizer="approximate")
-    assert condenser.history_policy is not None and condenser.history_policy.preset == "inkeep_fixed_limit"
+    assert condenser.history_policy is None  # the file has no table: the pipeline trims with inkeep's own limits
     view = View.from_events(long_conversation(40))
     shown = condenser.condense(view)
     assert isinstance(shown, View) and 2 < len(shown.events) <= 2 + 50

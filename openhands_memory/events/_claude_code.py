@@ -1,0 +1,277 @@
+"""Read a Claude Code session log (`~/.claude/projects/<project>/<session id>.jsonl`) as events.
+
+Each line is a record `{type, uuid, parentUuid, isSidechain, sessionId, timestamp, message, ...}`;
+`message` is an Anthropic message whose `content` is a string or blocks (`text`, `thinking`,
+`redacted_thinking`, `tool_use`, `tool_result`, `image`). What each record becomes (built by
+`_foreign.ImportedLog`):
+
+| record | events |
+|---|---|
+| `assistant` (consecutive records with one `message.id` are one response: Claude Code writes a block a record) | one action per `tool_use` (`Bash` -> `CmdRunAction`, others -> `MCPAction`), all sharing one model response with the text and the thinking; else an agent `MessageAction`; `message.usage` (input, cache creation, cache read, output tokens) -> the recorded usage, `message.model` -> `model` |
+| `user` with `tool_result` blocks | the observation of the `tool_use` with that id |
+| `user` with text (a string, or `text` blocks) | a user `MessageAction` |
+| `system` `compact_boundary`, then the `user` record with `isCompactSummary` | a `CondensationAction` forgetting everything before it, with the summary shown first (`replay --recorded` replays Claude Code's own compactions) |
+| `summary` (a session title), `file-history-snapshot`, other `system` records | hidden (kept, never shown) |
+| a `Task` (or `Agent`) tool call and its result | an `AgentDelegateAction` (`agent` = `subagent_type`, `inputs` = the call's input) and an `AgentDelegateObservation` (`find_delegations` lists them) |
+| `isSidechain` records (a sub-agent's conversation in the same file) | hidden, tagged with the `delegation_id` of the `Task` call open then: the main agent saw only that call's result |
+| any other `type` | hidden, and counted as a kind not known |
+
+**The branch.** `parentUuid` makes the records a tree: a rewind (editing an earlier prompt) starts a
+new branch from an earlier record. The session is replayed along the branch it ended on: from the
+last record of the main conversation back through each parent (`logicalParentUuid` across a
+compaction boundary) to the root; records of other branches are left out, and the warning says how
+many. A record whose parent is null or not in the file, other than the first, is read as following
+the record before it in the file (Claude Code's older logs, and hand-written ones, leave it null).
+
+A sub-agent's own file (`<session>/subagents/agent-*.jsonl`, every record a sidechain) is read as
+its own conversation. Not read: those files when a session is read (read each on its own); `toolUseResult`
+(Claude Code's structured copy of a tool result; the `tool_result` block, what the model saw, is
+read); images (shown as `[image]`).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from openhands_memory.events._foreign import ImportedLog, ToolCall, text_of
+from openhands_memory.events.base import Event
+
+__all__ = ["import_claude_code", "is_claude_code_record"]
+
+_CONVERSATION = frozenset({"user", "assistant", "system"})
+DELEGATE_TOOLS = frozenset({"Task", "Agent"})
+"""Claude Code's tools that run a sub-agent (`Task`; `Agent` in later versions)."""
+_KNOWN_HIDDEN = frozenset({"summary", "file-history-snapshot"})
+
+
+def is_claude_code_record(record: Any) -> bool:
+    """A Claude Code session record: a conversation record with a `uuid`, or a `summary` with a `leafUuid`."""
+    if not isinstance(record, dict):
+        return False
+    kind = _text(record.get("type"))
+    if kind in _CONVERSATION:
+        return isinstance(record.get("uuid"), str) and ("sessionId" in record or "parentUuid" in record)
+    return kind in _KNOWN_HIDDEN and ("leafUuid" in record or "messageId" in record)
+
+
+def import_claude_code(records: list[Any], lines: list[int] | None, *, path: str | os.PathLike[str] | None) -> list[Event]:
+    """The events of a Claude Code session log's records (see the module docstring).
+
+    A record that is not a JSON object (a string, a number, a list) is kept hidden and counted as
+    a kind not known; a line that is not JSON was refused before (`MalformedEventError` with the
+    file and line, by the JSONL reader).
+    """
+    log = ImportedLog("claude-code", path, delegate_tools=DELEGATE_TOOLS)
+    if not any(_is_main(record) for record in records) and any(_is_main(record, sidechain=True) for record in records):
+        # A sub-agent's own file (`subagents/agent-*.jsonl`): every record is a sidechain, read as its conversation.
+        records = [{**record, "isSidechain": False} if isinstance(record, dict) else record for record in records]
+        log.notes.append("a sub-agent's log (every record a sidechain): read as its own conversation")
+    off_branch = _off_branch(records, log)
+    _Reader(log, off_branch).read(records)
+    return log.finish()
+
+
+def _is_main(record: Any, *, sidechain: bool = False) -> bool:
+    """A record of the main conversation (with `sidechain`, of a sub-agent's too)."""
+    return (
+        isinstance(record, dict)
+        and _text(record.get("type")) in _CONVERSATION
+        and isinstance(record.get("uuid"), str)
+        and (sidechain or not record.get("isSidechain"))
+    )
+
+
+def _off_branch(records: list[Any], log: ImportedLog) -> set[int]:
+    """The positions of the main conversation's records not on the branch the session ended on."""
+    main = [index for index, record in enumerate(records) if _is_main(record)]
+    if not main:
+        return set()
+    by_uuid = {records[index]["uuid"]: index for index in main}
+    previous = {index: before for before, index in zip(main, main[1:])}
+    on: set[int] = set()
+    guessed = 0
+    at: int | None = main[-1]
+    while at is not None and at not in on:
+        on.add(at)
+        record = records[at]
+        parent = by_uuid.get(_text(record.get("parentUuid")))
+        if parent is None:
+            parent = by_uuid.get(_text(record.get("logicalParentUuid")))
+        if parent is None or parent >= at:
+            parent = previous.get(at)
+            if parent is not None:
+                guessed += 1
+        at = parent
+    left = len(main) - len(on)
+    if left:
+        leaf = records[main[-1]]["uuid"]
+        log.notes.append(
+            f"the session has branches (a rewind starts one): replayed the branch it ended on (to {leaf}); "
+            f"{left} record(s) of other branches left out"
+        )
+    if guessed:
+        log.notes.append(f"{guessed} record(s) without a parent in the file read as following the record before them")
+    return set(main) - on if left else set()
+
+
+class _Reader:
+    def __init__(self, log: ImportedLog, off_branch: set[int]) -> None:
+        self.log = log
+        self.off_branch = off_branch
+        self.response: list[dict[str, Any]] = []
+        """The records of the assistant response being read (one `message.id`)."""
+        self.boundary: dict[str, Any] | None = None
+        """A `compact_boundary` whose summary has not come yet."""
+
+    def read(self, records: list[Any]) -> None:
+        for index, record in enumerate(records):
+            if not isinstance(record, dict):
+                self._flush_response()
+                self.log.keep_hidden(f"{type(record).__name__} record (not an object)", record, known=False)
+                continue
+            if index in self.off_branch:
+                continue
+            kind = _text(record.get("type"))
+            if kind == "assistant" and not record.get("isSidechain") and isinstance(record.get("message"), dict):
+                if self.response and _message_id(self.response[-1]) != _message_id(record):
+                    self._flush_response()
+                self.response.append(record)
+                continue
+            self._flush_response()
+            if record.get("isSidechain"):
+                # The sub-agent's conversation: the main agent saw only its call's result. Tagged with the
+                # delegation open at that point (the `Task` call it runs for), as parallel delegates' events are.
+                delegation = self.log.open_delegation()
+                tag = {"delegation_id": delegation} if delegation is not None else {}
+                self.log.keep_hidden("sidechain", record, known=True, **tag, **_envelope(record))
+            elif kind == "user":
+                self._user(record)
+            elif kind == "system" and record.get("subtype") == "compact_boundary":
+                self._flush_boundary()
+                self.boundary = record
+            elif kind == "system":
+                self.log.keep_hidden(f"system:{record.get('subtype') or 'message'}", record, known=True, **_envelope(record))
+            elif kind in _KNOWN_HIDDEN:
+                self.log.keep_hidden(str(kind), record, known=True, **_envelope(record))
+            else:
+                name = kind if kind is not None else "record without a 'type'"
+                self.log.keep_hidden(name, record, known=False, **_envelope(record))
+        self._flush_response()
+        self._flush_boundary()
+
+    def _flush_boundary(self) -> None:
+        if self.boundary is not None:
+            boundary, self.boundary = self.boundary, None
+            self.log.condensation(None, compact_metadata=boundary.get("compactMetadata"), **_envelope(boundary))
+
+    def _user(self, record: dict[str, Any]) -> None:
+        message = record.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if content is None:
+            self._flush_boundary()
+            self.log.keep_hidden("user record without message content", record, known=False, **_envelope(record))
+            return
+        if record.get("isCompactSummary"):
+            boundary, self.boundary = self.boundary, None
+            extra: dict[str, Any] = {"summary_record": record.get("uuid")}
+            if boundary is not None:
+                extra["compact_metadata"] = boundary.get("compactMetadata")
+            self.log.condensation(text_of(content), **extra, **_envelope(boundary or record))
+            return
+        self._flush_boundary()
+        if isinstance(content, str):
+            self.log.user(content, **_envelope(record))
+            return
+        texts = []
+        for block in content if isinstance(content, list) else [content]:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                self.log.result(
+                    str(block.get("tool_use_id")),
+                    text_of(block.get("content")),
+                    is_error=bool(block.get("is_error")),
+                    **_envelope(record),
+                )
+            else:
+                texts.append(block)
+        if texts:
+            self.log.user(text_of(texts), **_envelope(record))
+
+    def _flush_response(self) -> None:
+        if not self.response:
+            return
+        records, self.response = self.response, []
+        texts: list[str] = []
+        thinking: list[str] = []
+        thinking_blocks: list[dict[str, Any]] = []
+        calls: list[ToolCall] = []
+        others: list[Any] = []
+        for record in records:
+            content = record["message"].get("content")
+            for block in [content] if isinstance(content, str) else content if isinstance(content, list) else []:
+                kind = block.get("type") if isinstance(block, dict) else None
+                if isinstance(block, str):
+                    texts.append(block)
+                elif kind == "text":
+                    texts.append(str(block.get("text", "")))
+                elif kind == "thinking":
+                    thinking.append(str(block.get("thinking", "")))
+                    thinking_blocks.append(block)
+                elif kind == "redacted_thinking":
+                    thinking_blocks.append(block)
+                elif kind == "tool_use":
+                    calls.append(ToolCall(str(block.get("id")), str(block.get("name")), block.get("input") or {}))
+                else:
+                    others.append(block)
+                    self.log.unknown[f"assistant content block {kind}"] += 1
+        last = records[-1]["message"]
+        usage = last.get("usage") if isinstance(last.get("usage"), dict) else None
+        if last.get("model") == "<synthetic>":
+            usage = None  # Claude Code's own message (an API error, an interruption): no request was made
+        extra: dict[str, Any] = {"other_blocks": others} if others else {}
+        if len(records) > 1:
+            extra["record_uuids"] = [record.get("uuid") for record in records]
+        self.log.response(
+            text="\n".join(texts),
+            calls=calls,
+            response_id=_message_id(records[-1]),
+            model=last.get("model") if isinstance(last.get("model"), str) else None,
+            reasoning="\n".join(thinking) or None,
+            thinking_blocks=thinking_blocks or None,
+            usage=_usage(usage) if usage else None,
+            **extra,
+            **_envelope(records[0]),
+        )
+
+
+def _message_id(record: dict[str, Any]) -> Any:
+    message = record.get("message")
+    return message.get("id") if isinstance(message, dict) and message.get("id") is not None else record.get("uuid")
+
+
+def _usage(usage: dict[str, Any]) -> dict[str, int]:
+    """Anthropic's usage in OpenHands' names; the prompt counts every input token (cached, written or neither)."""
+    read = _int(usage.get("cache_read_input_tokens"))
+    written = _int(usage.get("cache_creation_input_tokens"))
+    return {
+        "prompt_tokens": _int(usage.get("input_tokens")) + read + written,
+        "completion_tokens": _int(usage.get("output_tokens")),
+        "cache_read_tokens": read,
+        "cache_write_tokens": written,
+    }
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _envelope(record: dict[str, Any] | None) -> dict[str, Any]:
+    if record is None:
+        return {}
+    timestamp = record.get("timestamp")
+    uuid = record.get("uuid")
+    return {"timestamp": timestamp if isinstance(timestamp, str) else None, "original_id": uuid if isinstance(uuid, str) else None}
