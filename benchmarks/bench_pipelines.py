@@ -38,7 +38,7 @@ from pathlib import Path
 
 from openhands_memory.bench import format_table, run_benchmark, write_results
 from openhands_memory.bench.report import format_compressions, format_cost_table, format_header, write_plot
-from openhands_memory.bench.report import PLOT_HINT
+from openhands_memory.bench.report import plot_hint
 from openhands_memory.llm.llm import DEFAULT_CONTEXT_WINDOW
 from openhands_memory.pipelines import shipped_pipelines
 
@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     written = write_results(results, args.out, overwrite=True)  # this script regenerates the committed results
     print(f"\nwrote {', '.join(str(p) for p in written.values() if p is not None)}", file=sys.stderr)
     if written["plot"] is None:
-        print(PLOT_HINT, file=sys.stderr)
+        print(plot_hint(), file=sys.stderr)
     if args.plot_to is not None:
         steps = {log: max((r.get("steps") or 0) for r in results.runs if r["log"] == log) for log in results.logs}
         longest = sorted(results.logs, key=lambda log: -steps[log])[:6]

@@ -52,12 +52,10 @@ from openhands_memory.events import (
     MessageAction,
     Observation,
     SystemMessageAction,
-    ToolCallMetadata,
 )
 from openhands_memory.errors import OpenHandsMemoryError
 from openhands_memory.history import History
 from openhands_memory.llm import LLM, LLMConfig, LLMResponse, ToolCall
-from openhands_memory.recall.memory_tools import tool_call_metadata
 from openhands_memory.stream import EventStream
 
 SYSTEM_PROMPT = (
@@ -192,15 +190,14 @@ def to_action(call: ToolCall, response: LLMResponse, *, thought: str = "") -> Ac
         return condensation_request_from_tool_call(
             call, model_response=response.raw, total_calls_in_response=len(response.tool_calls)
         )
-    metadata: ToolCallMetadata = tool_call_metadata(call, response)
     arguments = json.loads(call.function.arguments)  # LLM checked that it is a JSON object
     name = call.function.name
     if name == "execute_bash" and isinstance(arguments.get("command"), str):
-        return CmdRunAction(command=arguments["command"], thought=thought, tool_call_metadata=metadata)
+        return CmdRunAction(command=arguments["command"], thought=thought)
     if name == "read_file" and isinstance(arguments.get("path"), str):
-        return FileReadAction(path=arguments["path"], thought=thought, tool_call_metadata=metadata)
+        return FileReadAction(path=arguments["path"], thought=thought)
     if name == "finish":
-        return AgentFinishAction(final_thought=str(arguments.get("message", "")), thought=thought, tool_call_metadata=metadata)
+        return AgentFinishAction(final_thought=str(arguments.get("message", "")), thought=thought)
     return None
 
 
@@ -226,15 +223,13 @@ def run_agent(history: History, llm: LLM, workspace: Path, *, max_steps: int = 2
                 error = ErrorObservation(content=f"{call.function.name}({call.function.arguments}) is not a valid tool call")
                 history.add_event(error, EventSource.ENVIRONMENT)
                 continue
-            history.add_event(action, EventSource.AGENT)
+            if isinstance(action, CondensationRequestAction):
+                history.add_event(action, EventSource.AGENT)  # its tool call recorded already; no result:
+                continue  # the next completion condenses
+            history.add_tool_call(action, call, response=response)  # the model's call: its tool_call_metadata set
             if isinstance(action, AgentFinishAction):
                 return action.final_thought
-            if isinstance(action, CondensationRequestAction):
-                continue  # no result: the next completion condenses
-            observation = run_tool(action, workspace)
-            observation.cause = action.id
-            observation.tool_call_metadata = action.tool_call_metadata
-            history.add_event(observation, EventSource.ENVIRONMENT)
+            observation = history.add_tool_result(run_tool(action, workspace), action)  # its answer: cause, metadata
             last_line = (observation.content.strip().splitlines() or [""])[-1]
             print(f"        -> {last_line[:100]}")
     return None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import uuid
 from pathlib import Path
 
 DATABASE_SCHEMES = ("postgresql", "postgres")
@@ -33,8 +34,8 @@ def mistyped_url(location: object) -> str | None:
     )
 
 
-def log_location(text: str) -> Path | str:
-    """A LOG argument: a PostgreSQL URL as given (a `Path` would fold its `//`), anything else a `Path`.
+def output_location(text: str) -> Path | str:
+    """A DST argument: a PostgreSQL URL as given (a `Path` would fold its `//`), anything else a `Path`.
 
     Raises:
         argparse.ArgumentTypeError: it looks like a URL of another kind, or a mistyped one (`mistyped_url`).
@@ -43,3 +44,22 @@ def log_location(text: str) -> Path | str:
     if problem is not None:
         raise argparse.ArgumentTypeError(problem)
     return text if is_database_url(text) else Path(text)
+
+
+def log_location(text: str) -> Path | str:
+    """A LOG argument (only read): as `output_location`, and an SDK conversation's folder by either name of its id.
+
+    The OpenHands SDK names the folder `<persistence_dir>/<conversation.id.hex>`; `str(conversation.id)`
+    has dashes: a missing path named so stands for the folder named by the hex, when there is one.
+
+    Raises:
+        argparse.ArgumentTypeError: see `output_location`.
+    """
+    location = output_location(text)
+    if isinstance(location, str) or location.exists():
+        return location
+    try:
+        folder = location.with_name(uuid.UUID(location.name).hex)
+    except ValueError:  # not a uuid (or no name at all)
+        return location
+    return folder if folder.is_dir() else location

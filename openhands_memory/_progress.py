@@ -45,6 +45,11 @@ class ProgressBar:
         self._stream.flush()
         self._drawn = len(line)
 
+    def clear(self) -> None:
+        """Erase the bar for a line printed in its place; the next update draws it again at once."""
+        self.close()
+        self._last_draw = float("-inf")
+
     def close(self) -> None:
         """Erase the bar."""
         if self._drawn:

@@ -38,8 +38,11 @@ import orjson
 
 from openhands_memory._cli_models import APPROXIMATE, add_model_arguments, check_model_arguments, tokenizer_name
 from openhands_memory._cli_secrets import SecretEnvError, add_secret_argument, secrets_from_env
-from openhands_memory._locations import log_location
+from openhands_memory._locations import log_location, output_location
+from openhands_memory._log_warnings import captured_warnings, printed_warnings
 from openhands_memory._progress import ProgressBar
+from openhands_memory._signals import Terminated, sigterm_raises
+from openhands_memory._terminal import text_width
 from openhands_memory.errors import MalformedEventError, OpenHandsMemoryError
 
 _USAGE_ERROR = 2
@@ -182,7 +185,7 @@ def _build_parser() -> argparse.ArgumentParser:
     convert.add_argument("source", type=log_location, metavar="SRC", help="the log to read (only read)")
     convert.add_argument(
         "destination",
-        type=log_location,
+        type=output_location,
         metavar="DST",
         help="*.json, *.jsonl, a folder, or a postgresql://...?conversation=ID URL; refused if it exists (unless --force)",
     )
@@ -267,6 +270,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _USAGE_ERROR
     except SystemExit as exc:  # --help and --version
         return int(exc.code or 0)
+    with sigterm_raises(), printed_warnings(sys.stderr) as args.warnings:  # one line each, naming the log, never into a bar
+        return _run_command(args)
+
+
+def _run_command(args: argparse.Namespace) -> int:
+    """Run the parsed command; returns the exit code (an expected error is one line on stderr)."""
     try:
         if args.command == "bench":
             from openhands_memory.bench.cli import run_bench
@@ -317,6 +326,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Terminated as exc:  # SIGTERM: the same clean stop as Ctrl-C
+        print("terminated", file=sys.stderr)
+        return exc.exit_code
 
 
 def run() -> None:
@@ -372,8 +384,9 @@ def _replay(args: argparse.Namespace) -> int:
     inputs = [path for path in (args.log, args.pipeline) if path is not None]
     if args.out is not None:  # refused now (an input, existing, not writable), not after the replay
         check_log_output(args.out, inputs=inputs, overwrite=args.force)
+    args.warnings.log = shown_location(args.log)  # what is said from here on is about this log
     events = load_log(args.log)
-    bar = _progress_bar("replaying", quiet=args.json)
+    bar = args.warnings.bar = _progress_bar("replaying", quiet=args.json)
     try:
         report = replay_events(
             events,
@@ -388,6 +401,7 @@ def _replay(args: argparse.Namespace) -> int:
             compact_at=_compact_at(args),
         )
     finally:
+        args.warnings.bar = None
         if bar is not None:
             bar.close()
     if args.out is not None:
@@ -414,6 +428,7 @@ def _inspect(args: argparse.Namespace) -> int:
         print("error: --top must be >= 0", file=sys.stderr)
         return _USAGE_ERROR
     redactor = Redactor(_checked_secrets(args))
+    args.warnings.log = shown_location(args.log)  # what is said reading it names it
     events = [redactor.redact_event(event) for event in load_log(args.log)]
     report = inspect_events(events, source=shown_location(args.log), top=args.top)
     if args.json:
@@ -429,7 +444,7 @@ def _inspect(args: argparse.Namespace) -> int:
 def _view(args: argparse.Namespace) -> int:
     from openhands_memory.events import event_to_dict
     from openhands_memory.llm import to_litellm_dicts
-    from openhands_memory.stream.locations import load_log
+    from openhands_memory.stream.locations import load_log, shown_location
     from openhands_memory.replay import load_pipeline, snapshot_at
     from openhands_memory.replay.formatting import id_or_dash, message_line
 
@@ -439,6 +454,7 @@ def _view(args: argparse.Namespace) -> int:
     # As `replay`: the default pipeline unless --recorded alone asks for the log's own condensations.
     pipeline = load_pipeline(args.pipeline, model=args.model) if args.pipeline is not None or not args.recorded else None
     _choose_models(pipeline, args, note=args.pipeline is not None)  # a missing API key now, before any work
+    args.warnings.log = shown_location(args.log)
     events = load_log(args.log)
     snapshot = snapshot_at(
         events,
@@ -455,14 +471,15 @@ def _view(args: argparse.Namespace) -> int:
             _print_json(to_litellm_dicts(snapshot.messages))
         else:
             for index, message in enumerate(snapshot.messages):
-                print(f"{index:>4}  {message.role:<9} {message_line(message)[:110]}")
+                print(f"{index:>4}  {message.role:<9} {message_line(message)[: max(20, text_width() - 16)]}")
     elif args.json:
         _print_json([_with_log_ids(event_to_dict(e), snapshot) for e in shown])
     else:
+        width = text_width()
         for event in shown:  # by the log's ids, as the footer names them
             text = " ".join(event.message.split())
             ident = id_or_dash(snapshot.log_id(event))
-            print(f"{ident:>6}  {event.kind:<20} {text[:100]}")
+            print(f"{ident:>6}  {event.kind:<20} {text[: max(20, width - 29)]}")
     if snapshot.step is None:
         where = f"after the last event ({snapshot.steps} agent steps)"
     else:
@@ -572,17 +589,19 @@ def _token_model(args: argparse.Namespace) -> str | None:
 def _convert(args: argparse.Namespace) -> int:
     from openhands_memory.replay import write_log
     from openhands_memory.replay.output import check_log_output
-    from openhands_memory.stream.locations import is_database_url, load_log, write_to_database
+    from openhands_memory.stream.locations import is_database_url, load_log, shown_location, write_to_database
 
     if is_database_url(args.destination):
         if args.destination == args.source:
             print("error: DST is SRC, and an input is never written to; choose another conversation", file=sys.stderr)
             return 1
+        args.warnings.log = shown_location(args.source)
         events = load_log(args.source)
         write_to_database(events, args.destination, overwrite=args.force)
         print(f"wrote {len(events)} events to the conversation (PostgreSQL)", file=sys.stderr)
         return 0
     check_log_output(args.destination, inputs=[args.source], overwrite=args.force)  # before reading SRC
+    args.warnings.log = shown_location(args.source)
     events = load_log(args.source)
     layout = write_log(events, args.destination, inputs=[args.source], overwrite=args.force)
     print(f"wrote {len(events)} events to {args.destination} ({layout})", file=sys.stderr)
@@ -595,13 +614,14 @@ def _convert(args: argparse.Namespace) -> int:
 def _search(args: argparse.Namespace) -> int:
     from openhands_memory.recall import SearchIndex, search_log
     from openhands_memory.stream import Redactor
-    from openhands_memory.stream.locations import is_database_url, load_log
+    from openhands_memory.stream.locations import is_database_url, load_log, shown_location
 
     if args.limit < 1:
         print("error: --limit must be >= 1", file=sys.stderr)
         return _USAGE_ERROR
     redactor = Redactor(_checked_secrets(args))
     # Hits and snippets come from the log as shown: the secrets in force hidden.
+    args.warnings.log = shown_location(args.log)  # what is said reading it names it
     events = [redactor.redact_event(event) for event in load_log(args.log)]
     by_id = {event.id: event for event in events}
     if is_database_url(args.log):
@@ -611,11 +631,15 @@ def _search(args: argparse.Namespace) -> int:
         opened = PostgresSearchIndex.for_url(args.log, redactor=redactor)
     else:
         # A file log keeps its index beside it; a session folder's is rebuilt in memory each time.
-        opened = (
-            SearchIndex.for_log(args.log, redactor=redactor)
-            if args.log.is_file()
-            else SearchIndex.in_memory(redactor=redactor)
-        )
+        with captured_warnings() as said:
+            opened = (
+                SearchIndex.for_log(args.log, redactor=redactor)
+                if args.log.is_file()
+                else SearchIndex.in_memory(redactor=redactor)
+            )
+        if opened.fallback_reason is None:  # else the note below says it, once
+            for message in said:
+                args.warnings.say(message)
     with opened as index:
         if index.fallback_reason is not None:
             print(f"note: no search index beside {args.log} ({index.fallback_reason}); using one in memory", file=sys.stderr)

@@ -32,6 +32,7 @@ request that leaves the overflowing prompt no smaller or a prompt that still ove
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 import time
@@ -52,6 +53,7 @@ from openhands_memory.errors import (
     StoreClosedError,
 )
 from openhands_memory.events import (
+    Action,
     CondensationAction,
     CondensationRequestAction,
     ContextReloadAction,
@@ -82,6 +84,8 @@ from openhands_memory.view import View, ViewBuilder
 
 if TYPE_CHECKING:
     from openhands_memory.llm import LLM, LLMResponse, Message, ToolCall
+
+logger = logging.getLogger(__name__)
 
 
 __all__ = [
@@ -266,6 +270,9 @@ class History:
         `TURN_AFTER` lost races in a row in the conversation's turn (`PostgresEventStore.turn`: the
         writer that keeps winning waits for it, so no writer loses for long). With a store that has
         no turns, after a random, growing pause.
+        A tool call and its result go in with `add_tool_call` and `add_tool_result`, which pair
+        them; an observation with no `cause` right after a tool call is logged at WARNING (the
+        model would read it as a message of the user's, and the call as answered by nothing).
 
         Raises:
             MalformedEventError: the view cannot take `event` (it is stored all the same), or
@@ -273,6 +280,7 @@ class History:
             ConcurrentAppendError: other writers stored first `APPEND_ATTEMPTS` times in a row;
                 nothing was stored and the history is current: calling `add_event` again is safe.
         """
+        self._warn_if_unpaired(event)
         self._catch_up()
         event_id = self._append(event, source, key)
         if event.id is None:  # stored before under `key`: the stream caught up to it
@@ -308,6 +316,54 @@ class History:
                 elif attempt < TURN_AFTER:
                     self.stream.catch_up()  # races are rare: once more at once, then in turns
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def add_tool_call(self, action: Action, tool_call: ToolCall | Mapping[str, Any], *, response: Any = None) -> Action:
+        """Append `action` (source agent) as the model's `tool_call`; returns it, its id set.
+
+        Its `tool_call_metadata` is set from the call (id, function name) and `response` (the
+        `LLMResponse` or litellm's response dict it came from: how many calls it made), so the
+        action renders as that tool call. Append its result with `add_tool_result`.
+
+        Raises:
+            ValueError: `tool_call` is not a tool call (it says why).
+            MalformedEventError: as `add_event`.
+        """
+        call = read_tool_call(tool_call)
+        if isinstance(call, str):
+            raise ValueError(call)
+        action.tool_call_metadata = tool_call_metadata(call, response)
+        self.add_event(action, EventSource.AGENT)
+        return action
+
+    def add_tool_result(self, observation: Observation, action: Action) -> Observation:
+        """Append `observation` (source environment) as the result of `action`, a tool call appended before; returns it.
+
+        Its `cause` is the action's id and its `tool_call_metadata` the action's, so the model
+        reads it as that call's result.
+
+        Raises:
+            ValueError: `action` is not in the log yet (no id).
+            MalformedEventError: as `add_event`.
+        """
+        if action.id is None:
+            raise ValueError(f"the {action.kind} action is not in the log: append it first (add_tool_call)")
+        observation.cause = action.id
+        observation.tool_call_metadata = action.tool_call_metadata
+        self.add_event(observation, EventSource.ENVIRONMENT)
+        return observation
+
+    def _warn_if_unpaired(self, event: Event) -> None:
+        """Log a result that answers no call, appended right after a tool call (`add_tool_result` pairs them)."""
+        if not isinstance(event, Observation) or event.cause is not None or not is_agent_history(event):
+            return
+        latest = self.stream.get_latest_event_id()
+        previous = self.stream.get_event(latest) if latest >= 0 else None
+        if isinstance(previous, Action) and previous.tool_call_metadata is not None:
+            logger.warning(
+                "a %s observation with no cause follows the tool call %s (event %d): the model reads it as a "
+                "message, and the call as unanswered; append it with History.add_tool_result(observation, action)",
+                event.kind, previous.tool_call_metadata.tool_call_id, latest,
+            )  # fmt: skip
 
     def request_condensation(self, *, focus: str | None = None) -> CondensationRequestAction:
         """Append a `CondensationRequestAction` (source agent): the next step condenses.

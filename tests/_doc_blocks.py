@@ -103,6 +103,7 @@ _HISTORY_POLICY = "test_history_policy_pipeline_file_and_history"
 BLOCKS: dict[str, list[tuple[str, str, str]]] = {
     # file: [(language, the start of its first line, the test that runs it), ...], in the file's order
     "README.md": [
+        ("bash", "git clone https://github.com/openhands-memory/openhands-memory", "test_install_from_a_clone"),
         ("bash", "pip install . && openhands-memory replay", _REPLAY),
         ("", "log                   fixtures/synthetic_session_300.jsonl", _REPLAY),
         ("bash", "openhands-memory report fixtures/synthetic_session_300.jsonl", "test_the_html_report_commands"),
@@ -124,10 +125,10 @@ BLOCKS: dict[str, list[tuple[str, str, str]]] = {
         ("python", "with EventStream.open(url) as stream:", _POSTGRES),
         ("python", "from openhands_memory import Condensation, Condenser, EventSource, History", "test_plug_into_a_controller"),
         ("bash", "pip install '.[sdk]'", "test_install_and_test_commands"),
-        ("python", "from openhands.sdk import Agent, Tool", SDK + "test_readme_sdk_example_builds_an_agent_and_a_conversation"),
+        ("python", "import os", SDK + "test_readme_sdk_example_builds_an_agent_and_a_conversation"),
         ("python", "tools = [*TOOLS, *history.memory_tools()]", "test_recall_what_was_forgotten"),
         ("", '1 event matches "AssertionError test_calc"', "test_the_search_answer_is_the_offline_example_s"),
-        ("python", "from openhands.sdk import Agent, Conversation, Tool", SDK + "test_readme_memory_tools_in_an_sdk_conversation"),
+        ("python", "from openhands_memory.integrations.openhands_sdk import memory_tools", SDK + "test_readme_memory_tools_in_an_sdk_conversation"),
         ("toml", "[llm.condenser]", "test_pipeline_files"),
         ("toml", "[condenser]", "test_pipeline_files"),
         ("console", "$ openhands-memory calibrate v0_oas_gpt-4o_traj_safety-command-bot.json", "test_calibrate_the_shared_logs"),

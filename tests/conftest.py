@@ -166,7 +166,7 @@ def postgres_server() -> Iterator[str]:
     try:
         import psycopg  # noqa: F401
     except ImportError:
-        _postgres_unavailable("psycopg is not installed (pip install 'openhands-memory[postgres]')")
+        _postgres_unavailable("psycopg is not installed (pip install '.[postgres]' in this clone)")
     configured = os.environ.get(TEST_POSTGRES_URL_VARIABLE)
     if configured:
         yield configured

@@ -800,3 +800,36 @@ def test_a_tokenizer_or_model_litellm_does_not_know_is_refused_never_counted_as_
 
 def test_a_provider_prefixed_model_is_a_known_tokenizer(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["view", str(BUNDLED), "--at", "2", "--model", "openai/gpt-4o"]) == 0
+
+
+@pytest.mark.parametrize("argv", [["view"], ["view", "--messages"], ["inspect"]])
+def test_one_line_an_event_fits_100_columns_or_the_terminal_s(
+    argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from openhands_memory.events import EventSource, MessageAction, SystemMessageAction
+
+    long_log = tmp_path / "long.jsonl"
+    events = [SystemMessageAction(content="You are an agent. " * 40), MessageAction(content="Fix the bug in " + "module/" * 60)]
+    for index, (event, source) in enumerate(zip(events, (EventSource.AGENT, EventSource.USER))):
+        event.id, event.source = index, source
+    dump_events(events, long_log)
+    monkeypatch.delenv("COLUMNS", raising=False)  # piped output: 100 columns
+    assert main([argv[0], str(long_log), *argv[1:]]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(len(line) for line in lines if str(long_log) not in line) <= 100
+    if argv[0] == "view":
+        monkeypatch.setenv("COLUMNS", "60")  # a narrow terminal
+        assert main([argv[0], str(long_log), *argv[1:]]) == 0
+        assert max(len(line) for line in capsys.readouterr().out.splitlines()) == 60  # cut to fit, not shorter
+
+
+def test_an_sdk_conversation_s_folder_is_found_by_its_id_with_dashes_too(tmp_path: Path) -> None:
+    from openhands_memory._locations import log_location, output_location
+
+    conversation_id = "1b4e28ba-2fa1-11d2-883f-0016d3cca427"  # str(conversation.id)
+    hexed = tmp_path / "1b4e28ba2fa111d2883f0016d3cca427"  # the folder the SDK writes: conversation.id.hex
+    assert log_location(str(tmp_path / conversation_id)) == tmp_path / conversation_id  # no folder yet: as given
+    hexed.mkdir()
+    assert log_location(str(tmp_path / conversation_id)) == hexed
+    assert log_location(str(hexed)) == hexed
+    assert output_location(str(tmp_path / conversation_id)) == tmp_path / conversation_id  # an output is never redirected

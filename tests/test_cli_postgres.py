@@ -97,3 +97,22 @@ def test_an_unreachable_database_is_one_error_line_without_the_password(capsys: 
     assert code == 1
     assert err.startswith("error: postgresql://me:***@/db?host=/nonexistent-folder&conversation=c: open failed: ")
     assert "s3cret-pw" not in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["replay"], ["inspect"], ["view"], ["validate"], ["convert", "OUT"], ["search", "QUERY"], ["bench", "--pipeline", "no_condensation", "--out", "OUT"]],
+    ids=lambda argv: argv[0],
+)
+def test_a_misspelled_conversation_is_an_error_not_an_empty_log(
+    argv: list[str], postgres_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stored = f"{postgres_url}&conversation=c-42"
+    assert _run(capsys, "convert", str(Path(__file__).parent.parent / "fixtures" / "synthetic_session_300.jsonl"), stored)[0] == 0
+    typo = f"{postgres_url}&conversation=c-43"
+    command, *rest = argv
+    rest = [str(tmp_path / "out") if arg == "OUT" else "failing test" if arg == "QUERY" else arg for arg in rest]
+    code, err = _run(capsys, command, typo, *rest)
+    assert code == 1, err
+    assert re.search(r"conversation=c-43: no conversation 'c-43' in table 'openhands_events': it holds no event of it\n", err), err
+    assert not (tmp_path / "out").exists()  # nothing written, no zeros

@@ -28,6 +28,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import json
+import logging
 import re
 import shlex
 import shutil
@@ -243,10 +244,14 @@ def test_the_html_report_commands(request: pytest.FixtureRequest, workdir: Path,
     assert (REPO / "docs" / "report.png").stat().st_size < 200_000  # the screenshot beside it stays small
 
 
-def test_quick_start_agent_loop(request: pytest.FixtureRequest, workdir: Path, litellm_completion: FakeLLM) -> None:
+def test_quick_start_agent_loop(
+    request: pytest.FixtureRequest, workdir: Path, litellm_completion: FakeLLM, caplog: pytest.LogCaptureFixture
+) -> None:
     litellm_completion.add(FakeReply.tool_call("bash", {"command": "echo 1 passed"}, text="Let me run the test."))
     litellm_completion.add("The test passes.")
-    run_python(_one(request, "python"))
+    with caplog.at_level(logging.WARNING, logger="openhands_memory"):
+        run_python(_one(request, "python"))
+    assert caplog.records == []  # every result paired with its call: nothing to warn about
 
     events = load_events("conversation.jsonl")
     assert [event.kind for event in events] == ["system", "message", "run", "run", "message"]
@@ -257,6 +262,15 @@ def test_quick_start_agent_loop(request: pytest.FixtureRequest, workdir: Path, l
     second = litellm_completion.calls[1].messages  # the model got the call and its result, paired
     assert second[-2]["tool_calls"][0]["id"] == second[-1]["tool_call_id"] == run.tool_call_metadata.tool_call_id
     assert "1 passed" in str(second[-1]["content"])
+
+
+def test_install_from_a_clone(request: pytest.FixtureRequest) -> None:
+    (block,) = _mine(request)
+    clone, cd, pip = block.first_line.split(" && ")
+    url = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["urls"]["Repository"]
+    assert clone == f"git clone {url}"  # the project's own URL, as its metadata gives it
+    assert cd == f"cd {url.rsplit('/', 1)[-1]}"  # the folder git clones into
+    assert check_pip_install(pip) == []
 
 
 def test_install_and_test_commands(request: pytest.FixtureRequest) -> None:

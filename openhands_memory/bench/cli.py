@@ -1,6 +1,6 @@
 """The `bench` subcommand: `add_bench_parser(subparsers)` adds it, `run_bench(args)` runs it.
 
-    openhands-memory bench LOG... --pipeline NAME|A.toml [--pipeline B.toml ...] [--pipeline all] [--model M]
+    openhands-memory bench LOG... --pipeline NAME|A.toml [B.toml ...] [--pipeline C.toml ...] [--model M]
         [--summarizer-model M] [--tokenizer T] [--context-limit N] [--pricing M ...] [--step-seconds S] [--jobs N]
         [--executor process|ray] [--out DIR] [--force] [--no-plot] [--markdown] [--html]
 
@@ -56,18 +56,21 @@ def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
         ),
     )
     bench.add_argument(
-        "logs", type=log_location, nargs="+", metavar="LOG",
+        # "*" so that a missing LOG gets the hint below, not argparse's "the following arguments are required".
+        "logs", type=log_location, nargs="*", metavar="LOG",
         help="logs to replay (never changed); a folder that is no session folder stands for the logs in it; "
         "a postgresql://...?conversation=ID URL for a conversation in PostgreSQL",
     )  # fmt: skip
     bench.add_argument(
         "--pipeline",
         dest="pipelines",
-        action="append",
+        action="extend",
+        nargs="+",
         required=True,
         metavar="CONFIG",
-        help="a shipped pipeline by name (cache_aware, no_condensation, ...; 'all' for every one) or a pipeline "
-        "file (TOML [condenser] table, or JSON), named after its file; repeat to compare",
+        help="shipped pipelines by name (cache_aware, no_condensation, ...; 'all' for every one) or pipeline "
+        "files (TOML [condenser] table, or JSON), each named after its file: several after one --pipeline "
+        "(a shell glob: --pipeline my/*.toml), or --pipeline repeated; give the LOGs before it",
     )
     add_model_arguments(bench, counts="every prompt and the condensers' budgets")
     bench.add_argument(
@@ -163,13 +166,14 @@ def _summarizer_note(args: argparse.Namespace, pipelines: list[Any]) -> str | No
 def run_bench(args: argparse.Namespace) -> int:
     """Run the `bench` subcommand for parsed `args`; returns the exit code (see the module docstring)."""
     from openhands_memory.bench.report import (
-        PLOT_HINT,
         check_results_output,
         format_compressions,
         format_cost_table,
         format_by_agent,
         format_header,
         format_table,
+        plot_hint,
+        warning_lines,
         write_results,
     )
     from openhands_memory.bench.runner import PipelineSpec, run_benchmark
@@ -190,6 +194,9 @@ def run_bench(args: argparse.Namespace) -> int:
     step_seconds = DEFAULT_STEP_SECONDS if args.step_seconds is None else args.step_seconds
     if not step_seconds >= 0:
         _error(f"--step-seconds must be at least 0, got {args.step_seconds}")
+        return _USAGE_ERROR
+    if not args.logs:
+        _error("no LOG given: put the logs before --pipeline, which takes every name after it up to the next option (or last, after --)")
         return _USAGE_ERROR
     try:
         secrets = secrets_from_env(args.secret_envs)
@@ -235,6 +242,9 @@ def run_bench(args: argparse.Namespace) -> int:
     if note is not None:
         print(note, file=sys.stderr)
     bar = ProgressBar(sys.stderr, "benchmarking", unit="runs") if sys.stderr.isatty() else None
+    printer = getattr(args, "warnings", None)  # the command line's (see `cli.main`): never into the bar
+    if printer is not None:
+        printer.bar = bar
     try:
         results = run_benchmark(
             logs,
@@ -259,6 +269,10 @@ def run_bench(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.close()
+        if printer is not None:
+            printer.bar = None
+    for line in warning_lines(results):  # once per log, with the pipelines that met it
+        print(f"warning: {line}", file=sys.stderr)
     print(format_header(results))
     print()
     print(format_table(results, markdown=args.markdown))
@@ -292,5 +306,5 @@ def run_bench(args: argparse.Namespace) -> int:
     files = [str(path) for path in [*written.values(), *pages[:1]] if path is not None]
     print(f"wrote {', '.join(files)}" + (f" and {len(pages) - 1} log page(s)" if pages else ""), file=sys.stderr)
     if not args.no_plot and written["plot"] is None:
-        print(PLOT_HINT, file=sys.stderr)
+        print(plot_hint(), file=sys.stderr)
     return 1 if results.errors else 0

@@ -34,6 +34,8 @@ from typing import Any
 import orjson
 
 from openhands_memory._files import check_writable, make_private_folder, refuse_inputs, resolve_output, write_atomically
+from openhands_memory._install import install_hint
+from openhands_memory._terminal import text_width, wrap_line
 from openhands_memory.bench.runner import BenchResults
 from openhands_memory.bench.stand_in import STAND_IN_NAME
 from openhands_memory.condenser.offline_summary import OFFLINE_SUMMARIZER_NAME
@@ -46,7 +48,6 @@ __all__ = [
     "CSV_NAME",
     "JSON_NAME",
     "PLOT_COLOURS",
-    "PLOT_HINT",
     "PLOT_LINESTYLES",
     "PLOT_NAME",
     "check_results_output",
@@ -60,7 +61,9 @@ __all__ = [
     "format_by_agent",
     "format_table",
     "is_no_condensation",
+    "plot_hint",
     "plot_style",
+    "warning_lines",
     "write_csv",
     "write_json",
     "write_plot",
@@ -73,8 +76,37 @@ CSV_NAME = "results.csv"
 """The CSV file `write_results` writes."""
 PLOT_NAME = "context_tokens.png"
 """The plot `write_results` writes."""
-PLOT_HINT = "no plot: matplotlib is not installed (pip install 'openhands-memory[plot]')"
-"""The one line said when the plot cannot be drawn."""
+
+
+
+def warning_lines(results: BenchResults) -> list[str]:
+    """Each warning the runs logged, once per log, naming the log and the pipelines that met it.
+
+    `LOG: message (pipelines: a, b)`, or `(all N pipelines)`, in the order the runs logged them, after
+    what was said loading each log (once, without pipelines; a message that names its log already is kept as is).
+    """
+    read: dict[tuple[str, str], None] = {}
+    met: dict[tuple[str, str], list[str]] = {}
+    for run in results.runs:
+        for message in run.get("log_warnings", ()):
+            read[run["log"], message] = None  # about the log itself, whichever run loaded it
+        for message in run.get("warnings", ()):
+            met.setdefault((run["log"], message), []).append(run["pipeline"])
+    lines = [message if message.startswith(log) else f"{log}: {message}" for log, message in read]
+    everyone = len(results.pipelines)
+    for (log, message), pipelines in met.items():
+        if len(pipelines) == everyone > 1:
+            which = f"all {everyone} pipelines"
+        else:
+            which = f"pipeline{'s' if len(pipelines) > 1 else ''}: {', '.join(pipelines)}"
+        lines.append(f"{log}: {message} ({which})")
+    return lines
+
+
+def plot_hint() -> str:
+    """The one line said when the plot cannot be drawn: how to install the `plot` extra."""
+    return f"no plot: matplotlib is not installed ({install_hint('plot')})"
+
 
 CSV_COLUMNS = (
     "level",
@@ -174,24 +206,19 @@ def _headers(context_limit: int) -> list[str]:
     ]
 
 
-def format_table(results: BenchResults, *, markdown: bool = False) -> str:
+def format_table(results: BenchResults, *, markdown: bool = False, width: int | None = None) -> str:
     """One row per pipeline (totals over every log that ran), as aligned text or a Markdown table.
 
     Columns: steps; prompt tokens summed over the steps; peak and mean context tokens; steps over
     the context limit; the share of prompt tokens a prefix cache could have served; condensations,
     events they forgot; summarizer calls, their tokens and cost; seconds spent in the condenser;
     forgotten facts still in the final view, and those a search of the log finds again.
+    Text wider than `width` (default: `text_width()`) is cut into panels of columns, each
+    starting with the pipeline; Markdown is one table, however wide.
     """
     headers = _headers(results.options.context_limit)
     rows = [_row_cells(row) for row in results.totals()]
-    if markdown:
-        lines = ["| " + " | ".join(headers) + " |", "|" + "|".join(["---"] + ["---:"] * (len(headers) - 1)) + "|"]
-        lines.extend("| " + " | ".join(cells) + " |" for cells in rows)
-        return "\n".join(lines)
-    widths = [max(len(headers[i]), *(len(cells[i]) for cells in rows)) for i in range(len(headers))]
-    def line(cells: Sequence[str]) -> str:
-        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
-    return "\n".join([line(headers), "  ".join("-" * w for w in widths), *(line(cells) for cells in rows)])
+    return _layout(headers, rows, markdown=markdown, width=width)
 
 
 _COST_KEYS = SUMMED_FIGURES
@@ -234,7 +261,7 @@ def cost_ranking(results: BenchResults) -> dict[str, dict[str, Any]]:
     return ranking
 
 
-def format_cost_table(results: BenchResults, *, markdown: bool = False) -> str:
+def format_cost_table(results: BenchResults, *, markdown: bool = False, width: int | None = None) -> str:
     """For each pricing, the pipelines ranked by dollars (totals over every log), then the cheapest named; empty without pricings.
 
     Columns: the pricing and the rank; USD in all (the agent's prompts with the prompt cache, and
@@ -245,6 +272,7 @@ def format_cost_table(results: BenchResults, *, markdown: bool = False) -> str:
     rewritten while the cache was warm) and cold starts (the cache expired in an idle gap), each with
     what it cost over reading what the cache held. Below the table, one line per pricing names the
     cheapest pipeline and the cheapest that keeps at least as many facts as no condensation.
+    Text is cut to `width` as `format_table` cuts it.
     """
     if not results.options.pricings:
         return ""
@@ -280,8 +308,11 @@ def format_cost_table(results: BenchResults, *, markdown: bool = False) -> str:
                     _dollars(figures["cold_start_cost"]),
                 ]
             )
-    table = _layout(headers, rows, markdown=markdown, left=3)
-    return table + "\n\n" + "\n".join(_cheapest_line(name, ranked) for name, ranked in ranking.items())
+    table = _layout(headers, rows, markdown=markdown, left=3, width=width)
+    said = [_cheapest_line(name, ranked) for name, ranked in ranking.items()]
+    if not markdown:
+        said = [wrap_line(line, width, indent=2) for line in said]
+    return table + "\n\n" + "\n".join(said)
 
 
 def _cheapest_line(name: str, ranked: Mapping[str, Any]) -> str:
@@ -305,18 +336,36 @@ def _cheapest_line(name: str, ranked: Mapping[str, Any]) -> str:
     return line + f"; cheapest keeping as many facts as no condensation ({facts_kept(baseline):,}): {said(keeping)}"
 
 
-def _layout(headers: Sequence[str], rows: Sequence[Sequence[str]], *, markdown: bool, left: int = 1) -> str:
+def _layout(
+    headers: Sequence[str], rows: Sequence[Sequence[str]], *, markdown: bool, left: int = 1, width: int | None = None
+) -> str:
+    """A table: Markdown, or aligned text cut into panels of columns no wider than `width`, each led by the `left` columns."""
     if markdown:
         rule = ["---"] * left + ["---:"] * (len(headers) - left)
         lines = ["| " + " | ".join(headers) + " |", "|" + "|".join(rule) + "|"]
         lines.extend("| " + " | ".join(cells) + " |" for cells in rows)
         return "\n".join(lines)
+    limit = text_width() if width is None else width
     widths = [max(len(headers[i]), *(len(cells[i]) for cells in rows)) for i in range(len(headers))]
+    panels: list[list[int]] = [[]]
+    used = sum(widths[:left]) + 2 * (left - 1)
+    for column in range(left, len(headers)):
+        if panels[-1] and used + 2 + widths[column] > limit:
+            panels.append([])
+            used = sum(widths[:left]) + 2 * (left - 1)
+        panels[-1].append(column)
+        used += 2 + widths[column]
 
-    def line(cells: Sequence[str]) -> str:
-        return "  ".join(c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+    def line(cells: Sequence[str], columns: Sequence[int]) -> str:
+        shown = [cells[i].ljust(widths[i]) if i < left else cells[i].rjust(widths[i]) for i in columns]
+        return "  ".join(shown).rstrip()
 
-    return "\n".join([line(headers), "  ".join("-" * w for w in widths), *(line(cells) for cells in rows)])
+    blocks = []
+    for panel in panels:
+        columns = [*range(left), *panel]
+        rule = "  ".join("-" * widths[i] for i in columns)
+        blocks.append("\n".join([line(headers, columns), rule, *(line(cells, columns) for cells in rows)]))
+    return "\n\n".join(blocks)
 
 
 def cost_columns(results: BenchResults) -> list[str]:
@@ -328,7 +377,7 @@ def _cost_cells(row: Mapping[str, Any]) -> dict[str, Any]:
     return {f"{key}[{name}]": figures.get(key) for name, figures in (row.get("costs") or {}).items() for key in _COST_KEYS}
 
 
-def format_compressions(results: BenchResults) -> str:
+def format_compressions(results: BenchResults, *, width: int | None = None) -> str:
     """The compressions of each pipeline that made some, by type, one line per pipeline (empty when none did).
 
     `compressions  auto_context: TOOL_INVOCATION_COMPRESS 3, LARGE_MESSAGE_OFFLOAD 1`: the steps of a
@@ -343,7 +392,9 @@ def format_compressions(results: BenchResults) -> str:
     if not lines:
         return ""
     label = "compressions"
-    return "\n".join(f"{label if i == 0 else '':<{len(label)}}  {line}" for i, line in enumerate(lines))
+    return "\n".join(
+        wrap_line(f"{label if i == 0 else '':<{len(label)}}  {line}", width, indent=len(label) + 4) for i, line in enumerate(lines)
+    )
 
 
 def format_by_agent(results: BenchResults, *, markdown: bool = False) -> str:
@@ -374,8 +425,8 @@ def format_by_agent(results: BenchResults, *, markdown: bool = False) -> str:
     return "\n".join(lines)
 
 
-def format_header(results: BenchResults) -> str:
-    """The settings a table was made with, one `name  value` line each."""
+def format_header(results: BenchResults, *, width: int | None = None) -> str:
+    """The settings a table was made with, one `name  value` line each, wrapped to `width` (default: `text_width()`)."""
     failed = {run["log"] for run in results.errors}
     logs = f"{len(results.logs)}" + (f" ({len(failed)} with errors)" if failed else "")
     rows = [
@@ -407,8 +458,17 @@ def format_header(results: BenchResults) -> str:
         )
     where = "in this process" if results.jobs == 1 and results.executor == "process" else f"{results.jobs} {results.executor} workers"
     rows.append(("time", f"{results.seconds:.1f} s ({where})"))
-    width = max(len(name) for name, _ in rows)
-    return "\n".join(f"{name:<{width}}  {value}" for name, value in rows)
+    names = max(len(name) for name, _ in rows)
+    limit = text_width() if width is None else width
+    lines = []
+    for name, value in rows:
+        line = f"{name:<{names}}  {value}"
+        if name == "pipelines" and len(line) > limit:  # one a line, rather than a name cut from its description
+            items = [f"{spec.name} ({spec.description})" for spec in results.pipelines]
+            line = "\n".join(f"{name if i == 0 else '':<{names}}  {item}" for i, item in enumerate(items))
+        lines.extend(wrap_line(part, limit, indent=names + 4 if name == "pipelines" else names + 2) for part in line.split("\n"))
+    return "\n".join(lines)
+
 
 
 def write_json(results: BenchResults, path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:

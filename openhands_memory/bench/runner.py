@@ -51,6 +51,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from openhands_memory._install import install_hint
+from openhands_memory._log_warnings import captured_warnings
+from openhands_memory._signals import ignore_interrupts
 from openhands_memory.bench.metrics import RunMetrics, summarize_runs
 from openhands_memory.bench.retention import RECALL_LIMIT, measure_retention
 from openhands_memory.bench.stand_in import choose_models, model_backed_members, summarizer_name
@@ -439,12 +442,25 @@ def _load(path: str) -> list[Event]:
 
 
 def run_task(task: BenchTask) -> dict[str, Any]:
-    """Run one task (in any process); a log or pipeline that fails gives a result with an `error` message."""
+    """Run one task (in any process); a log or pipeline that fails gives a result with an `error` message.
+
+    The warnings the library logs are returned with it, each once, not printed: `log_warnings` while
+    the log loaded (in a process that had not loaded it yet), `warnings` while the pipeline ran; the
+    command line says each once per log, with the pipelines that met it.
+    """
+    said: list[str] = []
     try:
-        return run_events(_load(task.log), task.pipeline, task.options, source=shown_location(task.log))
+        with captured_warnings() as loading:
+            events = _load(task.log)
+        with captured_warnings() as said:
+            result = run_events(events, task.pipeline, task.options, source=shown_location(task.log))
     except (OpenHandsMemoryError, OSError) as exc:
         message = f"{exc.filename}: {exc.strerror or exc}" if isinstance(exc, OSError) and exc.filename else str(exc)
-        return {"log": shown_location(task.log), "pipeline": task.pipeline.name, "error": f"{type(exc).__name__}: {message}"}
+        result = {"log": shown_location(task.log), "pipeline": task.pipeline.name, "error": f"{type(exc).__name__}: {message}"}
+    for key, messages in (("log_warnings", loading), ("warnings", said)):
+        if messages:
+            result[key] = messages
+    return result
 
 
 @dataclass(slots=True)
@@ -458,7 +474,8 @@ class BenchResults:
     options: BenchOptions
     """How the runs were measured."""
     runs: list[dict[str, Any]] = field(default_factory=list)
-    """One result per (log, pipeline), log-major (see `run_events` for the keys; `error` if it failed)."""
+    """One result per (log, pipeline), log-major (see `run_events` for the keys; `error` if it failed;
+    `log_warnings` and `warnings`: what the library logged loading the log and running the pipeline, if anything)."""
     seconds: float = 0.0
     """Wall time of the whole benchmark."""
     jobs: int = 1
@@ -651,22 +668,43 @@ def run_benchmark(
 
 
 def _run_in_processes(tasks: list[BenchTask], jobs: int, progress: ProgressCallback | None) -> list[dict[str, Any]]:
+    """The tasks in worker processes; on Ctrl-C or SIGTERM (`Terminated`) the workers are stopped at once, not after the queue."""
     results: list[dict[str, Any] | None] = [None] * len(tasks)
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)) or 1, mp_context=context) as pool:
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)) or 1, mp_context=context, initializer=ignore_interrupts)
+    try:
         futures = {pool.submit(run_task, task): index for index, task in enumerate(tasks)}
         for done, future in enumerate(as_completed(futures), 1):
             results[futures[future]] = future.result()
             if progress is not None:
                 progress(done, len(tasks))
+    except BaseException:
+        _stop_workers(pool)
+        raise
+    pool.shutdown()
     return [result for result in results if result is not None]
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Cancel what is queued and end the workers now (a run half done is dropped: results are written at the end only)."""
+    terminate = getattr(pool, "terminate_workers", None)  # Python 3.14+
+    if terminate is not None:
+        terminate()
+        return
+    # Before 3.14 the pool has no public way to end its workers: its `_processes` are the workers it started.
+    workers = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for worker in workers:
+        worker.terminate()
+    for worker in workers:
+        worker.join(timeout=5)
 
 
 def _run_on_ray(tasks: list[BenchTask], jobs: int, progress: ProgressCallback | None) -> list[dict[str, Any]]:
     try:
         import ray
     except ImportError as exc:
-        raise ImportError("--executor ray needs Ray: pip install 'openhands-memory[ray]'") from exc
+        raise ImportError(f"--executor ray needs Ray: {install_hint('ray')}") from exc
     started_here = not ray.is_initialized()
     if started_here:
         if os.environ.get("RAY_ADDRESS"):

@@ -593,3 +593,4 @@ class ModelSummarizingCondenser(ModelBacked, SummarizingCondenser):
         else:
             self.record_usage_since(before)
         return plan.action(summary=self.fit_summary(plan, summary))
+

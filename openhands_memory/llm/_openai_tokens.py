@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
@@ -33,7 +34,7 @@ from openhands_memory.llm._model_map import bundled_file, model_entry
 if TYPE_CHECKING:
     import tiktoken
 
-__all__ = ["OpenAITokens"]
+__all__ = ["OpenAITokens", "encode_as_litellm"]
 
 TOKENS_PER_MESSAGE: Final = 3
 """What litellm adds for each message (and, once, for the reply's priming)."""
@@ -172,6 +173,21 @@ class OpenAITokens:
                 return None
             total += counted
         return total
+
+
+def encode_as_litellm(text: str) -> list[int] | None:
+    """The token ids `litellm.encode(model=M, text=text)` gives for any model M, without importing litellm; None: ask it.
+
+    litellm encodes with tiktoken's `cl100k_base` for every model unless it loads a Hugging Face
+    tokenizer (Claude 4, Llama, ...), which it never does with `disable_hf_tokenizer_download` set,
+    as `openhands_memory.llm._litellm` sets it (unless you set it to False first: then litellm encodes).
+    """
+    litellm = sys.modules.get("litellm")
+    if litellm is not None and getattr(litellm, "disable_hf_tokenizer_download", None) is False:
+        return None
+    if _tokenizer_file(_ENCODE_ENCODING) is None:
+        return None
+    return _encoding(_ENCODE_ENCODING).encode(text, disallowed_special=())
 
 
 def _function_lines(function: Mapping[str, Any]) -> list[str]:

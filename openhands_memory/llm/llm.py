@@ -28,7 +28,8 @@ from openhands_memory.errors import LLMAuthenticationError, LLMError, LLMRespons
 from openhands_memory.llm._credentials import explain_authentication_error, missing_key_error
 from openhands_memory.llm._errors import map_exception, unclassified_error
 from openhands_memory.llm._litellm import import_litellm as _litellm
-from openhands_memory.llm._openai_tokens import TOKENS_PER_MESSAGE, OpenAITokens
+from openhands_memory.llm._model_map import model_entry
+from openhands_memory.llm._openai_tokens import TOKENS_PER_MESSAGE, OpenAITokens, encode_as_litellm
 from openhands_memory.llm._storable import Repairs, argument_problem, load_json, storable
 from openhands_memory.llm.config import LLMConfig
 from openhands_memory.llm.estimate import estimate_tokens
@@ -477,6 +478,9 @@ class LLM:
         counted = self._tokens_without_litellm()
         if counted is not None and counted.context_window is not None:
             return counted.context_window
+        mapped = self._window_without_litellm()
+        if mapped is not None:
+            return mapped
         info = self.model_info() or {}
         for key in ("max_input_tokens", "max_tokens"):
             value = info.get(key)
@@ -484,12 +488,25 @@ class LLM:
                 return value
         return DEFAULT_CONTEXT_WINDOW
 
+    def _window_without_litellm(self) -> int | None:
+        """The model map's window for a model named as a key of it (`claude-sonnet-4-5`), read without litellm."""
+        if self.config.custom_llm_provider is not None:
+            return None  # litellm may route the name elsewhere
+        entry = model_entry(self.config.model)
+        for key in ("max_input_tokens", "max_tokens"):
+            value = entry.get(key) if entry is not None else None
+            if isinstance(value, int) and value > 0:
+                return value
+        return None
+
     def is_context_window_known(self) -> bool:
         """The context window comes from the config or litellm's map, not `DEFAULT_CONTEXT_WINDOW`."""
         if self.config.max_input_tokens is not None:
             return True
         counted = self._tokens_without_litellm()
         if counted is not None and counted.context_window is not None:
+            return True
+        if self._window_without_litellm() is not None:
             return True
         info = self.model_info() or {}
         return any(isinstance(info.get(key), int) and info[key] > 0 for key in ("max_input_tokens", "max_tokens"))
@@ -567,11 +584,15 @@ class LLM:
 
         litellm ships its tokenizer files; for a model it has no tokenizer of its own for, it uses
         its default (tiktoken's `cl100k_base`). Hugging Face tokenizers are never downloaded (see
-        `openhands_memory.llm._litellm`).
+        `openhands_memory.llm._litellm`), so every model (Claude's too) encodes with that default:
+        read with tiktoken directly, without litellm's seconds-long import, when its file is there.
         """
         counted = self._tokens_without_litellm()
         if counted is not None:
             return counted.encode(text)
+        ids = encode_as_litellm(text)
+        if ids is not None:
+            return ids
         return list(_litellm().encode(model=self.config.model, text=text))
 
     def _tokens_without_litellm(self) -> OpenAITokens | None:

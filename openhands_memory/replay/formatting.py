@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from openhands_memory._terminal import text_width
 from openhands_memory.condenser import CACHE_DECISION_KEY
 from openhands_memory.events import Event, log_format
 
@@ -134,7 +135,7 @@ def format_inspection(report: LogInspection) -> str:
         out.append(f"largest events\n{'id':>6}  {'kind':<24} {'tokens':>8}  preview")
         for event in report.largest:
             ident = "-" if event.id is None else str(event.id)
-            out.append(f"{ident:>6}  {event.kind[:24]:<24} {event.tokens:>8,}  {event.preview[:60]}")
+            out.append(f"{ident:>6}  {event.kind[:24]:<24} {event.tokens:>8,}  {event.preview[: max(20, text_width() - 44)]}")
     if report.orphans:
         out.append("")
         out.append(f"orphan tool calls and results\n{'id':>6}  {'kind':<24} {'tool':<20} {'problem':<10} tool call id")
@@ -234,6 +235,6 @@ def id_or_dash(value: int | None) -> str:
 
 
 def format_rows(rows: Sequence[tuple[str, str]]) -> str:
-    """`name  value` lines, the values aligned."""
+    """`name  value` lines, the values aligned (one line a row, whatever its length: a script greps them)."""
     width = max(len(name) for name, _ in rows)
     return "\n".join(f"{name:<{width}}  {value}" for name, value in rows)

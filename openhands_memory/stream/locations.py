@@ -13,7 +13,7 @@ import os
 from collections.abc import Sequence
 
 from openhands_memory._locations import is_database_url, log_location
-from openhands_memory.errors import MalformedEventError, OutputExistsError
+from openhands_memory.errors import MalformedEventError, OutputExistsError, StoreDatabaseError
 from openhands_memory.events import Event, ValidationReport, load_events, validate_events, validate_log
 from openhands_memory.stream._postgres_url import display_url, parse_database_url
 
@@ -38,7 +38,8 @@ def load_log(location: LogLocation) -> list[Event]:
     Raises:
         FileNotFoundError: no file or folder is at a path.
         MalformedEventError: the log is not one we can read (see `load_events`).
-        StoreDatabaseError: the database cannot be reached, or the URL names no conversation.
+        StoreDatabaseError: the database cannot be reached, the URL names no conversation, or the
+            conversation holds no event (no such conversation: a misspelled id is not an empty log).
         CorruptRecordError: a stored event does not read back (it names the conversation and position).
     """
     if not is_database_url(location):
@@ -58,13 +59,14 @@ def load_log(location: LogLocation) -> list[Event]:
 
 
 def validate_location(location: LogLocation) -> ValidationReport:
-    """The findings of `validate_log` for a file, or for the conversation a URL names."""
+    """The findings of `validate_log` for a file, or for the conversation a URL names (StoreDatabaseError when it holds no event)."""
     if not is_database_url(location):
         return validate_log(location)
     return _read_database(str(location))[1]
 
 
 def _read_database(url: str) -> tuple[list[Event], ValidationReport]:
+    """The conversation's events and their findings; a conversation with no event is no log (a misspelled id)."""
     from openhands_memory.stream.postgres_store import PostgresEventStore
 
     store = PostgresEventStore.from_url(url)
@@ -72,6 +74,10 @@ def _read_database(url: str) -> tuple[list[Event], ValidationReport]:
         events = store.snapshot()
     finally:
         store.close()
+    if not events:  # a table holds a conversation once it holds an event of it: read as zeros, a typo passed
+        raise StoreDatabaseError(
+            store.location, f"no conversation {store.conversation!r} in table {store.table!r}: it holds no event of it"
+        )
     return events, validate_events(events, path=store.location)
 
 

@@ -2,7 +2,7 @@
 
 For agents run as a service: thousands of conversations in one table, workers on several machines
 (any of them may pick up any conversation), dashboards reading live. Needs the `postgres` extra
-(`pip install 'openhands-memory[postgres]'`, psycopg 3). See `_postgres_schema` for the table.
+(the `postgres` extra: psycopg 3). See `_postgres_schema` for the table.
 
 What the database promises, and so this store:
 - An append is one statement (one round trip): the INSERT, the check that the event this store
@@ -42,6 +42,7 @@ from typing import Any
 
 import orjson
 
+from openhands_memory._install import install_hint
 from openhands_memory.errors import (
     ConcurrentAppendError,
     CorruptRecordError,
@@ -78,8 +79,6 @@ from openhands_memory.stream.store import check_next_id
 
 logger = logging.getLogger(__name__)
 
-INSTALL_HINT = "the PostgreSQL store needs psycopg 3: pip install 'openhands-memory[postgres]'"
-"""What a missing `postgres` extra says."""
 
 _FETCH_CHUNK = 2000
 """Rows fetched from the server at a time while reading a range."""
@@ -108,7 +107,7 @@ def _psycopg() -> Any:
     try:
         import psycopg
     except ImportError as exc:
-        raise ImportError(INSTALL_HINT) from exc
+        raise ImportError(f"the PostgreSQL store needs psycopg 3: {install_hint('postgres')}") from exc
     return psycopg
 
 

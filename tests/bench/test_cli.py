@@ -18,7 +18,10 @@ from openhands_memory._progress import ProgressBar
 from openhands_memory.bench.cli import add_bench_parser, run_bench
 
 from ._helpers import write_toml
-from .test_runner import chat_log, condensing_log
+from .test_runner import chat_log, condensing_log, tool_log
+
+REPO = Path(__file__).resolve().parent.parent.parent
+"""This clone: the install hints name it."""
 
 
 def bench(*argv: str | Path) -> int:
@@ -38,7 +41,10 @@ def files(tmp_path: Path) -> dict[str, Path]:
     }
 
 
-def test_bench_prints_the_table_and_writes_json_csv_and_plot(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+def test_bench_prints_the_table_and_writes_json_csv_and_plot(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "1000")  # every column in one table (a terminal this wide)
     code = bench(files["chat"], files["condensing"], "--pipeline", files["noop"], "--pipeline", files["amortized"],
                  "--context-limit", "50", "--out", files["out"])  # fmt: skip
     out, err = capsys.readouterr()
@@ -91,8 +97,9 @@ def test_the_progress_bar_redraws_at_most_ten_times_a_second_and_always_at_the_e
 
 
 def test_model_backed_pipelines_name_the_offline_summarizer(
-    files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("COLUMNS", "1000")  # every column in one table
     llm = write_toml(
         tmp_path / "llm.toml",
         {"type": "llm", "llm_config": "condenser", "max_size": 6, "keep_first": 2},
@@ -179,7 +186,7 @@ def test_without_matplotlib_the_plot_is_skipped_with_a_hint(
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
     assert bench(files["chat"], "--pipeline", files["noop"], "--out", files["out"]) == 0
     err = capsys.readouterr().err
-    assert err.splitlines()[-1] == "no plot: matplotlib is not installed (pip install 'openhands-memory[plot]')"
+    assert err.splitlines()[-1] == f"no plot: matplotlib is not installed (pip install '{REPO}[plot]')"  # this clone
     assert not (files["out"] / "context_tokens.png").exists()
 
 
@@ -303,7 +310,7 @@ def test_the_ray_executor_without_ray_prints_an_install_hint(
 ) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` fails, as where it is not installed
     assert bench(files["chat"], "--pipeline", files["noop"], "--executor", "ray", "--out", files["out"]) == 1
-    assert capsys.readouterr().err == "error: --executor ray needs Ray: pip install 'openhands-memory[ray]'\n"
+    assert capsys.readouterr().err == f"error: --executor ray needs Ray: pip install '{REPO}[ray]'\n"  # this clone
 
 
 def _bench_is_wired() -> bool:
@@ -349,8 +356,9 @@ def test_bench_prints_the_compressions_under_the_table_and_writes_them_to_result
 
 
 def test_the_cost_table_compares_with_no_condensation_wherever_it_was_given_and_names_the_cheapest(
-    files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("COLUMNS", "1000")  # every column in one table
     # no condensation comes last: the comparison is still with it, not with the first pipeline.
     code = bench(files["condensing"], "--pipeline", files["amortized"], "--pipeline", files["noop"],
                  "--pricing", "claude-sonnet-4-5", "--step-seconds", "1", "--out", files["out"])  # fmt: skip
@@ -390,3 +398,85 @@ def test_a_misspelt_pricing_model_is_refused_with_did_you_mean_never_priced_at_z
     assert err.startswith(f"error: pricing {model!r}: litellm knows no such model. Did you mean {close!r}")
     assert err.count("\n") == 1
     assert not files["out"].exists()
+
+
+def test_several_pipelines_follow_one_pipeline_flag_as_a_shell_glob_gives_them(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `bench LOG --pipeline pipelines/*.toml`: the shell passes every file after the one flag.
+    assert bench(files["chat"], "--pipeline", files["noop"], files["amortized"], "--pipeline", "no_condensation",
+                 "--out", files["out"], "--no-plot") == 0  # fmt: skip
+    table = capsys.readouterr().out.split("\n\n", 1)[1].splitlines()
+    assert [line.split()[0] for line in table[2:5]] == ["noop", "amortized", "no_condensation"]
+
+
+def test_logs_after_the_pipelines_are_refused_saying_where_they_go(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    assert bench("--pipeline", files["noop"], files["chat"]) == 2  # the log was taken for a pipeline
+    assert capsys.readouterr().err == (
+        "error: no LOG given: put the logs before --pipeline, which takes every name after it up to the next "
+        "option (or last, after --)\n"
+    )
+    assert bench("--no-plot", "--out", files["out"], "--pipeline", files["noop"], "--", files["chat"]) == 0
+
+
+def orphan_result_log(path: Path) -> Path:
+    """A log whose first tool result has lost its call (a slice of a longer log, say)."""
+    log = tool_log()
+    del log.events[2]  # `pytest`'s call; its output stays
+    return log.write(path)
+
+
+def test_a_warning_is_said_once_per_log_naming_it_and_the_pipelines_that_met_it(
+    files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    orphan = orphan_result_log(tmp_path / "slice.jsonl")
+    again = write_toml(tmp_path / "noop_again.toml", {"type": "noop"})
+    assert bench(orphan, files["chat"], "--pipeline", files["noop"], again, "--out", files["out"], "--no-plot") == 0
+    err = capsys.readouterr().err
+    said = [line for line in err.splitlines() if "do not all match" in line]
+    assert said == [
+        f"warning: {orphan}: the view's tool calls and results do not all match (the log lacks one, or a condenser "
+        "split an action from its observation); left out of the chat: results without a call: call-1 (all 2 pipelines)"
+    ]
+    assert err.index(said[0]) < err.index("wrote ")
+    runs = json.loads((files["out"] / "results.json").read_text())["runs"]
+    assert [len(run.get("warnings", [])) for run in runs] == [1, 1, 0, 0]
+    assert err.count("cause 2 is not in the log") == 1  # said loading it, once for both pipelines
+
+
+@pytest.mark.slow
+def test_worker_processes_return_their_warnings_instead_of_printing_them(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    from openhands_memory.bench.report import warning_lines
+    from openhands_memory.bench.runner import run_benchmark
+
+    orphan = orphan_result_log(tmp_path / "slice.jsonl")
+    noop = write_toml(tmp_path / "noop.toml", {"type": "noop"})
+    amortized = write_toml(tmp_path / "amortized.toml", {"type": "amortized", "max_size": 6, "keep_first": 2})
+    results = run_benchmark([orphan], [noop, amortized], tokenizer="approximate", jobs=2)
+    assert results.jobs == 2
+    assert capfd.readouterr().err == ""  # nothing from the workers, nothing over a progress bar
+    loaded, matched = warning_lines(results)  # each worker loaded the log: said once all the same
+    assert loaded.startswith(f"{orphan}:3: warning: id 3: cause 2 is not in the log")
+    assert matched.startswith(f"{orphan}: the view's tool calls and results do not all match")
+    assert matched.endswith("results without a call: call-1 (all 2 pipelines)")
+
+
+def test_a_warning_in_the_middle_of_a_run_never_runs_into_the_progress_bar(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from openhands_memory.cli import main
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    orphan = orphan_result_log(tmp_path / "slice.jsonl")
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    monkeypatch.setattr("openhands_memory._progress.time.monotonic", iter(range(0, 10**6, 1)).__next__)  # draws every update
+    assert main(["replay", str(orphan), "--tokenizer", "approximate"]) == 0
+    shown = terminal.getvalue()
+    assert "\rreplaying [" in shown
+    pieces = [piece for line in shown.split("\n") for piece in line.split("\r")]
+    (said,) = [piece for piece in pieces if "do not all match" in piece]
+    assert said.startswith(f"warning: {orphan}: the view's tool calls and results do not all match")

@@ -54,7 +54,8 @@ def results() -> BenchResults:
     return BenchResults(["chat.jsonl", "condensing.jsonl"], [NOOP, SUMMARIZE], OPTIONS, runs, seconds=2.0)
 
 
-def test_the_table_shows_the_totals_of_each_pipeline(results: BenchResults) -> None:
+def test_the_table_shows_the_totals_of_each_pipeline(results: BenchResults, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "1000")  # every column in one table
     noop, summarize = results.totals()
     # chat: 3 steps, 42 tokens (23 cached), peak 19, 2 steps over 10; condensing, unchanged: 5 steps,
     # all over 10 but the first (system and task, 9 tokens).
@@ -170,6 +171,7 @@ class OffloadOldTurns(RollingCondenser):
 
 
 def test_compressions_are_counted_per_run_and_pipeline_and_printed_under_the_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "1000")  # every column in one table
     offload = PipelineSpec.from_config("offload", {"type": "noop"})
     monkeypatch.setattr(PipelineSpec, "build", lambda self, **_: OffloadOldTurns() if self is offload else Condenser.from_config(self.config))
     # condensing_log: system, task, four tool turns, `Done` (11 events): over 6 events before step 4
@@ -211,3 +213,37 @@ def test_the_cost_table_ranks_the_pipelines_by_dollars_compared_with_no_condensa
     assert by_name["summarize"][8] == f"${totals['summarize']['summarizer_cost']:,.2f}"  # 3 calls of 100 + 10 tokens
     assert lines[-1].startswith(f"anthropic-like: cheapest {ranked[0]} (")
     assert totals["summarize"]["summarizer_cost"] == pytest.approx(3 * (100 * 3.0 + 10 * 15.0))
+
+
+def test_text_tables_fit_a_100_column_output_cut_into_panels_each_led_by_the_pipeline(
+    results: BenchResults, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)  # piped output: 100 columns
+    wide = format_table(results, width=1000).splitlines()
+    panels = [panel.splitlines() for panel in format_table(results).split("\n\n")]
+    assert len(panels) >= 2
+    for panel in panels:
+        assert max(map(len, panel)) <= 100
+        assert panel[0].startswith("pipeline ") and [line.split()[0] for line in panel[2:]] == ["noop", "summarize"]
+    # every column once, in order: the panels side by side are the wide table
+    for row, *pieces in zip(wide, *panels):
+        assert row.split() == pieces[0].split() + [cell for piece in pieces[1:] for cell in piece.split()[1:]]
+    assert len(format_table(results, markdown=True).splitlines()[0]) > 100  # Markdown: one table, however wide
+    header = format_header(results, width=60).splitlines()
+    assert max(map(len, header)) <= 60 and header[0].startswith("logs ")
+
+
+def test_the_bench_command_s_output_fits_100_columns_and_markdown_keeps_every_column(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from openhands_memory.cli import main
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    log = chat_log().write(tmp_path / "chat.jsonl")
+    argv = ["bench", str(log), "--pipeline", "all", "--pricing", "claude-sonnet-4-5", "--tokenizer", "approximate", "--no-plot"]
+    assert main([*argv, "--out", str(tmp_path / "a")]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 100
+    assert main([*argv, "--out", str(tmp_path / "b"), "--markdown"]) == 0
+    tables = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| pipeline") or line.startswith("| pricing")]
+    assert len(tables) == 2 and "facts recoverable" in tables[0] and "cold $" in tables[1]

@@ -141,3 +141,55 @@ def test_counting_and_a_missing_key_need_no_litellm(tmp_path: Path) -> None:
         "gpt-4o-mini: no API key: set OPENAI_API_KEY (or api_key in the LLM config)",
         "False",
     ]
+
+
+CLAUDE_MODELS = ["claude-sonnet-4-5", "claude-sonnet-4-20250514", "claude-haiku-4-5", "claude-opus-4-6"]
+"""Models litellm encodes with its default tokenizer (it loads no Hugging Face one), the map naming their windows."""
+
+
+@pytest.mark.parametrize("model", CLAUDE_MODELS)
+def test_any_model_s_token_ids_and_window_equal_litellm_s_without_it(model: str, real_messages: list[Any]) -> None:
+    texts = [str(LLM(LLMConfig(model=model))._format(message)["content"]) for message in real_messages[:300]]
+    texts.append("def f(x):\n    return x ** 2  # <|endoftext|> stays text\n" * 50)
+    ours = LLM(LLMConfig(model=model))
+    assert ours._tokens_without_litellm() is None  # not the OpenAI path: the default encoding's
+    mine = [ours.encode(text) for text in texts]
+    window = ours.context_window()
+    litellm = import_litellm()
+    assert mine == [list(litellm.encode(model=model, text=text)) for text in texts]
+    assert window == litellm.get_model_info(model)["max_input_tokens"]
+
+
+def test_litellm_told_to_load_its_own_tokenizers_encodes_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    from openhands_memory.llm._openai_tokens import encode_as_litellm
+
+    litellm = import_litellm()
+    monkeypatch.setattr(litellm, "disable_hf_tokenizer_download", False)
+    assert encode_as_litellm("hello") is None
+
+
+def test_replaying_for_a_claude_model_counts_without_importing_litellm_the_same_tokens(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from openhands_memory.cli import main
+    from openhands_memory.llm import _openai_tokens
+
+    log = REPO_ROOT / "fixtures" / "synthetic_session_300.jsonl"
+    argv = ["replay", str(log), "--model", "claude-sonnet-4-5"]
+    script = f"import sys\nfrom openhands_memory.cli import main\ncode = main({argv!r})\nprint('litellm' in sys.modules, code)"
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=HANG_GUARD_SECONDS, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    *report, imported = result.stdout.splitlines()
+    assert imported == "False 0"
+    monkeypatch.setattr(_openai_tokens, "encode_as_litellm", lambda text: None)  # litellm encodes: the reference
+    monkeypatch.setattr(LLM, "_window_without_litellm", lambda self: None)
+    import openhands_memory.llm.llm as llm_module
+
+    monkeypatch.setattr(llm_module, "encode_as_litellm", lambda text: None)
+    assert main(argv) == 0
+    with_litellm = capsys.readouterr().out.splitlines()
+    timing = [index for index, line in enumerate(report) if line.startswith("replay time")]
+    assert [line for index, line in enumerate(report) if index not in timing] == [
+        line for index, line in enumerate(with_litellm) if index not in timing
+    ]
+    assert "litellm" in sys.modules

@@ -11,6 +11,19 @@ package must be imported before `Agent.model_validate(...)` reads a condenser of
 imports the SDK; nothing else of this library imports it. See `docs/openhands_sdk.md`.
 """
 
+import os
+
+from openhands_memory._install import install_hint
+
+# The SDK imports litellm, which fetches its price list from the network unless told to read the copy it
+# ships (seconds of retries offline): set before the SDK is imported, as `llm._litellm` sets it (yours wins).
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+try:
+    import openhands.sdk  # noqa: F401  (the SDK itself: without it, say how to install the extra)
+except ImportError as exc:
+    raise ImportError(f"the OpenHands SDK bridge needs openhands-sdk (Python 3.12+): {install_hint('sdk')}") from exc
+
 from openhands_memory.integrations.openhands_sdk.condenser import CondensationRecord, OpenHandsMemoryCondenser
 from openhands_memory.integrations.openhands_sdk.observation import MemoryViewObservation
 from openhands_memory.integrations.openhands_sdk.tools import (

@@ -26,7 +26,14 @@ from openhands_memory.errors import InvalidSecretError, OpenHandsMemoryError
 from openhands_memory.events import ContextReloadAction, SearchHistoryAction, agent_history
 from openhands_memory.integrations.openhands_sdk._event_log import SdkEventLogStore
 from openhands_memory.recall import MAX_QUERY_CHARS
-from openhands_memory.recall.memory_tools import CONTEXT_RELOAD, SEARCH_HISTORY, MemoryToolCall, echo, parse_memory_call
+from openhands_memory.recall.memory_tools import (
+    CONTEXT_RELOAD,
+    SEARCH_HISTORY,
+    MemoryToolCall,
+    echo,
+    parse_memory_call,
+    search_arguments_problem,
+)
 from openhands_memory.recall.runtime import MemoryToolRuntime, Visibility
 from openhands_memory.stream import EventStream, Redactor
 from openhands_memory.view import View
@@ -75,6 +82,8 @@ class ConversationRecall:
         """The memory tools' runtime, whose search index is kept beside the events folder."""
         self._secret_values: tuple[str, ...] = ()
         self._refused_secrets: set[str] = set()
+        self._unhideable: list[str] = []
+        """The names of registered secrets too short to hide: while any is, no search index is built."""
 
     # -- the tools ------------------------------------------------------------------------------------
 
@@ -92,7 +101,9 @@ class ConversationRecall:
                 return self._answer(f"No event was reloaded: {action}; {_WHICH_IDS}.", is_error=True)
             assert isinstance(action, ContextReloadAction)
             observation = self.runtime.reload(action, self._visibility)
-            return self._answer(observation.content, reloaded_event_id=observation.reloaded_event_id)
+            # No event reloaded (none of that id, or a hidden one): a refused call, as every refusal is.
+            refused = observation.reloaded_event_id is None
+            return self._answer(observation.content, is_error=refused, reloaded_event_id=observation.reloaded_event_id)
 
     def search(self, query: Any, limit: Any = None) -> MemoryToolAnswer:
         """What `search_history` answers for `query` and `limit` as the agent wrote them (any JSON values; None: no limit given)."""
@@ -105,10 +116,13 @@ class ConversationRecall:
             if isinstance(action, str):
                 return self._answer(f"No search was made: {action}.", is_error=True)
             assert isinstance(action, SearchHistoryAction)
+            problem = search_arguments_problem(action) or self._unhideable_problem()
+            if problem is not None:
+                return self._answer(f"No search was made: {problem}.", is_error=True)
             asked_chars = len(action.query)
             action.query = action.query[:MAX_QUERY_CHARS]  # what is searched; the answer says when it was cut
             observation = self.runtime.search(action, asked_chars, self._visibility)
-            return self._answer(observation.content)
+            return self._answer(observation.content, is_error=self.runtime.index is None)  # None: the index failed
 
     def close(self) -> None:
         """Close the search index (its sidecar stays) and the stream; the SDK's log is untouched."""
@@ -134,6 +148,7 @@ class ConversationRecall:
         if registry is None:
             return
         secrets: dict[str, str] = {}
+        unhideable: list[str] = []
         for name in list(getattr(registry, "secret_sources", {}) or {}):
             try:
                 value = registry.get_secret_value(name)
@@ -145,16 +160,29 @@ class ConversationRecall:
             try:
                 Redactor({name: value})
             except InvalidSecretError as exc:
+                unhideable.append(name)
                 if name not in self._refused_secrets:
                     self._refused_secrets.add(name)
-                    # The SDK still masks it in every tool output; our index cannot hide so short a value.
-                    logger.warning("the memory tools' index does not hide %s", exc)
+                    # The SDK still masks it in every tool output; our index cannot hide so short a value, so
+                    # search_history refuses (no index is built or updated) while it is registered.
+                    logger.warning("search_history is refused while %s", exc)
                 continue
             secrets[name] = value
+        self._unhideable = unhideable
         values = tuple(sorted(secrets.values()))
         if values != self._secret_values:
             self.stream.set_secrets(secrets)  # the runtime's index follows (it is rebuilt to hide them)
             self._secret_values = values
+
+    def _unhideable_problem(self) -> str | None:
+        """Why no search is made while a registered secret is too short to hide in the index (it would be stored as is)."""
+        if not self._unhideable:
+            return None
+        names = ", ".join(sorted(self._unhideable))
+        return (
+            f"the conversation's secret {names} is shorter than 6 characters, too short to hide in the search index "
+            "(which would store it as written); register a longer value to search"
+        )
 
     def _event_number(self, event_id: Any) -> Any:
         """The event number the agent meant: a UUID of the log, or a number written as text, becomes one; other values are left for the argument checks."""

@@ -55,7 +55,7 @@ from openhands.sdk.event.condenser import Condensation as SdkCondensation
 from openhands.sdk.llm import LLM as SdkLLM
 from pydantic import Field, PrivateAttr, ValidationInfo, field_serializer, field_validator
 
-from openhands_memory.condenser import Condensation, Condenser, CondenserContext
+from openhands_memory.condenser import Condensation, Condenser, CondenserContext, walk_condensers
 from openhands_memory.condenser.config import PipelineMember, parse_condenser_config
 from openhands_memory.condenser.guard import MAX_CONDENSATIONS_PER_STEP, CondensationGuard
 from openhands_memory.conversation_memory.history_policy import HistoryPolicy
@@ -69,7 +69,7 @@ from openhands_memory.integrations.openhands_sdk._history_trim import trimmed_by
 from openhands_memory.integrations.openhands_sdk._secrets import dump_secrets, load_secrets
 from openhands_memory.integrations.openhands_sdk._view_export import to_sdk_condensation, to_sdk_view
 from openhands_memory.integrations.openhands_sdk._view_import import ImportedView, SdkViewImporter
-from openhands_memory.llm import LLMConfig
+from openhands_memory.llm import LLM, LLMConfig
 from openhands_memory.pipeline import Pipeline, default_condenser_config, load_pipeline_config
 from openhands_memory.pipelines import resolve_pipeline
 from openhands_memory.recall.steering_tools import focus_problem
@@ -242,11 +242,20 @@ class OpenHandsMemoryCondenser(RollingCondenser):
         return list(self._not_carried)
 
     def _build(self, agent_llm: SdkLLM | None) -> Pipeline:
-        """Our pipeline, built from the config with the agent's model for `tokenizer` and `agent_llm_name`."""
+        """Our pipeline, built from the config with the agent's model for `tokenizer` and `agent_llm_name`.
+
+        Raises:
+            LLMAuthenticationError: a strategy's summarizer model has no API key (the SDK's run stops at its
+                first step, not at the first summary, many steps in).
+        """
         configs: dict[str, Any] = dict(self.llm_configs)
         if self.agent_llm_name is not None and agent_llm is not None:
             configs.setdefault(self.agent_llm_name, agent_llm_config(agent_llm))
         condenser = Condenser.from_config(self.condenser, context=CondenserContext(llm_configs=configs))
+        for member in walk_condensers(condenser):  # a summarizer without its key: now, not at its first summary
+            llm = getattr(member, "llm", None)
+            if isinstance(llm, LLM):
+                llm.check_api_key()
         model = getattr(agent_llm, "model", None)
         if isinstance(model, str) and model:
             condenser.use_agent_model(model)  # a `cache_aware` without `pricing` (the default's): priced for it

@@ -53,9 +53,12 @@ def _conversation_runs(agent: Agent, **options: Any) -> None:
 
 
 def readme_sdk_example(test: str) -> None:
+    # It defines what it uses: the agent's LLM (its key from the environment), the README's pipeline.toml.
     _readme_pipeline_file()
-    namespace: dict[str, Any] = {"llm": _llm_of_the_prose()}
+    os.environ["ANTHROPIC_API_KEY"] = "sk-ant-test-not-a-key"
+    namespace: dict[str, Any] = {}
     run_python(_block(test), namespace)
+    assert namespace["llm"].model == "claude-sonnet-4-5"
     agent = namespace["agent"]
     assert isinstance(agent, Agent)
     assert isinstance(agent.condenser, OpenHandsMemoryCondenser)

@@ -380,3 +380,17 @@ def test_api_keys_in_our_configs_are_written_as_the_sdk_writes_its_own() -> None
     assert restored.llm_configs["other"].api_key.get_secret_value() == "sk-named-secret"
     exposed = Agent.model_validate_json(agent.model_dump_json(context={"expose_secrets": True})).condenser
     assert exposed == condenser
+
+
+def test_a_summarizer_model_without_its_key_fails_when_first_asked_not_at_its_first_summary(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A conversation far from condensing: the key was missed only at the first summary, 15 steps in.
+    from openhands_memory.errors import LLMAuthenticationError
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    summarizing = {"type": "llm", "max_size": 200, "keep_first": 2, "llm_config": {"model": "gpt-4o-mini"}}
+    condenser = OpenHandsMemoryCondenser(condenser={"type": "pipeline", "condensers": [MASKING, summarizing]})
+    with pytest.raises(LLMAuthenticationError, match="OPENAI_API_KEY"):
+        condenser.condense(View.from_events(long_conversation(3)), agent_llm=agent_llm())
+    # A summarizer with its key (here the agent's own, which has one) is asked as before.
+    mine = OpenHandsMemoryCondenser(condenser={**summarizing, "llm_config": "agent"})
+    assert not isinstance(mine.condense(View.from_events(long_conversation(3)), agent_llm=agent_llm()), Condensation)

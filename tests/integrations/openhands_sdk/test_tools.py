@@ -325,9 +325,13 @@ def test_any_arguments_the_agent_writes_become_an_answer_it_reads(hostile: Any, 
         ("context_reload", {"event_id": "no-such-uuid"}, 'No event was reloaded: this conversation has no event "no-such-uuid"; context_reload takes'),
         ("context_reload", {"event_id": 10**30}, "No event was reloaded: event_id 1000000000000000000000000000000 is out of range: event ids are 64-bit integers"),
         ("context_reload", {"event_id": 4096}, "There is no event 4096 in the history: event ids go from 0 to "),
+        ("context_reload", {"event_id": 999999}, "There is no event 999999 in the history: event ids go from 0 to "),
+        ("context_reload", {"event_id": -5}, "There is no event -5 in the history: event ids go from 0 to "),
         ("context_reload", {"event_id": "1"}, "[event 1: message action, still in your view; its content as logged follows]\nnext"),
         ("search_history", {"query": "   "}, "No search was made: search_history needs a non-empty query: the words to look for."),
         ("search_history", {"query": "next", "limit": 0}, "No search was made: limit must be from 1 to 50, got 0."),
+        ("search_history", {"query": "next", "limit": -1}, "No search was made: limit must be from 1 to 50, got -1."),
+        ("search_history", {"query": ""}, "No search was made: search_history needs a non-empty query: the words to look for."),
         ("search_history", {"query": {"a": None}}, 'No search was made: query must be a string, got {"a": null}.'),
         ("search_history", {"query": "q" * 300_000}, '(only the first 1,000 of its 300,000 characters were searched)'),
     ],
@@ -338,6 +342,10 @@ def test_wrong_values_get_the_answers_history_gives(hostile: Any, tool: str, arg
     hostile.send_message("next")
     hostile.run()
     assert expected in answer_text(hostile, call_id)
+    # Every refused call is an error, whatever refused it: the arguments' checks, the search's, the log's.
+    refused = expected.startswith(("No event was reloaded", "No search was made", "There is no event"))
+    (answer,) = answers(hostile, call_id)
+    assert answer.observation.is_error is refused
 
 
 # -- the executor's own contract, without a conversation ----------------------------------------------
@@ -437,5 +445,27 @@ def test_new_context_in_a_real_sdk_conversation_resets_to_the_handoff_kept_verba
         texts = [str(m.content) for m in seen[0]]
         assert any(handoff in t for t in texts) and not any(FORGOTTEN in t for t in texts)
         assert any("go" in t for t in texts)  # the user's message stays
+    finally:
+        conversation.close()
+
+
+def test_a_secret_too_short_to_hide_is_never_stored_in_the_index_search_is_refused_saying_why(tmp_path: Path) -> None:
+    pin = "4711"  # 4 characters: too short for our redactor to hide without hiding every "4711" in the log
+    llm = ScriptedLLM.from_messages(
+        [tool_call("search_history", {"query": "deploy"}, "search-pin"), tool_call("finish", {"message": "ok"}, "finish-pin")]
+    )
+    conversation = Conversation(
+        agent=Agent(llm=llm, tools=memory_tools()), workspace=str(tmp_path / "work"),
+        persistence_dir=str(tmp_path / "conversations"), visualizer=None, secrets={"PIN": pin},
+    )  # fmt: skip
+    try:
+        conversation.send_message(f"Deploy with PIN {pin}, please.")
+        conversation.run()
+        (answer,) = answers(conversation, "search-pin")
+        assert answer.observation.is_error
+        assert answer.observation.text.startswith("No search was made: the conversation's secret PIN is shorter than 6 characters")
+        folder = Path(conversation.state.persistence_dir)
+        stored = b"".join(path.read_bytes() for path in folder.glob("*.search.sqlite*"))
+        assert pin.encode() not in stored  # no index at all: nothing could hide it
     finally:
         conversation.close()
