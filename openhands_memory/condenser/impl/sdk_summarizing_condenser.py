@@ -242,6 +242,26 @@ def _later_results(events: Sequence[Event], visible: Sequence[int], forgotten: S
     ]  # fmt: skip
 
 
+def _unanswered_batch_mates(events: Sequence[Event], visible: Sequence[int], positions: Sequence[int]) -> list[Event]:
+    """The calls the SDK's view leaves out (no result yet) of a model response whose other calls the
+    forgotten `positions` hold, up to the last of them.
+
+    They go with their batch, as every strategy keeps or forgets a response's parallel calls
+    together: kept, they would split it. The SDK never sees them, so its decisions stay the same.
+    """
+    if not positions:
+        return []
+    responses = {events[i].response_id for i in positions if _is_tool_action(events[i])} - {None}
+    if not responses:
+        return []
+    shown, last = set(visible), max(positions)
+    return [
+        event
+        for index, event in enumerate(events[: last + 1])
+        if index not in shown and _is_tool_action(event) and event.response_id in responses
+    ]
+
+
 def _next_allowed(allowed: list[bool], threshold: int) -> int | None:
     """The smallest allowed index >= `threshold` (the SDK's `find_next`), or None."""
     for index in range(max(threshold, 0), len(allowed)):
@@ -490,7 +510,8 @@ class SdkSummarizingCondenser(ModelCaller, RollingCondenser):
         positions = visible[start:end]
         standing = standing_summary_index(view)
         forgotten = [events[i] for i in positions if i != standing]  # a V0 summary: only a newer one replaces it
-        ids = [i for i in map(forget_id, [*forgotten, *_later_results(events, visible, forgotten)]) if i is not None]
+        also = [*_later_results(events, visible, forgotten), *_unanswered_batch_mates(events, visible, positions)]
+        ids = list(dict.fromkeys(i for i in map(forget_id, [*forgotten, *also]) if i is not None))
         summary = self._summary(forgotten)
         first = positions[0]
         offset = first - (1 if standing is not None and standing < first else 0)
