@@ -44,7 +44,7 @@ def format_replay_report(report: ReplayReport, summarizer: str | None = None) ->
         [
             ("log", report.source),
             *_format_row(report.history),
-            ("pipeline", report.pipeline),
+            *_pipeline_rows(report.pipeline),
             *([("summarizer", summarizer)] if summarizer is not None else []),
             ("tokens counted for", counted),
             ("events", f"{report.events:,} (replayed log: {len(report.history):,})"),
@@ -159,6 +159,15 @@ def format_inspection(report: LogInspection) -> str:
                 out.append(f"{'':>6}  {cache_decision_line(c.cache_decision)}")
     out.extend(compression_lines(report.compressions))
     return "\n".join(out)
+
+
+_PRICED = ", priced as "
+
+
+def _pipeline_rows(description: str) -> list[tuple[str, str]]:
+    """The pipeline, and whose prices its scheduler condenses by on a row of its own (each row fits a terminal and greps alone)."""
+    pipeline, priced, note = description.partition(_PRICED)
+    return [("pipeline", pipeline), ("priced for", note)] if priced else [("pipeline", description)]
 
 
 def _reason(condensation: Any) -> str:
