@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -203,14 +203,9 @@ def parse_memory_call(call: MemoryToolCall) -> Action | str:
     Arguments that have the right types make an action even when their values are wrong (an
     unknown id, an empty query, a limit out of range): its result says what is wrong.
     """
-    if call.name not in MEMORY_TOOL_NAMES:
-        known = " and ".join(sorted(MEMORY_TOOL_NAMES))
-        return f"there is no memory tool named '{echo(call.name, 60)}' (the memory tools are {known})"
-    arguments, problem = _load_arguments(call.arguments)
-    if problem is not None:
-        return problem
-    if not isinstance(arguments, dict):
-        return f"the arguments must be a JSON object, got {type(arguments).__name__}"
+    arguments = call_arguments(call, MEMORY_TOOL_NAMES, "memory")
+    if isinstance(arguments, str):
+        return arguments
     if call.name == CONTEXT_RELOAD:
         event_id = arguments.get("event_id")
         if "event_id" not in arguments:
@@ -235,6 +230,19 @@ def parse_memory_call(call: MemoryToolCall) -> Action | str:
     if not _is_int(limit) or limit not in _INT64:
         return f"limit must be an integer from 1 to {MAX_SEARCH_LIMIT}, got {_echo_value(limit)}"
     return SearchHistoryAction(query=query, limit=limit)
+
+
+def call_arguments(call: MemoryToolCall, names: Collection[str], family: str) -> dict[str, Any] | str:
+    """The JSON object of arguments of `call`, a call of one of the `family` tools `names`, or what is wrong with it."""
+    if call.name not in names:
+        known = " and ".join(sorted(names))
+        return f"there is no {family} tool named '{echo(call.name, 60)}' (the {family} tools are {known})"
+    arguments, problem = _load_arguments(call.arguments)
+    if problem is not None:
+        return problem
+    if not isinstance(arguments, dict):
+        return f"the arguments must be a JSON object, got {type(arguments).__name__}"
+    return arguments
 
 
 def _load_arguments(text: str) -> tuple[Any, str | None]:

@@ -17,7 +17,7 @@ from typing import Any, Final
 
 from openhands_memory.events import Action, CompactContextAction, ContextNotesAction, NewContextAction
 from openhands_memory.events.actions import MAX_NOTES_CHARS
-from openhands_memory.recall.memory_tools import MemoryToolCall, _load_arguments, echo
+from openhands_memory.recall.memory_tools import MemoryToolCall, call_arguments, echo
 
 __all__ = [
     "COMPACT_CONTEXT",
@@ -124,14 +124,9 @@ def parse_steering_call(call: MemoryToolCall) -> Action | str:
     Arguments of the right type make an action even when their value is wrong (an empty handoff, one
     too long): its result says what is wrong (`handoff_problem`, `focus_problem`).
     """
-    if call.name not in STEERING_TOOL_NAMES:
-        known = " and ".join(sorted(STEERING_TOOL_NAMES))
-        return f"there is no steering tool named '{echo(call.name, 60)}' (the steering tools are {known})"
-    arguments, problem = _load_arguments(call.arguments)
-    if problem is not None:
-        return problem
-    if not isinstance(arguments, dict):
-        return f"the arguments must be a JSON object, got {type(arguments).__name__}"
+    arguments = call_arguments(call, STEERING_TOOL_NAMES, "steering")
+    if isinstance(arguments, str):
+        return arguments
     if call.name == CONTEXT_NOTES:
         operation, text = arguments.get("operation"), arguments.get("text", "")
         if operation not in NOTES_OPERATIONS:

@@ -24,7 +24,7 @@ import orjson
 
 from openhands_memory.llm.prompt_cache import PromptPricing
 from openhands_memory.recall.memory_tools import MEMORY_TOOL_NAMES
-from openhands_memory.replay.costs import summarizer_cost
+from openhands_memory.replay.costs import SUMMED_FIGURES, summarizer_cost
 from openhands_memory.report.capture import RunCapture
 
 __all__ = ["EVENT_TEXT_LIMIT", "pack_runs", "prompt_refs"]
@@ -44,20 +44,7 @@ _TOTALS = (
     "tokens_estimated",
     "tool_call_repairs",
 )
-_COST_TOTALS = (
-    "model",
-    "prompt_cost",
-    "prompt_cost_without_cache",
-    "summarizer_cost",
-    "total_cost",
-    "cache_read_tokens",
-    "cache_write_tokens",
-    "uncached_tokens",
-    "cache_breaks",
-    "cache_break_cost",
-    "cold_starts",
-    "cold_start_cost",
-)
+_COST_TOTALS = ("model", *SUMMED_FIGURES)  # a pricing's name, then the figures that add up
 
 
 class _Table:

@@ -263,16 +263,20 @@ INNERS = st.sampled_from(
 )
 
 
+def views_shown(history: list[Event], condenser: Condenser) -> list[View]:
+    """Every view the model is shown when `history` is replayed through `condenser`: at each step, then after the last event."""
+    replayer = Replayer(condenser)
+    shown = [item.shown for item in replayer.replay(history) if isinstance(item, AgentStep)]
+    return [*shown, replayer.settle()[0]]
+
+
 @given(agent_sessions(max_turns=14), INNERS, st.integers(800, 6_000), st.integers(0, 5_000))
 def test_no_step_is_over_the_hard_limit_while_anything_in_view_may_be_forgotten(
     history: list[Event], inner: dict[str, Any], hard_limit: int, min_cut: int
 ) -> None:
     condenser = scheduler(inner, hard_limit=hard_limit, min_cut=min_cut, keep_first=1)
     counter = ApproximateTokenCounter()
-    replayer = Replayer(condenser)
-    shown = [item.shown for item in replayer.replay(history) if isinstance(item, AgentStep)]
-    shown.append(replayer.settle()[0])
-    for view in shown:
+    for view in views_shown(history, condenser):
         if counter(view) > hard_limit:
             # Only what is kept for good is left: the head, and the newest unit.
             assert not plan_forgetting(view, keep_first=1, max_tokens=1, token_counter=counter).forgotten
@@ -307,10 +311,7 @@ def test_no_step_shows_more_than_the_hard_limit_with_one_enormous_tool_output(
     history = session_with_one_enormous_output(turns, enormous_at, enormous_chars, output_chars)
     condenser = scheduler(inner, hard_limit=hard_limit, min_cut=0, keep_first=1)
     counter = ApproximateTokenCounter()
-    replayer = Replayer(condenser)
-    shown = [item.shown for item in replayer.replay(history) if isinstance(item, AgentStep)]
-    shown.append(replayer.settle()[0])
-    for view in shown:
+    for view in views_shown(history, condenser):
         assert counter(view) <= hard_limit
         for event in view:  # (by its command: the replayed log's ids move up where condensations are inserted)
             if isinstance(event, CmdOutputObservation) and event.command == f"step {enormous_at}":
@@ -359,10 +360,7 @@ def test_no_step_shows_more_than_the_hard_limit_with_one_enormous_message(
     history = session_with_one_enormous_message(turns, enormous_at, enormous_chars, source)
     condenser = scheduler(inner, hard_limit=hard_limit, min_cut=0, keep_first=1)
     counter = ApproximateTokenCounter()
-    replayer = Replayer(condenser)
-    shown = [item.shown for item in replayer.replay(history) if isinstance(item, AgentStep)]
-    shown.append(replayer.settle()[0])
-    for view in shown:
+    for view in views_shown(history, condenser):
         assert counter(view) <= hard_limit
         for event in view:
             if getattr(event, "content", "").startswith("paste\n"):  # shown cut, with the handle that reloads it
