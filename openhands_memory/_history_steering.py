@@ -107,7 +107,7 @@ def _refusal(history: History, action: Action) -> str | None:
     view = history.view
     # What a summary could replace: all but the system prompt and the user's messages.
     freeable = [event for event in view.events if not is_kept_by_reset(event) and not isinstance(event, CompactContextAction)]
-    tokens = history.condenser.token_counter(freeable)
+    tokens = history.pipeline.counter(freeable)  # the run's counter, as the condenser counts
     if tokens < MIN_COMPACT_TOKENS:
         return (
             f"Nothing was compacted: too little to free (the history past the task holds about {tokens} tokens, "

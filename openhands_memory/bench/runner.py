@@ -274,9 +274,9 @@ def run_events(
             # Look the model up now (litellm's import takes seconds), so it is not timed as condensing.
             llm.context_window()
     timed = _TimedCondenser(condenser)
-    # THE step History runs, counted by its one prompt counter (replay's report counts with it too);
+    # THE turn History runs, counted by its one prompt counter (replay's report counts with it too);
     # the policy's max_tokens and the condensers' budgets count with the same meter: what the report measures.
-    step = Pipeline(timed, pipeline.name, pipeline.history_policy).measured_by(
+    step = Pipeline.of(timed, description=pipeline.name, history_policy=pipeline.history_policy).measured_by(
         tokenizer if tokenizer is not None else _tokenizer(options.tokenizer)
     )
     policy = step.history_policy  # the spec's, else the strategy's own (`strategy_history_policy`)
@@ -290,10 +290,11 @@ def run_events(
     repairs = 0
     for item in replayer.replay(clock.track(events) if costs else events):
         if isinstance(item, AgentStep):
-            result = step.show(item.shown, replayer.initial_user_action)
+            assert item.turn is not None and item.turn.tokens is not None  # the turn rendered, trimmed and counted
+            result = item.turn.shown
             if policy is not None:
                 trims.add(result.trim)
-            metrics.add_step(step.prompt_tokens(result, item.shown), meter.last_cached)
+            metrics.add_step(item.turn.tokens, meter.last_cached)
             repairs += result.repairs
             if costs:
                 costs.add_step(item.number, meter.last_blocks, at=clock.now(item.event), static_blocks=meter.last_static_blocks)
@@ -301,15 +302,15 @@ def run_events(
             record = item.condensation.metadata or item.action.condenser_metadata
             metrics.add_condensation(record, event_id=item.action.id)
             costs.add_condensation(_record_dict(record))
-    shown, made = replayer.settle()
-    for item in made:
+    final_turn = replayer.final_turn()
+    shown, shown_final = final_turn.view, final_turn.shown
+    for item in final_turn.condensations:
         record = item.condensation.metadata or item.action.condenser_metadata
         metrics.add_condensation(record, event_id=item.action.id)
         costs.add_condensation(_record_dict(record))
     history = replayer.history
     log_ids = {e.id for e in history if not isinstance(e, CondensationAction | CondensationRequestAction)}
     recall = _Recall(history)
-    shown_final = step.show(shown, replayer.initial_user_action)
     final = shown_final.messages
     hidden: list[Event] = []
     if policy is not None:
