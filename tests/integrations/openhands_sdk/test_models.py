@@ -84,10 +84,10 @@ def test_its_own_llm_config_wins_over_the_agents(fake: FakeLLM) -> None:
 
 def test_token_budgets_count_with_the_agents_tokenizer() -> None:
     condenser = OpenHandsMemoryCondenser(condenser={"type": "amortized", "max_size": 100, "max_tokens": 5000})
-    counter = condenser.strategy(agent_llm()).token_counter
+    counter = condenser.pipeline(agent_llm()).counter  # the run's counter (the strategy object is not changed)
     assert isinstance(counter, PromptTokenCounter) and counter.meter.tokenizer.name == "gpt-4o-mini (litellm's tokenizer)"
     approximate = OpenHandsMemoryCondenser(condenser={"type": "amortized"}, tokenizer="approximate")
-    assert isinstance(approximate.strategy(agent_llm()).token_counter, ApproximateTokenCounter)
+    assert isinstance(approximate.pipeline(agent_llm()).counter, ApproximateTokenCounter)
 
 
 def test_a_model_that_always_overflows_stops_with_a_typed_error_after_a_bounded_number_of_calls(
