@@ -76,7 +76,6 @@ from openhands_memory.llm import LLM, LLMConfig
 from openhands_memory.pipeline import Pipeline, default_condenser_config, load_pipeline_config
 from openhands_memory.pipelines import resolve_pipeline
 from openhands_memory.recall.steering_tools import focus_problem
-from openhands_memory.prompt_tokens import APPROXIMATE
 from openhands_memory.view import View
 
 __all__ = ["CondensationRecord", "OpenHandsMemoryCondenser"]
@@ -267,9 +266,8 @@ class OpenHandsMemoryCondenser(RollingCondenser):
         if isinstance(model, str) and model:
             condenser.use_agent_model(model)  # a `cache_aware` without `pricing` (the default's): priced for it
         pipeline = Pipeline.of(condenser, history_policy=self.history_policy, max_condensations_per_step=self.max_condensations_per_step)
-        name = tokenizer_name(self.tokenizer, agent_llm)
-        # The one prompt counter, as replay and bench measure (the strategy's budgets count with it too).
-        return pipeline if name == APPROXIMATE else pipeline.measured_by(name)
+        # The one prompt counter, as History, replay and bench measure (`approximate` too): the strategy's budgets count with it.
+        return pipeline.measured_by(tokenizer_name(self.tokenizer, agent_llm))
 
     def _conversation(self, view: SdkView, agent_llm: SdkLLM | None) -> _Conversation:
         """The state of the conversation `view` belongs to (told by its system prompt's id), made on first sight."""
