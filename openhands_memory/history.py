@@ -182,9 +182,12 @@ class History:
                 the condenser's token budgets, the loop guard (unless `token_counter`) and the
                 history policy count the prompt with it, as `openhands-memory replay --model`
                 counts (`Pipeline.measured_by`: the counter is this run's, the condenser object is not
-                changed). None: the condenser keeps its own counter (`ApproximateTokenCounter` by default).
-            model: the agent's model (never called here): the default condenser is priced and sized
-                for it (ignored with `condenser`).
+                changed). None: the agent's `model`'s, as the command line's `--model` counts; with
+                neither (or with `token_counter`), the condenser's own counter (`ApproximateTokenCounter`
+                by default).
+            model: the agent's model (never called here): its tokenizer counts unless `tokenizer`
+                names another, a pipeline file is sized for it, and the default condenser is priced
+                and sized for it.
 
         Raises:
             InvalidSecretError: a secret value is too short (under 6 characters) or not a string.
@@ -226,7 +229,10 @@ class History:
                 llm = token_counter.llm
                 settings["message_tokens"] = lambda message: int(llm.count_tokens([message]))
         turn = Pipeline.of(pipeline if pipeline is not None else condenser, model=model, **settings)
-        self.pipeline: Pipeline = turn.measured_by(tokenizer) if tokenizer is not None else turn
+        # The one rule (`_tokenizer_names.tokenizer_name`, as `--tokenizer`/`--model` and the SDK bridge): the
+        # tokenizer named, else the agent's model's; neither (or a counter of the caller's): the condenser's own.
+        counting = tokenizer if tokenizer is not None else (model if token_counter is None else None)
+        self.pipeline: Pipeline = turn.measured_by(counting) if counting else turn
         """THE turn: condenses until the view settles (its one guard) and shows it as messages (the same
         object replay and bench run)."""
         self.last_trim: HistoryTrim = NO_TRIM

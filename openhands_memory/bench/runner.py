@@ -58,6 +58,7 @@ from openhands_memory.bench.metrics import RunMetrics, summarize_runs
 from openhands_memory.bench.retention import RECALL_LIMIT, measure_retention
 from openhands_memory.bench.stand_in import choose_models, model_backed_members, summarizer_name
 from openhands_memory.bench.tokenizer import APPROXIMATE, Tokenizer, tokenizer_for
+from openhands_memory._tokenizer_names import tokenizer_name
 from openhands_memory.bench.work import available_cpus, find_logs, workers_for
 from openhands_memory.condenser import Condensation, Condenser, parse_condenser_config
 from openhands_memory.conversation_memory import ConversationMemory, HistoryPolicy, HistoryTrim
@@ -643,7 +644,7 @@ def run_benchmark(
     if jobs is None:
         jobs = workers_for(log_paths, len(specs)) if executor == "process" else available_cpus()
     options = BenchOptions(
-        tokenizer=tokenizer or model or APPROXIMATE,
+        tokenizer=tokenizer_name(tokenizer, model=model, default=APPROXIMATE),  # the one rule: the tokenizer, else the agent's model
         model=model,
         summarizer_model=summarizer_model,
         context_limit=context_limit,
