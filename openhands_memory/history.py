@@ -239,6 +239,9 @@ class History:
         """What `history_policy` dropped from the messages of the last step (`dropped` 0: nothing)."""
         self._initial_user_action: MessageAction | None = None
         self._last_view: View | None = None
+        self.last_turn: Turn[Any] | None = None
+        """The pipeline's last turn (`step` or `next_messages`): the view shown, its messages and, with a
+        tokenizer, their tokens as sent (`Turn.tokens`, the count replay and bench report)."""
         # Where the view broke (the event and what it raised), if it did: raised again at every read.
         self._failure: tuple[Event, Exception] | None = None
         stored = self.stream.snapshot()
@@ -501,6 +504,7 @@ class History:
         return self._shown_turn(outcome)
 
     def _shown_turn(self, turn: Turn[Any]) -> list[Message]:
+        self.last_turn = turn
         self._last_view = turn.view
         if self.history_policy is not None:
             self.last_trim = turn.shown.trim
