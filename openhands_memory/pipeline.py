@@ -560,9 +560,10 @@ class Pipeline:
         memory = self.memory
 
         def fits(indexes: list[int]) -> bool:
+            # As the caller renders them: the events kept, the first user message only if it is one of them.
             messages = memory.process_events(
                 [events[i] for i in indexes],
-                first_user,
+                None,
                 max_message_chars=self.max_message_chars,
                 vision_is_active=self.vision_is_active,
             )
