@@ -407,10 +407,6 @@ class Pipeline:
             made.meter = self.meter
         return made
 
-    def with_settings(self, **settings: Any) -> Pipeline:
-        """`replace` (kept for callers of the earlier name)."""
-        return self.replace(**settings)
-
     def measured_by(self, tokenizer: Tokenizer | str | None) -> Pipeline:
         """This pipeline counting its prompts with the one `PromptMeter` over `tokenizer` (a name: `tokenizer_for`; None: approximate).
 

@@ -195,8 +195,9 @@ class Condenser(ABC):
         """The condensers this one runs, in order: a composite's (a pipeline's, a scheduler's, a wrapper's); a leaf's none.
 
         The one way a composite declares what it holds: everything that walks strategies (offline
-        substitution, `--summarizer-model`, token counters, the agent's model, the hard reset) walks
-        `members()` (see `walk_condensers`), never a composite's own attributes.
+        substitution, `--summarizer-model`, the agent's model, the hard reset) walks `members()` (see
+        `walk_condensers`), never a composite's own attributes. (A run's token counter reaches every
+        member without a walk: it is the run's, `counting_with`.)
         """
         return ()
 
@@ -209,15 +210,6 @@ class Condenser(ABC):
         """
         members = self.members()
         return members[0].history_policy_preset if len(members) == 1 else None
-
-    def use_token_counter(self, counter: TokenCounter) -> None:
-        """Count token budgets and records with `counter` from now on, outside a run's `counting_with`; its `members()` too.
-
-        This changes the strategy object for every run that shares it: a run's counter is passed to
-        the run instead (`Pipeline.measured_by`, `counting_with`)."""
-        self._token_counter = counter
-        for member in self.members():
-            member.use_token_counter(counter)
 
     def use_agent_model(self, model: str) -> None:
         """Told the agent's model (never called) once it is known: a strategy priced "for the agent's model" prices for it.
