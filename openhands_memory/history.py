@@ -134,7 +134,7 @@ class History:
         pipeline: Pipeline | str | os.PathLike[str] | None = None,
         memory: ConversationMemory | None = None,
         system_prompt: str = "",
-        max_condensations_per_step: int = MAX_CONDENSATIONS_PER_STEP,
+        max_condensations_per_step: int | None = None,
         max_overflow_retries: int = 3,
         max_invalid_replies: int = 3,
         token_counter: TokenCounter | None = None,
@@ -161,7 +161,8 @@ class History:
                 change the pipeline's; the others are kept.
             memory: renders views as messages; by default `ConversationMemory(system_prompt)`.
             system_prompt: the system message used when the history has none (ignored with `memory`).
-            max_condensations_per_step: condensations one step may append before it is stuck.
+            max_condensations_per_step: condensations one step may append before it is stuck; None:
+                the pipeline's (`MAX_CONDENSATIONS_PER_STEP` unless a pipeline given says otherwise).
             max_overflow_retries: how many times `completion` condenses and asks the model again
                 after its context window was exceeded, before it gives up.
             max_invalid_replies: how many replies with tool calls that cannot be run `completion`
@@ -214,7 +215,9 @@ class History:
             raise ValueError(f"max_invalid_replies must be at least 0, got {max_invalid_replies}")
         self.max_invalid_replies = max_invalid_replies
         """How many replies with tool calls that cannot be run `completion` answers and asks again about."""
-        settings: dict[str, Any] = {"max_condensations_per_step": max_condensations_per_step}
+        settings: dict[str, Any] = {}
+        if max_condensations_per_step is not None:
+            settings["max_condensations_per_step"] = max_condensations_per_step
         if pipeline is None or memory is not None or system_prompt:  # a pipeline given keeps its renderer unless told
             settings["memory"] = memory if memory is not None else ConversationMemory(system_prompt)
         if pipeline is None or history_policy is not None:

@@ -152,6 +152,9 @@ def test_a_pipelines_settings_reach_every_entry_point() -> None:
     assert fresh == recorded
     _, by_history = _driven(History(pipeline=_cut(), tokenizer="approximate"), events)
     assert by_history == fresh
+    limited = Pipeline(NoOpCondenser(), max_condensations_per_step=3, vision_is_active=True)
+    for pipeline in (History(pipeline=limited).pipeline, Replayer(limited).pipeline, Pipeline.of(limited, description="x")):
+        assert (pipeline.guard.limit, pipeline.vision_is_active) == (3, True)
     assert sum(fresh) < sum(whole)  # the cut is applied
     snapshot = snapshot_at(events, 30, condenser=_cut(), recorded=True)
     cut_chat = to_litellm_dicts(snapshot.messages)
