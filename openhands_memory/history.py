@@ -178,10 +178,10 @@ class History:
                 `HistoryPolicy`); what it dropped is `last_trim`. None: the condenser's own
                 `history_policy_preset`, if it names one (`inkeep` does), else no trim. Its `max_tokens` counts with the
                 model's tokenizer when `token_counter` is an `LLMTokenCounter`, else at four
-                characters a token (with `tokenizer`: with that).
+                characters a token (with `tokenizer` or `model`: with that tokenizer).
             tokenizer: the agent model's tokenizer (a model name, `approximate`, or a `Tokenizer`):
-                the condenser's token budgets, the loop guard (unless `token_counter`) and the
-                history policy count the prompt with it, as `openhands-memory replay --model`
+                the condenser's token budgets, the loop guard and the history policy count the
+                prompt with it, as `openhands-memory replay --model`
                 counts (`Pipeline.measured_by`: the counter is this run's, the condenser object is not
                 changed). None: the agent's `model`'s, as the command line's `--model` counts; with
                 neither (or with `token_counter`), the condenser's own counter (`ApproximateTokenCounter`
