@@ -200,5 +200,7 @@ def test_the_agents_model_names_the_tokenizer_unless_one_is_named() -> None:
     named = History(condenser=NoOpCondenser(), model="gpt-4o", tokenizer="approximate").pipeline.meter
     assert named is not None and isinstance(named.tokenizer, ApproximateTokenizer)
     assert History(condenser=NoOpCondenser()).pipeline.meter is None  # neither: the condenser's own counter
+    with pytest.raises(ValueError, match="a tokenizer or a token_counter, not both"):
+        History(tokenizer="approximate", token_counter=lambda events: len(events))
     assert tokenizer_name(None, model="gpt-4o") == tokenizer_name("agent", model="gpt-4o") == "gpt-4o"
     assert tokenizer_name("approximate", model="gpt-4o") == "approximate" and tokenizer_name(None, model=None) == DEFAULT_TOKENIZER
