@@ -376,11 +376,12 @@ class Pipeline:
         `description`, `history_policy`) changed and every other one kept.
 
         `source`: a `Pipeline` (`replace`), a `Condenser` (in a pipeline of its own), a pipeline file
-        or a shipped pipeline's file path (`load_pipeline`, sized and priced for the agent's `model`),
+        or a shipped pipeline's name, as the CLI's `--pipeline` and the SDK bridge's `from_file` find
+        them (`resolve_pipeline`; read by `load_pipeline`, sized and priced for the agent's `model`),
         or None (the default pipeline for `model`).
 
         Raises:
-            CondenserConfigError: the file is missing or not a valid pipeline file.
+            CondenserConfigError: no such file nor shipped pipeline, or not a valid pipeline file.
         """
         if isinstance(source, Pipeline):
             return source.replace(**settings) if settings else source
@@ -388,7 +389,9 @@ class Pipeline:
             return cls(source, **settings)
         if source is None:
             return cls.default(model, **settings)
-        return load_pipeline(source, model=model).replace(**settings)
+        from openhands_memory.pipelines import resolve_pipeline  # the shipped files: found by name as the CLI finds them
+
+        return load_pipeline(resolve_pipeline(source), model=model).replace(**settings)
 
     def replace(self, **changes: Any) -> Pipeline:
         """This pipeline (the same condenser and renderer, unless named) with some settings changed, every other one kept.

@@ -134,6 +134,7 @@ def test_history_takes_a_pipeline_file_and_shows_what_replay_shows(tmp_path: Pat
         chats, tokens = _driven(history, events)
     by_file = replay_events(events, condenser=load_pipeline(path), model=None)
     assert [s.tokens for s in by_file.steps] == tokens and [s.messages for s in by_file.steps] == [len(c) for c in chats]
+    assert History(pipeline="cache_aware").condenser.name.startswith("cache_aware")  # a shipped pipeline, by the name --pipeline takes
     with pytest.raises(ValueError, match="a pipeline or a condenser, not both"):
         History(pipeline=path, condenser=NoOpCondenser())
 
