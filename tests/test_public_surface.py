@@ -66,6 +66,7 @@ SURFACE: dict[str, list[str]] = {
     "openhands_memory.pipelines": ["shipped_pipelines", "resolve_pipeline"],
     "openhands_memory.testing": [],
     "openhands_memory.integrations": [],
+    "openhands_memory.cli": [],  # the command: `main(argv)` and the console script `run`
 }  # fmt: skip
 """Every package's `__all__` (the SDK bridge's, which needs the SDK, is pinned in its own tests)."""
 

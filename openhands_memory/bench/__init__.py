@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from openhands_memory.bench.stand_in import STAND_IN_NAME
 
 # The names load on first use (PEP 562): `openhands-memory --version` builds the bench parser
-# (`bench.cli`) without loading the benchmark itself.
+# (`cli.bench`) without loading the benchmark itself.
 _HOME: dict[str, str] = {
     "STAND_IN_NAME": "openhands_memory.bench.stand_in",
     "BenchOptions": "openhands_memory.bench.runner",
