@@ -642,8 +642,11 @@ def _context_reload(action: dict[str, Any], tool_name: str, thought: str, risk: 
     event_id = action.get("event_id")
     if not isinstance(event_id, int) or isinstance(event_id, bool) or not -(2**63) <= event_id < 2**63:
         return _other_action(action, tool_name, thought, risk)  # a UUID, or what the model wrote: kept as written
+    page = {name: action.get(name) for name in ("offset", "limit")}
+    if not all(value is None or _is_int64(value) for value in page.values()):
+        return _other_action(action, tool_name, thought, risk)
     # No `thought` field, as when `History` records the call: the text is in the model response it carries.
-    return ContextReloadAction(event_id=event_id)
+    return ContextReloadAction(event_id=event_id, **page)
 
 
 def _search_history(action: dict[str, Any], tool_name: str, thought: str, risk: int) -> Action:
@@ -651,9 +654,14 @@ def _search_history(action: dict[str, Any], tool_name: str, thought: str, risk: 
     query, limit = action.get("query"), action.get("limit")
     if limit is None:
         limit = SearchHistoryAction.model_fields["limit"].default
-    if not isinstance(query, str) or not isinstance(limit, int) or isinstance(limit, bool) or not -(2**63) <= limit < 2**63:
-        return _other_action(action, tool_name, thought, risk)
-    return SearchHistoryAction(query=query, limit=limit)
+    before = action.get("before_event_id")
+    if not isinstance(query, str) or not _is_int64(limit) or not (before is None or _is_int64(before)):
+        return _other_action(action, tool_name, thought, risk)  # a UUID cursor, or what the model wrote: kept as written
+    return SearchHistoryAction(query=query, limit=limit, before_event_id=before)
+
+
+def _is_int64(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63
 
 
 def _new_context(action: dict[str, Any], tool_name: str, thought: str, risk: int) -> Action:

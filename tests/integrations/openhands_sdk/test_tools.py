@@ -286,7 +286,9 @@ JSON_VALUES = st.recursive(
     max_leaves=8,
 )
 ARGUMENTS = st.one_of(
-    st.dictionaries(st.sampled_from(["event_id", "query", "limit", "summary", "x"]), JSON_VALUES, max_size=3),
+    st.dictionaries(
+        st.sampled_from(["event_id", "query", "limit", "summary", "x", "offset", "before_event_id"]), JSON_VALUES, max_size=4
+    ),
     st.sampled_from(["", "not json", "[1, 2]", '"text"', "{", '{"event_id": NaN}', '{"query": "a", "limit": 1e400}']),
 )
 
@@ -334,6 +336,17 @@ def test_any_arguments_the_agent_writes_become_an_answer_it_reads(hostile: Any, 
         ("search_history", {"query": ""}, "No search was made: search_history needs a non-empty query: the words to look for."),
         ("search_history", {"query": {"a": None}}, 'No search was made: query must be a string, got {"a": null}.'),
         ("search_history", {"query": "q" * 300_000}, '(only the first 1,000 of its 300,000 characters were searched)'),
+        # Pages and a cursor, as the SDK's conversation_history tool takes them (issue 36, item 4).
+        ("context_reload", {"event_id": 1, "offset": 2, "limit": 1}, "[event 1: message action, still in your view; characters 2 to 3 of its 4 as logged follow; 1 character remains: call context_reload with offset=3 for the next page]\nx"),
+        ("context_reload", {"event_id": 1, "offset": -1}, "No event was reloaded: offset must be 0 or more (a number of characters), got -1."),
+        ("context_reload", {"event_id": 1, "offset": 4}, "No event was reloaded: offset 4 is past the end of event 1, whose content as logged holds 4 characters."),
+        ("context_reload", {"event_id": 1, "limit": 10**6}, "No event was reloaded: limit must be from 1 to 64000 characters, got 1000000."),
+        ("context_reload", {"event_id": 1, "offset": "2"}, 'No event was reloaded: offset must be an integer (a number of characters), got "2"'),
+        ("search_history", {"query": "next", "before_event_id": 1}, 'No event matches "next".'),
+        ("search_history", {"query": "next", "before_event_id": 999999}, "No search was made: there is no event 999999 in the history to search before: event ids go from 0 to "),
+        ("search_history", {"query": "next", "before_event_id": "no-such-uuid"}, 'No search was made: this conversation has no event "no-such-uuid"; before_event_id takes an event\'s number'),
+        ("search_history", {"query": "next", "before_event_id": 1.5}, "No search was made: before_event_id must be an integer (an event_id), got 1.5."),
+        ("search_history", {"query": "next", "before_event_id": 2**64}, f"No search was made: before_event_id {2**64} is out of range"),
     ],
 )
 def test_wrong_values_get_the_answers_history_gives(hostile: Any, tool: str, arguments: dict[str, Any], expected: str) -> None:
