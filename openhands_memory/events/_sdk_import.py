@@ -100,6 +100,8 @@ from openhands_memory.events.actions import (
     CmdRunAction,
     CondensationAction,
     CondensationRequestAction,
+    CompactContextAction,
+    ContextNotesAction,
     ContextReloadAction,
     FileEditAction,
     FileReadAction,
@@ -117,6 +119,7 @@ from openhands_memory.events.observations import (
     AgentThinkObservation,
     BrowserOutputObservation,
     CmdOutputObservation,
+    ContextNotesObservation,
     ContextReloadObservation,
     ErrorObservation,
     FileEditObservation,
@@ -672,6 +675,22 @@ def _new_context(action: dict[str, Any], tool_name: str, thought: str, risk: int
     return NewContextAction(handoff=handoff)
 
 
+def _context_notes(action: dict[str, Any], tool_name: str, thought: str, risk: int) -> Action:
+    """`ContextNotesAction` for this library's `context_notes` SDK tool, when its operation is one it knows and its text is text."""
+    operation, text = action.get("operation"), action.get("text")
+    if operation not in ("read", "write", "append") or not (text is None or isinstance(text, str)):
+        return _other_action(action, tool_name, thought, risk)  # refused by the tool: kept as written, never notes
+    return ContextNotesAction(operation=operation, text=text or "")
+
+
+def _compact_context(action: dict[str, Any], tool_name: str, thought: str, risk: int) -> Action:
+    """`CompactContextAction` for this library's `compact_context` SDK tool, when its focus is text (or left out)."""
+    focus = action.get("focus")
+    if not (focus is None or isinstance(focus, str)):
+        return _other_action(action, tool_name, thought, risk)
+    return CompactContextAction(focus=focus or "")
+
+
 def _other_action(action: dict[str, Any], tool_name: str, thought: str, risk: int) -> Action:
     """`BrowseInteractiveAction` for a `Browser*Action`, else `UnknownAction` with the action's fields as args."""
     kind = action.get("kind")
@@ -698,6 +717,8 @@ _ACTION_MAKERS: dict[str, _ActionMaker] = {
     "ContextReloadAction": _context_reload,
     "SearchHistoryAction": _search_history,
     "NewContextAction": _new_context,
+    "ContextNotesAction": _context_notes,
+    "CompactContextAction": _compact_context,
 }
 """SDK `action.kind` -> its maker; any other kind is `_other_action`'s."""
 
@@ -836,6 +857,15 @@ def _new_context_observation(
     return SuccessObservation(content=text)
 
 
+def _context_notes_observation(
+    observation: dict[str, Any], text: str, record: Mapping[str, Any], action: Event | None
+) -> Observation:
+    """`ContextNotesObservation` with the notes after the call, `ErrorObservation` when the call changed nothing."""
+    if observation.get("is_error") is True:
+        return ErrorObservation(content=text)
+    return ContextNotesObservation(content=text)
+
+
 _OBSERVATION_MAKERS: dict[str, _ObservationMaker] = {
     "ExecuteBashObservation": _cmd_output,
     "TerminalObservation": _cmd_output,
@@ -849,6 +879,8 @@ _OBSERVATION_MAKERS: dict[str, _ObservationMaker] = {
     "ContextReloadObservation": _context_reload_observation,
     "SearchHistoryObservation": _search_history_observation,
     "NewContextObservation": _new_context_observation,
+    "ContextNotesObservation": _context_notes_observation,
+    "CompactContextObservation": _new_context_observation,  # done, or refused: the same two answers
 }
 """SDK `observation.kind` -> its maker; any other kind is `_other_observation`'s."""
 

@@ -287,7 +287,9 @@ JSON_VALUES = st.recursive(
 )
 ARGUMENTS = st.one_of(
     st.dictionaries(
-        st.sampled_from(["event_id", "query", "limit", "summary", "x", "offset", "before_event_id"]), JSON_VALUES, max_size=4
+        st.sampled_from(["event_id", "query", "limit", "summary", "x", "offset", "before_event_id", "operation", "text", "focus"]),
+        JSON_VALUES | st.sampled_from(["read", "write", "append"]),
+        max_size=4,
     ),
     st.sampled_from(["", "not json", "[1, 2]", '"text"', "{", '{"event_id": NaN}', '{"query": "a", "limit": 1e400}']),
 )
@@ -297,7 +299,7 @@ ARGUMENTS = st.one_of(
 def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     llm = ScriptedLLM.from_messages([])
     conversation = Conversation(
-        agent=Agent(llm=llm, tools=memory_tools()), workspace=str(tmp_path_factory.mktemp("hostile")),
+        agent=Agent(llm=llm, tools=[*memory_tools(), *bridge.steering_tools()]), workspace=str(tmp_path_factory.mktemp("hostile")),
         persistence_dir=str(tmp_path_factory.mktemp("hostile-log")), visualizer=None, stuck_detection=False,
     )  # fmt: skip
     yield conversation
@@ -305,7 +307,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-@given(tool=st.sampled_from(["context_reload", "search_history"]), arguments=ARGUMENTS)
+@given(tool=st.sampled_from(["context_reload", "search_history", "context_notes", "compact_context"]), arguments=ARGUMENTS)
 def test_any_arguments_the_agent_writes_become_an_answer_it_reads(hostile: Any, tool: str, arguments: Any) -> None:
     call_id = f"hostile-{len(hostile.state.events)}"
     hostile.agent.llm.script(tool_call(tool, arguments, call_id), tool_call("finish", {"message": "ok"}, f"{call_id}-finish"))
@@ -482,3 +484,94 @@ def test_a_secret_too_short_to_hide_is_never_stored_in_the_index_search_is_refus
         assert pin.encode() not in stored  # no index at all: nothing could hide it
     finally:
         conversation.close()
+
+
+# -- context_notes and compact_context (issue 36) -------------------------------------------------------
+
+
+def test_notes_survive_a_compaction_with_a_focus_and_resume_equal_in_a_real_sdk_conversation(tmp_path: Path) -> None:
+    from openhands.sdk.event.condenser import Condensation
+
+    from openhands_memory.integrations.openhands_sdk import (
+        COMPACT_CONTEXT_TOOL,
+        CONTEXT_NOTES_TOOL,
+        NEW_CONTEXT_TOOL,
+        OpenHandsMemoryCondenser,
+        steering_tools,
+    )
+    from openhands_memory.integrations.openhands_sdk._steering_log import SteeringLog
+
+    assert steering_tools() == [Tool(name=NEW_CONTEXT_TOOL), Tool(name=CONTEXT_NOTES_TOOL), Tool(name=COMPACT_CONTEXT_TOOL)]
+    focus = "the ZEBRA-4471 failure in module quux"
+    routine = [tool_call("think", {"thought": f"routine step {i}: " + "reading more files " * 120}, f"t{i}") for i in range(6)]
+    seen: list[list[Message]] = []
+
+    def read_notes(messages: list[Message]) -> Message:
+        seen.append(messages)  # the first request after the compaction
+        return tool_call("context_notes", {"operation": "read"}, "read")
+
+    llm = ScriptedLLM.from_messages(
+        [
+            tool_call("think", {"thought": FORGOTTEN}, "fact"),
+            tool_call("context_notes", {"operation": "write", "text": "Pin libfoo to 2.3 (ZEBRA-4471)."}, "write"),
+            tool_call("compact_context", {"focus": focus}, "too-early"),  # refused: too little to free yet
+            *routine,
+            tool_call("context_notes", {"operation": "append", "text": "Next: write the pin."}, "append"),
+            tool_call("context_notes", {"operation": "append", "text": "x" * 9_000}, "too-long"),  # over the bound
+            tool_call("compact_context", {"focus": 42}, "bad-focus"),
+            tool_call("compact_context", {"focus": focus}, "compact"),
+            read_notes,
+            tool_call("finish", {"message": "done"}, "finish"),
+        ]
+    )
+    config = {"type": "agent_reset", "condenser": {"type": "llm", "max_size": 40, "keep_first": 2}}
+    condenser = OpenHandsMemoryCondenser(condenser=config, tokenizer="approximate")
+    persistence = tmp_path / "conversations"
+    conversation = Conversation(
+        agent=Agent(llm=llm, tools=steering_tools(), condenser=condenser), workspace=str(tmp_path / "work"),
+        persistence_dir=str(persistence), visualizer=None,
+    )  # fmt: skip
+    notes = "Pin libfoo to 2.3 (ZEBRA-4471).\nNext: write the pin."
+    try:
+        conversation.send_message("Fix the build.")
+        conversation.run()
+        assert answer_text(conversation, "write") == "Notes written (31 of 8000 characters):\nPin libfoo to 2.3 (ZEBRA-4471)."
+        (early,) = answers(conversation, "too-early")
+        assert early.observation.is_error and "too little to free" in early.observation.text
+        (long,) = answers(conversation, "too-long")
+        assert long.observation.is_error and "over the bound of 8000" in long.observation.text
+        (bad,) = answers(conversation, "bad-focus")
+        assert bad.observation.is_error and "focus must be a string, got int" in bad.observation.text
+        assert "keeping first: " + focus in answer_text(conversation, "compact")
+        # One condensation, for the call, with its focus recorded; it forgot the call, so it answered it once.
+        (condensation,) = [e for e in conversation.state.events if isinstance(e, Condensation)]
+        record = condenser.condensation_records[-1]
+        assert record.condensation_id == condensation.id and record.metadata["extra"]["focus"] == focus
+        assert record.metadata["reason"] == "request"
+        assert condensation.summary is not None and condensation.summary.index(focus) < 200  # the focus first
+        (compact_call,) = [e for e in conversation.state.events if isinstance(e, ActionEvent) and e.tool_call_id == "compact"]
+        assert compact_call.id in condensation.forgotten_event_ids
+        # After it the model sees the notes' events (kept by agent_reset), not the thought forgotten with them.
+        shown = "\n".join(f"{m.content} {[c.arguments for c in m.tool_calls or ()]}" for m in seen[0])
+        assert "Pin libfoo to 2.3 (ZEBRA-4471)." in shown and "Next: write the pin." in shown
+        assert FORGOTTEN not in shown and focus in shown  # the summary, focus first, in its place
+        assert answer_text(conversation, "read") == f"Your notes ({len(notes)} of 8000 characters):\n{notes}"
+        conversation_id = conversation.state.id
+    finally:
+        conversation.close()
+    # Resumed from its folder, the conversation reads the same notes from the same log.
+    resumed_llm = ScriptedLLM.from_messages(
+        [tool_call("context_notes", {"operation": "read"}, "read-again"), tool_call("finish", {"message": "ok"}, "finish-2")]
+    )
+    resumed = Conversation(
+        agent=Agent(llm=resumed_llm, tools=steering_tools(), condenser=OpenHandsMemoryCondenser(condenser=config, tokenizer="approximate")),
+        workspace=str(tmp_path / "work"), persistence_dir=str(persistence), conversation_id=conversation_id, visualizer=None,
+    )  # fmt: skip
+    try:
+        assert SteeringLog(resumed.state).notes("read", None).text.endswith(f"\n{notes}")
+        resumed.send_message("Go on.")
+        resumed.run()
+        assert answer_text(resumed, "read-again") == f"Your notes ({len(notes)} of 8000 characters):\n{notes}"
+        assert len([e for e in resumed.state.events if isinstance(e, Condensation)]) == 1  # the call was not answered again
+    finally:
+        resumed.close()
