@@ -510,6 +510,10 @@ def test_notes_survive_a_compaction_with_a_focus_and_resume_equal_in_a_real_sdk_
         seen.append(messages)  # the first request after the compaction
         return tool_call("context_notes", {"operation": "read"}, "read")
 
+    def after_reset(messages: list[Message]) -> Message:
+        seen.append(messages)  # the first request after the reset
+        return tool_call("finish", {"message": "done"}, "finish")
+
     llm = ScriptedLLM.from_messages(
         [
             tool_call("think", {"thought": FORGOTTEN}, "fact"),
@@ -521,7 +525,8 @@ def test_notes_survive_a_compaction_with_a_focus_and_resume_equal_in_a_real_sdk_
             tool_call("compact_context", {"focus": 42}, "bad-focus"),
             tool_call("compact_context", {"focus": focus}, "compact"),
             read_notes,
-            tool_call("finish", {"message": "done"}, "finish"),
+            tool_call("new_context", {"handoff": "Goal: fix the build. Next: write the pin."}, "reset"),
+            after_reset,
         ]
     )
     config = {"type": "agent_reset", "condenser": {"type": "llm", "max_size": 40, "keep_first": 2}}
@@ -543,9 +548,10 @@ def test_notes_survive_a_compaction_with_a_focus_and_resume_equal_in_a_real_sdk_
         (bad,) = answers(conversation, "bad-focus")
         assert bad.observation.is_error and "focus must be a string, got int" in bad.observation.text
         assert "keeping first: " + focus in answer_text(conversation, "compact")
-        # One condensation, for the call, with its focus recorded; it forgot the call, so it answered it once.
-        (condensation,) = [e for e in conversation.state.events if isinstance(e, Condensation)]
-        record = condenser.condensation_records[-1]
+        # One condensation for the call, with its focus recorded (it forgot the call: answered once), then the reset.
+        condensation, reset = [e for e in conversation.state.events if isinstance(e, Condensation)]
+        assert reset.summary == "Goal: fix the build. Next: write the pin."
+        record = condenser.condensation_records[0]
         assert record.condensation_id == condensation.id and record.metadata["extra"]["focus"] == focus
         assert record.metadata["reason"] == "request"
         assert condensation.summary is not None and condensation.summary.index(focus) < 200  # the focus first
@@ -556,6 +562,10 @@ def test_notes_survive_a_compaction_with_a_focus_and_resume_equal_in_a_real_sdk_
         assert "Pin libfoo to 2.3 (ZEBRA-4471)." in shown and "Next: write the pin." in shown
         assert FORGOTTEN not in shown and focus in shown  # the summary, focus first, in its place
         assert answer_text(conversation, "read") == f"Your notes ({len(notes)} of 8000 characters):\n{notes}"
+        # The reset keeps the notes' events too: after it the model sees them, and the handoff.
+        after = "\n".join(f"{m.content} {[c.arguments for c in m.tool_calls or ()]}" for m in seen[1])
+        assert "Pin libfoo to 2.3 (ZEBRA-4471)." in after and "Next: write the pin." in after and "Goal: fix the build." in after
+        assert "routine step" not in after and focus not in after  # the rest is forgotten, the summary with it
         conversation_id = conversation.state.id
     finally:
         conversation.close()
@@ -572,6 +582,6 @@ def test_notes_survive_a_compaction_with_a_focus_and_resume_equal_in_a_real_sdk_
         resumed.send_message("Go on.")
         resumed.run()
         assert answer_text(resumed, "read-again") == f"Your notes ({len(notes)} of 8000 characters):\n{notes}"
-        assert len([e for e in resumed.state.events if isinstance(e, Condensation)]) == 1  # the call was not answered again
+        assert len([e for e in resumed.state.events if isinstance(e, Condensation)]) == 2  # compact_context was not answered again
     finally:
         resumed.close()
