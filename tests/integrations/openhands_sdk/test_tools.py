@@ -349,6 +349,12 @@ def test_any_arguments_the_agent_writes_become_an_answer_it_reads(hostile: Any, 
         ("search_history", {"query": "next", "before_event_id": "no-such-uuid"}, 'No search was made: this conversation has no event "no-such-uuid"; before_event_id takes an event\'s number'),
         ("search_history", {"query": "next", "before_event_id": 1.5}, "No search was made: before_event_id must be an integer (an event_id), got 1.5."),
         ("search_history", {"query": "next", "before_event_id": 2**64}, f"No search was made: before_event_id {2**64} is out of range"),
+        # The steering tools' wrong values (issue 36): the same answers as History's.
+        ("context_notes", {"operation": "erase"}, "The notes were not changed: operation must be one of read, write, append, got \"erase\"."),
+        ("context_notes", {"operation": "write", "text": 7}, "The notes were not changed: text must be a string, got int."),
+        ("context_notes", {"operation": "write", "text": "n" * 8_001}, "The notes were not changed: the notes would hold 8001 characters, over the bound of 8000"),
+        ("compact_context", {"focus": "the port"}, "Nothing was compacted: this agent's condenser (none) answers no compaction request"),
+        ("compact_context", {"focus": "f" * 2_001}, "Nothing was compacted: the focus has 2001 characters, over the bound of 2000."),
     ],
 )
 def test_wrong_values_get_the_answers_history_gives(hostile: Any, tool: str, arguments: dict[str, Any], expected: str) -> None:
@@ -358,7 +364,9 @@ def test_wrong_values_get_the_answers_history_gives(hostile: Any, tool: str, arg
     hostile.run()
     assert expected in answer_text(hostile, call_id)
     # Every refused call is an error, whatever refused it: the arguments' checks, the search's, the log's.
-    refused = expected.startswith(("No event was reloaded", "No search was made", "There is no event"))
+    refused = expected.startswith(
+        ("No event was reloaded", "No search was made", "There is no event", "The notes were not changed", "Nothing was compacted")
+    )
     (answer,) = answers(hostile, call_id)
     assert answer.observation.is_error is refused
 
