@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field
 
 from openhands_memory.condenser import Condensation, Condenser
-from openhands_memory.condenser.kit import CONFIG, forget_id, replace_at, sized
+from openhands_memory.condenser.kit import FROM_CONFIG, CONFIG, forget_id, replace_at, sized
 from openhands_memory.events import (
     CondensationAction,
     ContextNotesAction,
@@ -198,7 +198,7 @@ class AgentResetCondenser(Condenser):
     config_cls = AgentResetCondenserConfig
     exports = ("is_kept_by_reset", "reset_action", "reset_reminder")
 
-    def __init__(self, condenser: Condenser, *, input_window: int = 200_000, remind_at: float = 0.8, **kwargs: Any) -> None:
+    def __init__(self, condenser: Condenser, *, input_window: int = FROM_CONFIG, remind_at: float = FROM_CONFIG, **kwargs: Any) -> None:
         """Wrap `condenser`; remind past `remind_at` of `input_window` tokens.
 
         Raises:
