@@ -652,7 +652,8 @@ class History:
         id, kind, `in view` / `in view, shortened` / `forgotten`, and a snippet; only the events older than
         `before_event_id` when the call gives one.
 
-        Wrong values (an unknown id, an empty query, a limit out of range) get a result of the
+        Wrong values (an unknown id, an empty query, a limit out of range, a negative offset or
+        one past the event's end, a `before_event_id` the log does not hold) get a result of the
         tool that says what is wrong; a query longer than `MAX_QUERY_CHARS` is cut (the action
         records what was searched, the answer says so). A call that cannot make an action (an
         unknown tool, arguments that are not JSON, nested too deeply, of the wrong type, an integer
