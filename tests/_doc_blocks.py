@@ -126,6 +126,10 @@ BLOCKS: dict[str, list[tuple[str, str, str]]] = {
         ("", "now(after) + h * read * after", "test_the_scheduler_s_rule_is_the_formula"),
         ("", "102  forgot 10 events (ids 86-98)", "test_the_inspect_excerpt_of_the_enyst_log"),
     ],
+    "docs/steering.md": [
+        ("bash", "python benchmarks/bench_steering.py --out steering.json", "test_the_steering_benchmark"),
+        ("", "| pipeline | requests | prompt tokens | largest prompt", "test_the_steering_benchmark"),
+    ],
     "docs/strategies.md": [
         ("toml", "[llm.condenser]", "test_pipeline_files"),
         ("json", '{"event_type": "LARGE_MESSAGE_OFFLOAD"', _COMPRESSION),

@@ -40,7 +40,15 @@ from openhands_memory.integrations.openhands_sdk.tools import (
     register_memory_tools,
 )
 from openhands_memory.integrations.openhands_sdk.steering_tools import (
+    COMPACT_CONTEXT_TOOL,
+    CONTEXT_NOTES_TOOL,
     NEW_CONTEXT_TOOL,
+    CompactContextAction,
+    CompactContextObservation,
+    CompactContextTool,
+    ContextNotesAction,
+    ContextNotesObservation,
+    ContextNotesTool,
     NewContextAction,
     NewContextObservation,
     NewContextTool,
