@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["APPROXIMATE", "DEFAULT_TOKENIZER", "add_model_arguments", "check_model_arguments", "tokenizer_name"]
-
 from openhands_memory import _tokenizer_names
 from openhands_memory._tokenizer_names import APPROXIMATE, DEFAULT_TOKENIZER
+
+__all__ = ["APPROXIMATE", "DEFAULT_TOKENIZER", "add_model_arguments", "check_model_arguments", "tokenizer_name"]
 
 
 def add_model_arguments(command: argparse.ArgumentParser, *, counts: str) -> None:
