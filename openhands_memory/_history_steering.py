@@ -109,4 +109,4 @@ def _refusal(history: History, action: Action) -> str | None:
     view = history.view
     # What a summary could replace: all but the system prompt and the user's messages.
     freeable = [event for event in view.events if not is_kept_by_reset(event) and not isinstance(event, CompactContextAction)]
-    return compact_size_problem(history.condenser.token_counter(freeable))
+    return compact_size_problem(history.pipeline.counter(freeable))  # the run's counter, as the condenser counts

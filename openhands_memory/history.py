@@ -44,7 +44,7 @@ from openhands_memory.condenser import Condensation, Condenser, LLMTokenCounter,
 from openhands_memory.condenser.impl.agent_reset_condenser import AgentResetCondenser
 from openhands_memory.condenser.guard import MAX_CONDENSATIONS_PER_STEP, CondensationGuard
 from openhands_memory.conversation_memory import ConversationMemory, HistoryPolicy, HistoryTrim, apply_prompt_caching
-from openhands_memory.conversation_memory.history_policy import NO_TRIM, MessageTokenCounter
+from openhands_memory.conversation_memory.history_policy import NO_TRIM
 from openhands_memory.errors import (
     ConcurrentAppendError,
     LLMContextWindowExceededError,
@@ -66,7 +66,7 @@ from openhands_memory.events import (
     agent_history,
     is_agent_history,
 )
-from openhands_memory.pipeline import DEFAULT_CONDENSER_CONFIG, Pipeline, default_condenser
+from openhands_memory.pipeline import DEFAULT_CONDENSER_CONFIG, Pipeline, Turn, default_condenser
 from openhands_memory.prompt_tokens import Tokenizer
 from openhands_memory.recall.runtime import MemoryToolRuntime
 from openhands_memory.recall.index import MAX_QUERY_CHARS
@@ -131,9 +131,10 @@ class History:
         stream: EventStream | None = None,
         *,
         condenser: Condenser | None = None,
+        pipeline: Pipeline | str | os.PathLike[str] | None = None,
         memory: ConversationMemory | None = None,
         system_prompt: str = "",
-        max_condensations_per_step: int = MAX_CONDENSATIONS_PER_STEP,
+        max_condensations_per_step: int | None = None,
         max_overflow_retries: int = 3,
         max_invalid_replies: int = 3,
         token_counter: TokenCounter | None = None,
@@ -152,15 +153,23 @@ class History:
                 the cache-aware default priced for the agent's model: `model`, else the model of the
                 first LLM `completion` is given (until then, and for a model without known prices,
                 priced as claude-sonnet-4-5: see `DEFAULT_CONDENSER_CONFIG`).
+            pipeline: the turn itself: a `Pipeline`, or a pipeline file (TOML or JSON, the file the
+                CLI's `--pipeline` and the SDK bridge's `from_file` take), loaded for `model`;
+                instead of `condenser` (and of `history_policy`, unless it is given to change the
+                pipeline's). The settings given here (`memory` or `system_prompt`,
+                `max_message_chars`, `vision_is_active`, `max_condensations_per_step`, `tokenizer`)
+                change the pipeline's; the others are kept.
             memory: renders views as messages; by default `ConversationMemory(system_prompt)`.
             system_prompt: the system message used when the history has none (ignored with `memory`).
-            max_condensations_per_step: condensations one step may append before it is stuck.
+            max_condensations_per_step: condensations one step may append before it is stuck; None:
+                the pipeline's (`MAX_CONDENSATIONS_PER_STEP` unless a pipeline given says otherwise).
             max_overflow_retries: how many times `completion` condenses and asks the model again
                 after its context window was exceeded, before it gives up.
             max_invalid_replies: how many replies with tool calls that cannot be run `completion`
                 answers with an `ErrorObservation` and asks again about, before it gives up.
-            token_counter: measures the prompt to check that condensing makes progress; by default
-                the condenser's (`Condenser.token_counter`), or events are counted when it has none.
+            token_counter: the run's token counter: the condenser's budgets count with it while it
+                runs, and the loop guard measures progress with it; by default the condenser's own
+                (`Condenser.token_counter`). Give this or `tokenizer`, not both.
             max_message_chars: cut longer observation text in the middle (None: never).
             vision_is_active: the model sees images (see `ConversationMemory.process_events`).
             secrets: name: value; the values are hidden in every event stored from now on, and so
@@ -169,27 +178,35 @@ class History:
                 `HistoryPolicy`); what it dropped is `last_trim`. None: the condenser's own
                 `history_policy_preset`, if it names one (`inkeep` does), else no trim. Its `max_tokens` counts with the
                 model's tokenizer when `token_counter` is an `LLMTokenCounter`, else at four
-                characters a token (with `tokenizer`: with that).
+                characters a token (with `tokenizer` or `model`: with that tokenizer).
             tokenizer: the agent model's tokenizer (a model name, `approximate`, or a `Tokenizer`):
-                the condenser's token budgets, the loop guard (unless `token_counter`) and the
-                history policy count the prompt with it, as `openhands-memory replay --model`
-                counts (`Pipeline.measured_by`; the condenser is told so). None: the condenser
-                keeps its own counter (`ApproximateTokenCounter` by default).
-            model: the agent's model (never called here): the default condenser is priced and sized
-                for it (ignored with `condenser`).
+                the condenser's token budgets, the loop guard and the history policy count the
+                prompt with it, as `openhands-memory replay --model`
+                counts (`Pipeline.measured_by`: the counter is this run's, the condenser object is not
+                changed). None: the agent's `model`'s, as the command line's `--model` counts; with
+                neither (or with `token_counter`), the condenser's own counter (`ApproximateTokenCounter`
+                by default).
+            model: the agent's model (never called here): its tokenizer counts unless `tokenizer`
+                names another, a pipeline file is sized for it, and the default condenser is priced
+                and sized for it.
 
         Raises:
             InvalidSecretError: a secret value is too short (under 6 characters) or not a string.
+            ValueError: both `pipeline` and `condenser`, or both `tokenizer` and `token_counter`, are given.
+            CondenserConfigError: `pipeline` names a file that is missing or not a valid pipeline file.
         """
+        if pipeline is not None and condenser is not None:
+            raise ValueError("give a pipeline or a condenser, not both (the pipeline holds its condenser)")
+        if tokenizer is not None and token_counter is not None:
+            raise ValueError("give a tokenizer or a token_counter, not both (a run counts with one counter)")
         if stream is None:
             stream = EventStream(secrets=secrets)
         elif secrets is not None:
             stream.set_secrets(secrets)
         self.stream: EventStream = stream
         """Every event of the conversation."""
-        self._priced_by_llm = condenser is None and model is None
+        self._priced_by_llm = condenser is None and pipeline is None and model is None
         """The default condenser takes its prices from the first LLM `completion` is given."""
-        condenser = condenser if condenser is not None else default_condenser(model)
         if max_overflow_retries < 0:
             raise ValueError(f"max_overflow_retries must be at least 0, got {max_overflow_retries}")
         self.max_overflow_retries = max_overflow_retries
@@ -198,28 +215,36 @@ class History:
             raise ValueError(f"max_invalid_replies must be at least 0, got {max_invalid_replies}")
         self.max_invalid_replies = max_invalid_replies
         """How many replies with tool calls that cannot be run `completion` answers and asks again about."""
-        policy_tokens: MessageTokenCounter | None = None
-        if isinstance(token_counter, LLMTokenCounter):
-            llm = token_counter.llm
-            policy_tokens = lambda message: int(llm.count_tokens([message]))  # noqa: E731
-        pipeline = Pipeline(
-            condenser,
-            None,
-            history_policy,
-            memory=memory if memory is not None else ConversationMemory(system_prompt),
-            max_message_chars=max_message_chars,
-            vision_is_active=vision_is_active,
-            message_tokens=policy_tokens,
-        )
-        self.pipeline: Pipeline = pipeline.measured_by(tokenizer) if tokenizer is not None else pipeline
-        """THE step: condenses the view and shows it as messages (the same object replay and bench run)."""
-        if token_counter is None:  # after `measured_by`, which gives the condenser its counter
-            token_counter = getattr(condenser, "token_counter", None)
-        self._guard = CondensationGuard(condenser.name, limit=max_condensations_per_step, token_counter=token_counter)
+        settings: dict[str, Any] = {}
+        if max_condensations_per_step is not None:
+            settings["max_condensations_per_step"] = max_condensations_per_step
+        if pipeline is None or memory is not None or system_prompt:  # a pipeline given keeps its renderer unless told
+            settings["memory"] = memory if memory is not None else ConversationMemory(system_prompt)
+        if pipeline is None or history_policy is not None:
+            settings["history_policy"] = history_policy
+        if pipeline is None or max_message_chars is not None:
+            settings["max_message_chars"] = max_message_chars
+        if pipeline is None or vision_is_active:
+            settings["vision_is_active"] = vision_is_active
+        if token_counter is not None:
+            settings["token_counter"] = token_counter
+            if isinstance(token_counter, LLMTokenCounter):  # the policy's max_tokens counts with the model too
+                llm = token_counter.llm
+                settings["message_tokens"] = lambda message: int(llm.count_tokens([message]))
+        turn = Pipeline.of(pipeline if pipeline is not None else condenser, model=model, **settings)
+        # The one rule (`_tokenizer_names.tokenizer_name`, as `--tokenizer`/`--model` and the SDK bridge): the
+        # tokenizer named, else the agent's model's; neither (or a counter of the caller's): the condenser's own.
+        counting = tokenizer if tokenizer is not None else (model if token_counter is None else None)
+        self.pipeline: Pipeline = turn.measured_by(counting) if counting else turn
+        """THE turn: condenses until the view settles (its one guard) and shows it as messages (the same
+        object replay and bench run)."""
         self.last_trim: HistoryTrim = NO_TRIM
         """What `history_policy` dropped from the messages of the last step (`dropped` 0: nothing)."""
         self._initial_user_action: MessageAction | None = None
         self._last_view: View | None = None
+        self.last_turn: Turn[Any] | None = None
+        """The pipeline's last turn (`step` or `next_messages`): the view shown, its messages and, with a
+        tokenizer, their tokens as sent (`Turn.tokens`, the count replay and bench report)."""
         # Where the view broke (the event and what it raised), if it did: raised again at every read.
         self._failure: tuple[Event, Exception] | None = None
         stored = self.stream.snapshot()
@@ -408,7 +433,7 @@ class History:
                     raise _view_failure(event, exc) from exc
                 self._track(event)
                 if not isinstance(event, CondensationAction):
-                    self._guard.reset()
+                    self.pipeline.guard.reset()  # another event: a new step
             assert event.id is not None  # the stream gave it one
             self._seen = event.id
 
@@ -476,27 +501,29 @@ class History:
                 that left the prompt no smaller, or past `max_condensations_per_step` in one step.
             MalformedEventError: an event in the stream cannot be applied to the view.
         """
-        outcome = self.pipeline.condense(self.view, self._guard)
+        outcome = self.pipeline.step(self.view, self._initial_user_action)
         if isinstance(outcome, Condensation):
             return outcome
-        self._guard.reset()
-        self._last_view = outcome
-        shown = self.pipeline.show(outcome, self._initial_user_action)
+        return self._shown_turn(outcome)
+
+    def _shown_turn(self, turn: Turn[Any]) -> list[Message]:
+        self.last_turn = turn
+        self._last_view = turn.view
         if self.history_policy is not None:
-            self.last_trim = shown.trim
-        return shown.messages
+            self.last_trim = turn.shown.trim
+        return turn.messages
 
     def next_messages(self) -> list[Message]:
-        """`step` until it returns messages, appending each condensation to the stream (source agent).
+        """The pipeline's turn: `step` until it returns messages, appending each condensation to the stream (source agent).
 
         Raises:
             CondensationStalledError: condensing made no progress (see `step`).
         """
-        while True:
-            result = self.step()
-            if not isinstance(result, Condensation):
-                return result
-            self.add_event(result.action, EventSource.AGENT)
+
+        def append(condensation: Condensation, view: View) -> None:
+            self.add_event(condensation.action, EventSource.AGENT)
+
+        return self._shown_turn(self.pipeline.turn(lambda: self.view, append, lambda: self._initial_user_action))
 
     def completion(
         self, llm: LLM, *, tools: Sequence[Mapping[str, Any]] | None = None, **kwargs: Any
@@ -549,7 +576,7 @@ class History:
             except LLMContextWindowExceededError as exc:
                 shown = self._shown()
                 if retries >= self.max_overflow_retries:
-                    raise self._guard.stalled(
+                    raise self.pipeline.guard.stalled(
                         f"the prompt still exceeds the context window of {llm.config.model!r} after "
                         f"{retries} condensation{'s' if retries != 1 else ''} on request",
                         shown,
@@ -583,7 +610,7 @@ class History:
         Raises:
             CondensationStalledError: the prompt is no smaller, or the condenser's model overflowed too.
         """
-        guard = self._guard
+        guard = self.pipeline.guard
         model = llm.config.model
         before = guard.size(shown)
         self.request_condensation()

@@ -1,21 +1,28 @@
-"""The pipeline: what the model is shown at a step, built in one place for `History`, replay and bench.
+"""The pipeline: THE turn, what the model is shown at a step, in one call for `History`, replay, bench and the SDK bridge.
 
 A `Pipeline` holds the condenser, the `ConversationMemory` that renders views as messages (with
-its settings: observation cut, vision), the optional `HistoryPolicy` and the one token counter its
-trim uses. It offers the two operations a step needs:
+its settings: observation cut, vision), the optional `HistoryPolicy`, the one loop guard and the
+one token counter. A turn is one call:
 
-- `settle(current_view, append, guard)`: ask the condenser until it returns a view, appending each
-  condensation (through the caller's `append`) and stopping a loop that makes no progress
-  (`CondensationGuard`); `condense(view, guard)` is one ask of that loop (`History.step`).
-- `show(view, initial_user_action)`: the view as messages, trimmed by the policy, with what the
-  trim dropped and how many tool calls the renderer had to repair (`ShownMessages`).
-- `prompt_tokens(shown, view)`: the tokens of that prompt as sent, tool definitions included,
-  counted by the pipeline's one `PromptMeter` (`measured_by(tokenizer)`; see
-  `openhands_memory.prompt_tokens`): replay's report, the bench, the history policy's trim and the
-  condensers' token budgets all count with it.
+- `turn(current_view, append, initial_user_action)`: condense until the view settles (each
+  condensation appended through the caller's `append`, the loop stopped by the one
+  `CondensationGuard` when it makes no progress), then render, trim by the policy and count
+  (`Turn`). `History.next_messages`, the replay driver (so replay and bench) make this call.
+- `step(view, initial_user_action)`: one ask of that loop: a `Condensation` for the caller to
+  append, or the `Turn` of the view (`History.step`, whose controller appends).
+- `condense(view)`: the ask alone, for the SDK bridge, whose SDK renders the prompt itself and
+  appends the condensation; `fit_to_policy(events, cuts)` then leaves out the oldest events until
+  the policy drops no message (the trim, on events).
 
-`History`, `Replayer` (replay) and the bench call these, so a replay shows the model what `History`
-would send for the same events and pipeline.
+Counting: `measured_by(tokenizer)` gives the pipeline its `PromptMeter`; the prompt of every turn
+is counted with it (tool definitions included, see `openhands_memory.prompt_tokens`), the history
+policy's `max_tokens` counts messages with it, and the condenser runs inside the pipeline's counter
+(`counting_with`): its token budgets, records and the loop guard count with it too. The counter is
+passed to the run, not set on the strategy object, so two pipelines sharing a strategy count apart.
+
+A pipeline is made one way: `Pipeline.of(source, **settings)` from what a caller is given (a
+pipeline, a condenser, a pipeline file, or nothing: the default), and `replace(**changes)` for a
+pipeline like another; both keep every setting not named.
 
 A pipeline file holds the condenser (`[condenser]`) and the history policy (`[history_policy]`):
 
@@ -40,19 +47,22 @@ policy then trims the messages they render to, so it bounds what any pipeline se
 from __future__ import annotations
 
 import copy
+import dataclasses
 import difflib
 import os
-from collections.abc import Callable, Generator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from openhands_memory.condenser import Condensation, Condenser
+from openhands_memory.condenser.base import counting_with
 from openhands_memory.condenser.config import condenser_config_from_document, read_config_file
-from openhands_memory.condenser.guard import CondensationGuard
-from openhands_memory.condenser.tokens import tools_of
+from openhands_memory.condenser.guard import MAX_CONDENSATIONS_PER_STEP, CondensationGuard
+from openhands_memory.condenser.tokens import TokenCounter, tools_of
 from openhands_memory.conversation_memory import ConversationMemory
 from openhands_memory.conversation_memory.history_policy import (
     HISTORY_POLICY_PRESETS,
@@ -62,7 +72,7 @@ from openhands_memory.conversation_memory.history_policy import (
     MessageTokenCounter,
 )
 from openhands_memory.errors import CondenserConfigError
-from openhands_memory.events import Event, MessageAction
+from openhands_memory.events import Event, MessageAction, SystemMessageAction
 from openhands_memory.prompt_tokens import PromptMeter, PromptTokenCounter, Tokenizer, tokenizer_for
 from openhands_memory.view import View
 
@@ -153,6 +163,7 @@ __all__ = [
     "Pipeline",
     "PipelineConfig",
     "ShownMessages",
+    "Turn",
     "default_condenser",
     "default_condenser_config",
     "describe_config",
@@ -241,23 +252,61 @@ class ShownMessages:
     """Tool calls or results the renderer left out because their other half was missing."""
     rendered: list[Message]
     """The chat before the trim (`messages` itself without a policy)."""
+    tokens: int | None = None
+    """The prompt's tokens as sent, tool definitions included, by the pipeline's meter (None: not counted)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Turn(Generic[T]):
+    """One turn: the condensations made on the way, and the view the model is shown as messages, counted."""
+
+    view: View
+    """What the condenser returned last: the view the model is shown."""
+    shown: ShownMessages
+    """That view as the messages sent (rendered, trimmed, counted when the pipeline has a meter)."""
+    condensations: tuple[T, ...] = ()
+    """What the caller's `append` returned for each condensation made on the way, in order."""
+
+    @property
+    def messages(self) -> list[Message]:
+        """The chat to send."""
+        return self.shown.messages
+
+    @property
+    def tokens(self) -> int | None:
+        """The prompt's tokens (None: the pipeline has no meter)."""
+        return self.shown.tokens
+
+
+_SETTINGS: Final = (
+    "memory",
+    "max_message_chars",
+    "vision_is_active",
+    "message_tokens",
+    "max_condensations_per_step",
+    "token_counter",
+)
+"""`Pipeline`'s keyword settings: what `replace` and `of` carry over unless they are named."""
 
 
 class Pipeline:
-    """The condenser, the message renderer with its settings, the optional history policy and its token counter: THE step.
+    """The condenser, the message renderer with its settings, the optional history policy, the loop guard and one token counter: THE turn.
 
-    See the module docstring. A pipeline is used by one run at a time (the condenser and the
-    renderer keep state between steps).
+    See the module docstring. A pipeline is used by one run at a time (the condenser, the renderer
+    and the guard keep state between steps).
     """
 
     __slots__ = (
         "condenser",
         "description",
+        "guard",
         "history_policy",
+        "max_condensations_per_step",
         "max_message_chars",
         "memory",
         "message_tokens",
         "meter",
+        "token_counter",
         "vision_is_active",
     )
 
@@ -271,6 +320,8 @@ class Pipeline:
         max_message_chars: int | None = None,
         vision_is_active: bool = False,
         message_tokens: MessageTokenCounter | None = None,
+        max_condensations_per_step: int = MAX_CONDENSATIONS_PER_STEP,
+        token_counter: TokenCounter | None = None,
     ) -> None:
         """A pipeline around `condenser`.
 
@@ -284,6 +335,10 @@ class Pipeline:
             vision_is_active: the model sees images.
             message_tokens: counts one message's tokens for the policy's `max_tokens`; None: the
                 policy's estimate (four characters a token).
+            max_condensations_per_step: condensations one turn may make before the guard stops it.
+            token_counter: the run's counter: the condenser counts with it while it runs
+                (`counting_with`), and the loop guard measures progress with it; None: the
+                condenser's own (`measured_by` sets the prompt counter).
         """
         self.condenser = condenser
         self.description = description if description is not None else condenser.name
@@ -293,37 +348,91 @@ class Pipeline:
         self.max_message_chars = max_message_chars
         self.vision_is_active = vision_is_active
         self.message_tokens = message_tokens
+        self.max_condensations_per_step = max_condensations_per_step
+        self.token_counter = token_counter
         self.meter: PromptMeter | None = None
         """The one prompt counter (`measured_by`); None until one is chosen."""
+        self.guard = CondensationGuard(condenser.name, limit=max_condensations_per_step, token_counter=self.counter)
+        """The one loop guard of this pipeline's run: counts a turn's condensations, stops one that makes no progress."""
+
+    @property
+    def counter(self) -> TokenCounter:
+        """The token counter of this run: `token_counter`, else the condenser's own."""
+        return self.token_counter if self.token_counter is not None else self.condenser.token_counter
 
     @classmethod
-    def default(cls, model: str | None = None) -> Pipeline:
+    def default(cls, model: str | None = None, **settings: Any) -> Pipeline:
         """The default pipeline (`DEFAULT_CONDENSER_CONFIG`), offline, priced for the agent's `model` (see `default_condenser`)."""
         condenser = default_condenser(model)
         note = getattr(condenser, "pricing_note", None)
         described = f"default pipeline ({describe_config(DEFAULT_CONDENSER_CONFIG)})"
-        return cls(condenser, f"{described}, {note}" if note else described)
+        return cls(condenser, f"{described}, {note}" if note else described, **settings)
 
-    def with_settings(self, **settings: Any) -> Pipeline:
-        """This pipeline (the same condenser and renderer) with some keyword settings changed (`message_tokens`, ...)."""
-        current = {name: getattr(self, name) for name in ("memory", "max_message_chars", "vision_is_active", "message_tokens")}
-        return Pipeline(self.condenser, self.description, self.history_policy, **{**current, **settings})
+    @classmethod
+    def of(
+        cls, source: Pipeline | Condenser | str | os.PathLike[str] | None, *, model: str | None = None, **settings: Any
+    ) -> Pipeline:
+        """THE way to a pipeline from what a caller was given, with `settings` (`Pipeline`'s keyword arguments, and
+        `description`, `history_policy`) changed and every other one kept.
+
+        `source`: a `Pipeline` (`replace`), a `Condenser` (in a pipeline of its own), a pipeline file
+        or a shipped pipeline's name, as the CLI's `--pipeline` and the SDK bridge's `from_file` find
+        them (`resolve_pipeline`; read by `load_pipeline`, sized and priced for the agent's `model`),
+        or None (the default pipeline for `model`).
+
+        Raises:
+            CondenserConfigError: no such file nor shipped pipeline, or not a valid pipeline file.
+        """
+        if isinstance(source, Pipeline):
+            return source.replace(**settings) if settings else source
+        if isinstance(source, Condenser):
+            return cls(source, **settings)
+        if source is None:
+            return cls.default(model, **settings)
+        from openhands_memory.pipelines import resolve_pipeline  # the shipped files: found by name as the CLI finds them
+
+        return load_pipeline(resolve_pipeline(source), model=model).replace(**settings)
+
+    def replace(self, **changes: Any) -> Pipeline:
+        """This pipeline (the same condenser and renderer, unless named) with some settings changed, every other one kept.
+
+        `changes` are `condenser`, `description`, `history_policy` and `Pipeline`'s keyword settings.
+        The meter is kept unless `token_counter` or `message_tokens` change (then `measured_by` again).
+        """
+        current: dict[str, Any] = {name: getattr(self, name) for name in ("condenser", "description", "history_policy", *_SETTINGS)}
+        if "condenser" in changes and "description" not in changes:
+            current["description"] = None  # the new condenser's name
+        unknown = sorted(set(changes) - set(current))
+        if unknown:
+            raise TypeError(f"Pipeline has no setting {unknown[0]!r}; the settings: {', '.join(current)}")
+        made = Pipeline(**{**current, **changes})
+        if not {"token_counter", "message_tokens", "condenser"} & set(changes):
+            made.meter = self.meter
+        return made
 
     def measured_by(self, tokenizer: Tokenizer | str | None) -> Pipeline:
         """This pipeline counting its prompts with the one `PromptMeter` over `tokenizer` (a name: `tokenizer_for`; None: approximate).
 
-        Its `meter` counts each step's prompt (`prompt_tokens`); the history policy's `max_tokens`
-        counts messages with the same meter, so the trim measures what is reported; and the
-        condenser's token budgets, records and loop guard count with it too, from now on
-        (`Condenser.use_token_counter` with a `PromptTokenCounter`: a view that holds its system
-        message counts exactly as `prompt_tokens` reports its untrimmed prompt). The condenser is
-        shared, not copied: this pipeline's condenser counts so as well.
+        Its `meter` counts each turn's prompt (`Turn.tokens`, `prompt_tokens`); the history policy's
+        `max_tokens` counts messages with the same meter, so the trim measures what is reported; and
+        the condenser's token budgets, records and the loop guard count with it too, while this
+        pipeline runs it (`token_counter`, a `PromptTokenCounter`: a view that holds its system
+        message counts exactly as `prompt_tokens` reports its untrimmed prompt). The condenser object
+        is shared, not copied, and not changed: another pipeline around it counts with its own.
         """
         meter = PromptMeter(tokenizer_for(tokenizer) if tokenizer is None or isinstance(tokenizer, str) else tokenizer)
-        measured = self.with_settings(message_tokens=meter.message_tokens)
+        counter = PromptTokenCounter(meter, self._counting_renderer())
+        measured = self.replace(message_tokens=meter.message_tokens, token_counter=counter)
         measured.meter = meter
-        self.condenser.use_token_counter(PromptTokenCounter(meter, measured._counting_renderer()))
         return measured
+
+    def counting(self) -> AbstractContextManager[None]:
+        """A block in which the condenser (and any strategy) counts with this pipeline's counter (`counting_with`).
+
+        `condense` runs in it; so must any other call into the strategy for this run (the SDK
+        bridge's hard reset and input limit, the steering tools' sizes).
+        """
+        return counting_with(self.token_counter)
 
     def _counting_renderer(self) -> Callable[[Sequence[Event]], list[Message]]:
         """Renders events as `show` does, before the trim, with a memory of its own (counting leaves `memory`'s cache alone)."""
@@ -341,6 +450,7 @@ class Pipeline:
         """The tokens of the prompt sent at a step: `view`'s tool definitions, then `shown`'s messages (see `openhands_memory.prompt_tokens`).
 
         Also leaves the prompt's cached prefix and blocks on `meter` (`last_cached`, `last_blocks`).
+        A turn counts its prompt itself (`Turn.tokens`): call this only for a prompt no turn made.
 
         Raises:
             ValueError: no meter was chosen (`measured_by`).
@@ -356,42 +466,68 @@ class Pipeline:
         """The pipeline a `PipelineConfig` describes (its condenser built); `settings` are `Pipeline`'s keyword arguments."""
         return cls(Condenser.from_config(config.condenser), description, config.history_policy, **settings)
 
-    def guard(self, limit: int) -> CondensationGuard:
-        """A loop guard for one run, measuring progress with the condenser's token counter (events when it has none)."""
-        return CondensationGuard(self.condenser.name, limit=limit, token_counter=getattr(self.condenser, "token_counter", None))
+    def condense(self, view: View) -> View | Condensation:
+        """Ask the condenser once, counting with the run's counter: the view the model is shown, or a condensation to append first.
 
-    def condense(self, view: View, guard: CondensationGuard) -> View | Condensation:
-        """Ask the condenser once: the view the model is shown, or a condensation to append first.
+        The guard counts the condensation; a view ends the step (the guard starts again).
 
         Raises:
             CondensationStalledError: a condensation again after one that made no progress, or
                 too many in one step (see `CondensationGuard`).
         """
-        outcome = self.condenser.condense(view)
-        if isinstance(outcome, Condensation):
-            guard.condensed(view)
+        with self.counting():
+            outcome = self.condenser.condense(view)
+            if isinstance(outcome, Condensation):
+                self.guard.condensed(view)
+                return outcome
+        self.guard.reset()
         return outcome
 
-    def settle(
-        self, current_view: Callable[[], View], append: Callable[[Condensation, View], T], guard: CondensationGuard
-    ) -> Generator[T, None, View]:
-        """Condense until the view is settled: ask, `append(condensation, view it was made for)` and ask again.
-
-        Yields what `append` returns for each condensation; returns the view the model is shown.
-        The guard keeps its count (the step's condensations) until the caller resets it.
+    def step(self, view: View, initial_user_action: MessageAction | None) -> Turn[Any] | Condensation:
+        """One ask of the turn: a condensation to append first, or the view shown as messages, trimmed and counted.
 
         Raises:
             CondensationStalledError: condensing made no progress (see `condense`).
         """
+        outcome = self.condense(view)
+        if isinstance(outcome, Condensation):
+            return outcome
+        return Turn(outcome, self._shown(outcome, initial_user_action))
+
+    def turn(
+        self,
+        current_view: Callable[[], View],
+        append: Callable[[Condensation, View], T],
+        initial_user_action: MessageAction | None | Callable[[], MessageAction | None],
+    ) -> Turn[T]:
+        """THE turn: condense until the view settles, then show it (render, trim, count).
+
+        Each condensation is handed to `append(condensation, view it was made for)`, which appends
+        its action where `current_view` will see it; what `append` returns is kept in order.
+        `initial_user_action` is the user's first message (or a function giving it, asked once the
+        view settled).
+
+        Raises:
+            CondensationStalledError: condensing made no progress (see `CondensationGuard`).
+        """
+        made: list[T] = []
         while True:
             view = current_view()
-            outcome = self.condense(view, guard)
+            outcome = self.condense(view)
             if not isinstance(outcome, Condensation):
-                return outcome
-            yield append(outcome, view)
+                initial = initial_user_action() if callable(initial_user_action) else initial_user_action
+                return Turn(outcome, self._shown(outcome, initial), tuple(made))
+            made.append(append(outcome, view))
+
+    def _shown(self, view: View, initial_user_action: MessageAction | None) -> ShownMessages:
+        """`show`, counted by the meter when there is one."""
+        shown = self.show(view, initial_user_action)
+        if self.meter is None:
+            return shown
+        return dataclasses.replace(shown, tokens=self.prompt_tokens(shown, view))
 
     def show(self, view: View | Sequence[Event], initial_user_action: MessageAction | None) -> ShownMessages:
-        """`view` as the messages the model is sent: rendered, then trimmed by the history policy."""
+        """`view` as the messages the model is sent: rendered, then trimmed by the history policy (not counted)."""
         memory = self.memory
         messages = memory.process_events(
             view, initial_user_action, max_message_chars=self.max_message_chars, vision_is_active=self.vision_is_active
@@ -402,6 +538,58 @@ class Pipeline:
         # The policy trims whole tool exchanges only, so the chat stays valid (DESIGN invariant 4).
         trim = self.history_policy.apply(messages, count_tokens=self.message_tokens)
         return ShownMessages(trim.messages, trim, repairs, messages)
+
+    def fit_to_policy(self, events: Sequence[Event], cuts: Iterable[int]) -> list[int]:
+        """The positions of `events` to show so that the history policy drops no message: the trim, made on events.
+
+        For a caller that renders the prompt itself (the SDK bridge): the oldest events are left out
+        instead of the messages they render to. What is kept is the pinned head (the system message,
+        and the first user message when the policy pins it) and the longest tail that starts at one
+        of `cuts` (positions the caller's view may be cut at; the last one keeps only the head when
+        nothing else fits). Fewer events render to fewer messages, steps and tokens, so the cut is
+        found by bisection (about log2 of the view's length renderings). The policy's `roles` is not
+        applied: dropping every message of a role is no cut of a view. All of `events` when the
+        policy drops nothing (or there is none).
+        """
+        policy = self.history_policy
+        everything = list(range(len(events)))
+        if policy is None or len(events) < 2:
+            return everything
+        first_user = next((e for e in events if isinstance(e, MessageAction) and e.source == "user"), None)
+        memory = self.memory
+
+        def fits(indexes: list[int]) -> bool:
+            # As the caller renders them: the events kept, the first user message only if it is one of them.
+            messages = memory.process_events(
+                [events[i] for i in indexes],
+                None,
+                max_message_chars=self.max_message_chars,
+                vision_is_active=self.vision_is_active,
+            )
+            trim = policy.apply(messages, count_tokens=self.message_tokens)
+            return trim.dropped - trim.dropped_by_roles == 0
+
+        if fits(everything):
+            return everything
+        head = [next((i for i, e in enumerate(events) if isinstance(e, SystemMessageAction)), None)]
+        if policy.pin_first_user and first_user is not None:
+            head.append(next(i for i, e in enumerate(events) if e is first_user))
+        pinned = sorted(i for i in head if i is not None)
+        allowed = sorted(i for i in set(cuts) if 1 <= i <= len(events))
+        if not allowed:
+            return everything
+
+        def kept(cut: int) -> list[int]:
+            return [i for i in pinned if i < cut] + list(range(cut, len(events)))
+
+        low, high = 0, len(allowed) - 1
+        while low < high:
+            middle = (low + high) // 2
+            if fits(kept(allowed[middle])):
+                high = middle
+            else:
+                low = middle + 1
+        return kept(allowed[low])
 
     def __repr__(self) -> str:
         return f"Pipeline({self.description!r})"

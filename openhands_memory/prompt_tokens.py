@@ -69,11 +69,8 @@ __all__ = [
     "tokenizer_for",
 ]
 
-APPROXIMATE = "approximate"
-"""The name that picks `ApproximateTokenizer` in `tokenizer_for` (and on the command line)."""
-
-DEFAULT_TOKENIZER = "gpt-4o"
-"""The tokenizer every command counts with unless `--tokenizer` or `--model` names another (and `replay_events`' default)."""
+# One vocabulary: the names (and the rule for which tokenizer counts) live in one module that imports nothing.
+from openhands_memory._tokenizer_names import APPROXIMATE, DEFAULT_TOKENIZER  # noqa: E402
 
 Token = int | str
 """One token: an id (a model's tokenizer) or a piece of text (`ApproximateTokenizer`)."""

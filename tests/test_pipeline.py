@@ -83,30 +83,24 @@ def test_a_pipeline_file_is_read_once(tmp_path: Path, monkeypatch: pytest.Monkey
     assert reads == [path]
 
 
-def test_settle_appends_each_condensation_and_returns_the_settled_view(tmp_path: Path) -> None:
-    pipeline = load_pipeline(_pipeline_file(tmp_path))
+def test_a_turn_appends_each_condensation_and_shows_the_settled_view(tmp_path: Path) -> None:
+    pipeline = load_pipeline(_pipeline_file(tmp_path)).replace(max_condensations_per_step=10)
     history = History(condenser=pipeline.condenser)
     for event in load_events(BUNDLED)[:60]:
         history.add_event(event.model_copy(update={"id": None}), event.source or EventSource.AGENT)
-    guard = pipeline.guard(limit=10)
     made: list[Condensation] = []
+    counts: list[int] = []
 
     def append(condensation: Condensation, _view: object) -> int:
         made.append(condensation)
+        counts.append(pipeline.guard.count)  # the pipeline's one guard counts the turn's condensations
         return history.add_event(condensation.action, EventSource.AGENT)
 
-    settling = pipeline.settle(lambda: history.view, append, guard)
-    ids = []
-    while True:
-        try:
-            ids.append(next(settling))
-        except StopIteration as stop:
-            shown = stop.value
-            break
-    assert made and ids == [e.id for e in history.stream.snapshot()[-len(made):]]
-    assert guard.count == len(made)
-    assert not isinstance(shown, Condensation)
-    assert not isinstance(pipeline.condense(history.view, guard), Condensation)
+    turn = pipeline.turn(lambda: history.view, append, history.initial_user_action)
+    assert made and list(turn.condensations) == [e.id for e in history.stream.snapshot()[-len(made):]]
+    assert counts == list(range(1, len(made) + 1)) and pipeline.guard.count == 0  # settled: a new step next
+    assert turn.messages == pipeline.show(turn.view, history.initial_user_action).messages and turn.tokens is None
+    assert not isinstance(pipeline.condense(history.view), Condensation)
 
 
 # --- one prompt counter: replay's report and the bench count the same tokens -------------------
@@ -186,12 +180,12 @@ def test_a_token_triggered_condenser_counts_a_view_as_replay_and_bench_count_its
     counted, reported, made = [], [], []
     for item in replayer.replay(events):
         if isinstance(item, AgentStep):
-            shown = pipeline.show(item.shown, replayer.initial_user_action)
-            reported.append(pipeline.prompt_tokens(shown, item.shown))
-            counted.append(pipeline.condenser.token_counter(item.shown))
+            assert item.turn is not None
+            reported.append(item.turn.tokens)  # the turn counted its prompt
+            counted.append(pipeline.counter(item.shown))
         elif isinstance(item, CondensationMade):
             assert item.condensation.metadata is not None
-            made.append((item.condensation.metadata.tokens_before, pipeline.condenser.token_counter(item.view)))
+            made.append((item.condensation.metadata.tokens_before, pipeline.counter(item.view)))
     assert len(reported) == 120 and len(made) >= 3
     assert counted == reported  # the budget's count of every view is the prompt the report counts
     assert all(before == count > TOKEN_TRIGGERED["max_tokens"] for before, count in made)  # the records too
@@ -216,8 +210,9 @@ def test_a_history_given_a_tokenizer_counts_its_budgets_as_replay_does(tmp_path:
         view = history.view
         pipeline = history.pipeline
         tokens = pipeline.prompt_tokens(pipeline.show(view, history.initial_user_action), view)
-        assert history.condenser.token_counter(view) == tokens
-        assert tokens != plain.condenser.token_counter(view)  # not the approximate estimate
+        assert pipeline.counter(view) == tokens
+        assert tokens != plain.pipeline.counter(view)  # not the approximate estimate
+        assert isinstance(history.condenser.token_counter, ApproximateTokenCounter)  # passed to the run, not set on it
 
 
 def test_the_default_fits_a_small_models_input_limit_and_keeps_its_limits_for_a_large_one() -> None:

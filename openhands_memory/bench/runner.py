@@ -58,6 +58,7 @@ from openhands_memory.bench.metrics import RunMetrics, summarize_runs
 from openhands_memory.bench.retention import RECALL_LIMIT, measure_retention
 from openhands_memory.bench.stand_in import choose_models, model_backed_members, summarizer_name
 from openhands_memory.bench.tokenizer import APPROXIMATE, Tokenizer, tokenizer_for
+from openhands_memory._tokenizer_names import tokenizer_name
 from openhands_memory.bench.work import available_cpus, find_logs, workers_for
 from openhands_memory.condenser import Condensation, Condenser, parse_condenser_config
 from openhands_memory.conversation_memory import ConversationMemory, HistoryPolicy, HistoryTrim
@@ -274,9 +275,9 @@ def run_events(
             # Look the model up now (litellm's import takes seconds), so it is not timed as condensing.
             llm.context_window()
     timed = _TimedCondenser(condenser)
-    # THE step History runs, counted by its one prompt counter (replay's report counts with it too);
+    # THE turn History runs, counted by its one prompt counter (replay's report counts with it too);
     # the policy's max_tokens and the condensers' budgets count with the same meter: what the report measures.
-    step = Pipeline(timed, pipeline.name, pipeline.history_policy).measured_by(
+    step = Pipeline.of(timed, description=pipeline.name, history_policy=pipeline.history_policy).measured_by(
         tokenizer if tokenizer is not None else _tokenizer(options.tokenizer)
     )
     policy = step.history_policy  # the spec's, else the strategy's own (`strategy_history_policy`)
@@ -290,10 +291,11 @@ def run_events(
     repairs = 0
     for item in replayer.replay(clock.track(events) if costs else events):
         if isinstance(item, AgentStep):
-            result = step.show(item.shown, replayer.initial_user_action)
+            assert item.turn is not None and item.turn.tokens is not None  # the turn rendered, trimmed and counted
+            result = item.turn.shown
             if policy is not None:
                 trims.add(result.trim)
-            metrics.add_step(step.prompt_tokens(result, item.shown), meter.last_cached)
+            metrics.add_step(item.turn.tokens, meter.last_cached)
             repairs += result.repairs
             if costs:
                 costs.add_step(item.number, meter.last_blocks, at=clock.now(item.event), static_blocks=meter.last_static_blocks)
@@ -301,15 +303,15 @@ def run_events(
             record = item.condensation.metadata or item.action.condenser_metadata
             metrics.add_condensation(record, event_id=item.action.id)
             costs.add_condensation(_record_dict(record))
-    shown, made = replayer.settle()
-    for item in made:
+    final_turn = replayer.final_turn()
+    shown, shown_final = final_turn.view, final_turn.shown
+    for item in final_turn.condensations:
         record = item.condensation.metadata or item.action.condenser_metadata
         metrics.add_condensation(record, event_id=item.action.id)
         costs.add_condensation(_record_dict(record))
     history = replayer.history
     log_ids = {e.id for e in history if not isinstance(e, CondensationAction | CondensationRequestAction)}
     recall = _Recall(history)
-    shown_final = step.show(shown, replayer.initial_user_action)
     final = shown_final.messages
     hidden: list[Event] = []
     if policy is not None:
@@ -642,7 +644,7 @@ def run_benchmark(
     if jobs is None:
         jobs = workers_for(log_paths, len(specs)) if executor == "process" else available_cpus()
     options = BenchOptions(
-        tokenizer=tokenizer or model or APPROXIMATE,
+        tokenizer=tokenizer_name(tokenizer, model=model, default=APPROXIMATE),  # the one rule: the tokenizer, else the agent's model
         model=model,
         summarizer_model=summarizer_model,
         context_limit=context_limit,

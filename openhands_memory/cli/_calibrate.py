@@ -9,7 +9,7 @@ import argparse
 import sys
 from typing import Any
 
-from openhands_memory.cli._models import APPROXIMATE, DEFAULT_TOKENIZER
+from openhands_memory.cli._models import APPROXIMATE, DEFAULT_TOKENIZER, tokenizer_name
 from openhands_memory._locations import log_location
 
 __all__ = ["add_calibrate_parser", "format_calibrations", "run_calibrate"]
@@ -61,7 +61,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
     from openhands_memory.replay.calibration import calibrate_events, summarize_calibrations
     from openhands_memory.stream.locations import load_log, shown_location
 
-    name = str(args.tokenizer or args.model or DEFAULT_TOKENIZER)
+    name = tokenizer_name(args)
     tokenizer = None if name == APPROXIMATE else name
     pricing = resolve_pricing(args.pricing) if args.pricing is not None else None  # refused now, before any work
     calibrations = [

@@ -16,13 +16,10 @@ from __future__ import annotations
 
 import argparse
 
+from openhands_memory import _tokenizer_names
+from openhands_memory._tokenizer_names import APPROXIMATE, DEFAULT_TOKENIZER
+
 __all__ = ["APPROXIMATE", "DEFAULT_TOKENIZER", "add_model_arguments", "check_model_arguments", "tokenizer_name"]
-
-DEFAULT_TOKENIZER = "gpt-4o"
-"""`openhands_memory.prompt_tokens.DEFAULT_TOKENIZER`, written here so that building the parser imports nothing heavy (a test keeps them equal)."""
-
-APPROXIMATE = "approximate"
-"""`openhands_memory.prompt_tokens.APPROXIMATE` (a test keeps them equal)."""
 
 
 def add_model_arguments(command: argparse.ArgumentParser, *, counts: str) -> None:
@@ -53,7 +50,7 @@ def add_model_arguments(command: argparse.ArgumentParser, *, counts: str) -> Non
 
 def tokenizer_name(args: argparse.Namespace) -> str:
     """The tokenizer that counts: `--tokenizer`, else `--model`, else `DEFAULT_TOKENIZER` (`approximate` is a name too)."""
-    return str(args.tokenizer or args.model or DEFAULT_TOKENIZER)
+    return _tokenizer_names.tokenizer_name(args.tokenizer, model=args.model)
 
 
 def check_model_arguments(args: argparse.Namespace) -> None:

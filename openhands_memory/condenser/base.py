@@ -21,6 +21,7 @@ import asyncio
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -45,6 +46,7 @@ __all__ = [
     "Condensation",
     "Condenser",
     "RollingCondenser",
+    "counting_with",
     "walk_condensers",
 ]
 
@@ -98,6 +100,28 @@ class CondensationCall:
 # new thread starts with none, so each call sees only its own records. The dict is replaced, never
 # changed in place, because a copied context shares it with the context it was copied from.
 _calls: ContextVar[dict[int, CondensationCall]] = ContextVar("openhands_memory_condensation_calls")
+
+# The token counter of the run in progress in this thread or task (`counting_with`): passed to a run, never set
+# on the strategy, so two runs sharing one strategy object each count with their own tokenizer.
+_run_counter: ContextVar[TokenCounter | None] = ContextVar("openhands_memory_run_token_counter", default=None)
+
+
+@contextmanager
+def counting_with(counter: TokenCounter | None) -> Iterator[None]:
+    """Within this block, every condenser's `token_counter` is `counter` (None: each its own): a run's one counter.
+
+    `Pipeline` runs its condenser inside it with its measured counter (`Pipeline.measured_by`); the
+    strategy objects are not changed, so a strategy shared by two runs counts with each run's
+    counter in turn. A worker thread of `acondense` inherits it (`asyncio.to_thread` copies the context).
+    """
+    if counter is None:
+        yield
+        return
+    token = _run_counter.set(counter)
+    try:
+        yield
+    finally:
+        _run_counter.reset(token)
 
 
 @dataclass(slots=True)
@@ -160,7 +184,11 @@ class Condenser(ABC):
 
     @property
     def token_counter(self) -> TokenCounter:
-        """The counter for token budgets and records (an `ApproximateTokenCounter` unless one was given)."""
+        """The counter for token budgets and records: the run's (`counting_with`), else its own (an
+        `ApproximateTokenCounter` unless one was given)."""
+        run = _run_counter.get()
+        if run is not None:
+            return run
         counter = self._token_counter
         if counter is None:
             counter = self._token_counter = ApproximateTokenCounter()
@@ -170,8 +198,9 @@ class Condenser(ABC):
         """The condensers this one runs, in order: a composite's (a pipeline's, a scheduler's, a wrapper's); a leaf's none.
 
         The one way a composite declares what it holds: everything that walks strategies (offline
-        substitution, `--summarizer-model`, token counters, the agent's model, the hard reset) walks
-        `members()` (see `walk_condensers`), never a composite's own attributes.
+        substitution, `--summarizer-model`, the agent's model, the hard reset) walks `members()` (see
+        `walk_condensers`), never a composite's own attributes. (A run's token counter reaches every
+        member without a walk: it is the run's, `counting_with`.)
         """
         return ()
 
@@ -184,13 +213,6 @@ class Condenser(ABC):
         """
         members = self.members()
         return members[0].history_policy_preset if len(members) == 1 else None
-
-    def use_token_counter(self, counter: TokenCounter) -> None:
-        """Count token budgets and records with `counter` from now on (`Pipeline.measured_by` gives the prompt counter);
-        its `members()` too."""
-        self._token_counter = counter
-        for member in self.members():
-            member.use_token_counter(counter)
 
     def use_agent_model(self, model: str) -> None:
         """Told the agent's model (never called) once it is known: a strategy priced "for the agent's model" prices for it.

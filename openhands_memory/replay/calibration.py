@@ -72,11 +72,10 @@ from openhands_memory.events import (
 from openhands_memory.llm._model_map import model_entry, model_map
 from openhands_memory.llm.message import Message
 from openhands_memory.llm.prompt_cache import PromptBlock, PromptCache, PromptPricing, RequestCost, resolve_pricing
-from openhands_memory.pipeline import Pipeline
 from openhands_memory.prompt_tokens import APPROXIMATE, DEFAULT_TOKENIZER
 from openhands_memory.replay.costs import RequestClock
 from openhands_memory.replay.driver import AgentStep, Replayer
-from openhands_memory.replay.replayer import _condenser_for, _Measure
+from openhands_memory.replay.replayer import _condenser_for, _Measure, _shown
 
 __all__ = [
     "PAGE_RATIOS",
@@ -516,8 +515,7 @@ def _replayed_steps(
     """Every step of `events` replayed with their own condensations (and older browser outputs masked, observations
     cut to `max_message_chars`): tokens, blocks, time."""
     recorded = _condenser_for(BrowserOutputCondenser(attention_window=1) if masked else None, True)
-    pipeline = Pipeline(recorded.condenser, recorded.description, recorded.history_policy, max_message_chars=max_message_chars)
-    measure = _Measure(tokenizer, pipeline)
+    measure = _Measure(tokenizer, recorded.replace(max_message_chars=max_message_chars))
     replayer = Replayer(measure.pipeline, keep_recorded=True)
     clock = RequestClock()
     logged = {
@@ -530,8 +528,10 @@ def _replayed_steps(
     steps: list[_Step] = []
     for item in replayer.replay(clock.track(events)):
         if isinstance(item, AgentStep):
-            messages = measure.messages(item.shown, replayer.initial_user_action)
-            tokens = measure.tokens(item.shown)
+            shown = _shown(item)  # the turn rendered, trimmed and counted the prompt
+            messages = shown.messages
+            assert shown.tokens is not None
+            tokens = shown.tokens
             blocks, static = measure.blocks()
             first = len(blocks) - len(messages)  # the tool definitions come first, as one block
             whole = {

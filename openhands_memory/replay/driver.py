@@ -6,12 +6,12 @@ happens on the way:
 - an `AgentStep` at every point where the agent was asked for its next move: just before the
   first action of each model response (see `is_agent_step`: parallel tool calls of one response
   make one step, as OpenHands asks the model once for them; the system prompt, condensations and
-  the controller's own condensation requests are no steps). Before the step
-  is yielded the condenser is asked; each `Condensation` it returns is appended to the replayed
-  history (a `CondensationMade`) and the condenser asked again, as a controller does, until it
-  returns the view the model is shown. A loop that makes no progress (the prompt, in the
-  condenser's tokens, no smaller) raises `CondensationStalledError` (see
-  `openhands_memory.condenser.guard.CondensationGuard`).
+  the controller's own condensation requests are no steps). Before the step is yielded the
+  pipeline's turn runs (`Pipeline.turn`, the call `History.next_messages` makes): each
+  `Condensation` is appended to the replayed history (a `CondensationMade`) and the condenser asked
+  again, until it returns the view the model is shown, which the turn renders, trims and counts
+  (`AgentStep.turn`). A loop that makes no progress (the prompt, in the run's tokens, no smaller)
+  raises `CondensationStalledError` (the pipeline's one `CondensationGuard`).
 - a `RecordedCondensation` for each condensation the log itself holds, when `keep_recorded`.
   Otherwise the log's condensations and condensation requests are left out: the condenser decides
   afresh.
@@ -28,7 +28,7 @@ given are never changed: an event whose id or references change is copied, the o
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from openhands_memory.condenser import Condensation, Condenser
@@ -43,7 +43,7 @@ from openhands_memory.events import (
     is_agent_history,
 )
 from openhands_memory.condenser.guard import MAX_CONDENSATIONS_PER_STEP
-from openhands_memory.pipeline import Pipeline
+from openhands_memory.pipeline import Pipeline, Turn
 from openhands_memory.view import View, ViewBuilder
 
 __all__ = ["AgentStep", "CondensationMade", "RecordedCondensation", "ReplayItem", "Replayer", "is_agent_step"]
@@ -67,6 +67,8 @@ class AgentStep:
     """What the condenser returned for it: the view the model is shown."""
     condensations: int
     """Condensations the condenser made at this step."""
+    turn: Turn[CondensationMade] | None = None
+    """The pipeline's turn at this step: the messages sent (rendered, trimmed) and their tokens (with a meter)."""
 
     @property
     def where(self) -> str:
@@ -149,15 +151,18 @@ class Replayer:
         """Set up a replay.
 
         Args:
-            condenser: asked at every agent step (a `Pipeline`'s condenser: the step `History` runs).
+            condenser: the pipeline whose turn runs at every agent step (`Pipeline.of`: a condenser
+                gets a pipeline of its own), the turn `History` runs.
             keep_recorded: keep the log's condensations and condensation requests (renumbered)
                 and apply them where they are; by default they are left out.
-            max_condensations_per_step: condensations one step may make before it is stuck.
+            max_condensations_per_step: condensations one step may make before it is stuck (the
+                pipeline's own when it is given one).
             compact_at: agent step -> focus (or None): just before that step a `CondensationRequestAction`
                 with the focus is appended, as `History.request_condensation(focus=...)` does live.
         """
-        self.pipeline: Pipeline = condenser if isinstance(condenser, Pipeline) else Pipeline(condenser)
-        """Condenses at every agent step and shows the view as messages (`show`), as `History` does."""
+        limit = {} if isinstance(condenser, Pipeline) else {"max_condensations_per_step": max_condensations_per_step}
+        self.pipeline: Pipeline = Pipeline.of(condenser, **limit)
+        """Runs the turn at every agent step (condense until settled, show, count), as `History` does."""
         self.condenser = self.pipeline.condenser
         """Asked at every agent step."""
         self.keep_recorded = keep_recorded
@@ -170,9 +175,6 @@ class Replayer:
         """Events of the log read so far."""
         self.steps = 0
         """Agent steps reached so far."""
-        # Progress is the prompt getting smaller in tokens, by the condenser's counter, as `History`
-        # measures it: a condensation may shrink a large event in place and leave the count unchanged.
-        self._guard = self.pipeline.guard(max_condensations_per_step)
         self._builder = ViewBuilder()
         self._ids: dict[int, int] = {}  # the log's id -> the replayed id
         self._taken: set[int] = set()  # every replayed id
@@ -216,7 +218,7 @@ class Replayer:
                 yield RecordedCondensation(self.steps, event.id, view, copy, self._builder.view)
 
     def settle(self) -> tuple[View, list[CondensationMade]]:
-        """Ask the condenser about the view as it is now (after the last event), condensing until it returns a view.
+        """The turn for the view as it is now (after the last event): condense until it settles.
 
         Returns:
             The view the model would be shown, and the condensations made on the way.
@@ -224,14 +226,16 @@ class Replayer:
         Raises:
             CondensationStalledError: the condenser made no progress.
         """
-        made: list[CondensationMade] = []
-        asking = self._ask(None, None)
-        while True:
-            try:
-                made.append(next(asking))
-            except StopIteration as stop:
-                self._guard.reset()
-                return stop.value, made
+        turn = self.final_turn()
+        return turn.view, list(turn.condensations)
+
+    def final_turn(self) -> Turn[CondensationMade]:
+        """The pipeline's turn after the last event, as for a next step (`settle`, with the messages and tokens).
+
+        Raises:
+            CondensationStalledError: the condenser made no progress.
+        """
+        return self._turn(None, None)
 
     def _step(self, event: Event) -> Iterator[ReplayItem]:
         self.steps += 1
@@ -240,21 +244,21 @@ class Replayer:
             request.id, request.source, request.timestamp = self._take_id(None), EventSource.AGENT, event.timestamp
             self.history.append(request)
             self._builder.append(request)
-        shown = yield from self._ask(event, event.timestamp)
-        view = self._builder.view
+        turn = self._turn(event, event.timestamp)
+        yield from turn.condensations
         yield AgentStep(
             number=self.steps,
             event=event,
             replayed_id=self._id_for(event.id),
             history_events=len(self.history),
-            view=view,
-            shown=shown,
-            condensations=self._guard.count,
+            view=self._builder.view,
+            shown=turn.view,
+            condensations=len(turn.condensations),
+            turn=turn,
         )
-        self._guard.reset()
 
-    def _ask(self, before: Event | None, timestamp: str | None) -> Generator[CondensationMade, None, View]:
-        self._guard.reset()
+    def _turn(self, before: Event | None, timestamp: str | None) -> Turn[CondensationMade]:
+        """The pipeline's one call: its condensations appended to the replayed history as they are made."""
 
         def append(outcome: Condensation, view: View) -> CondensationMade:
             action = outcome.action.model_copy(
@@ -271,7 +275,7 @@ class Replayer:
                 view_after=self._builder.view,
             )
 
-        return (yield from self.pipeline.settle(lambda: self._builder.view, append, self._guard))
+        return self.pipeline.turn(lambda: self._builder.view, append, lambda: self._initial_user_action)
 
     def _id_for(self, old: int | None) -> int:
         """The id the next appended event with the log's id `old` gets (without taking it)."""

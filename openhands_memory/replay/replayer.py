@@ -313,19 +313,14 @@ class StepSnapshot:
 
 
 class _Measure:
-    """Renders what the model is shown and counts its tokens step after step, with the pipeline's one counter (`Pipeline.prompt_tokens`)."""
+    """The pipeline measured by the run's tokenizer, and what a step's turn measured (`Pipeline.turn` renders, trims and counts)."""
 
     def __init__(self, model: str | None, pipeline: Pipeline) -> None:
-        self.trimmed = 0
-        """Messages the policy dropped from the last step's chat."""
-        self.repairs = 0
-        """Tool calls or results the renderer left out of the last step's chat."""
         # The policy's max_tokens counts with the same meter, so it trims what the report measures.
         self.pipeline = pipeline.measured_by(model)
         meter = self.pipeline.meter
         assert meter is not None
         self.meter = meter
-        self._shown: ShownMessages | None = None
 
     def load(self) -> float:
         """Load the tokenizer now (it may take seconds), so it is not timed as replay; returns the seconds."""
@@ -340,34 +335,24 @@ class _Measure:
         """The counts are estimated (no model's tokenizer)."""
         return not isinstance(self.meter.tokenizer, LiteLLMTokenizer)
 
-    def messages(self, shown: View, initial: MessageAction | None) -> list[Message]:
-        # THE step's rendering and trim (`Pipeline.show`): what `History` would send.
-        result = self.pipeline.show(shown, initial)
-        self.trimmed, self.repairs = result.trim.dropped, result.repairs
-        self._shown = result
-        return result.messages
-
-    def tokens(self, shown: View) -> int:
-        """The tokens of the prompt `messages` rendered last (`shown`'s tools, then the messages)."""
-        assert self._shown is not None
-        return self.pipeline.prompt_tokens(self._shown, shown)
-
     def blocks(self) -> tuple[list[PromptBlock], int]:
-        """The prompt `tokens` counted last, as blocks for a prompt cache, and how many lead it unchanged (tools, system)."""
+        """The prompt the last turn counted, as blocks for a prompt cache, and how many lead it unchanged (tools, system)."""
         return self.meter.last_blocks, self.meter.last_static_blocks
 
 
+def _shown(item: AgentStep) -> ShownMessages:
+    """What the pipeline's turn showed at a step (the replayer's pipeline is measured: the tokens are counted)."""
+    assert item.turn is not None
+    return item.turn.shown
+
+
 def _condenser_for(condenser: Condenser | Pipeline | None, recorded: bool) -> Pipeline:
-    if isinstance(condenser, Pipeline):
-        pipeline = condenser
-    elif condenser is not None:
-        pipeline = Pipeline(condenser, condenser.name)
-    elif recorded:
+    """The pipeline a replay runs (`Pipeline.of`); with `recorded`, named for the log's condensations it runs on top of."""
+    if condenser is None and recorded:
         return Pipeline(NoOpCondenser(), "recorded condensations")
-    else:
-        pipeline = Pipeline.default()
-    if recorded:
-        return Pipeline(pipeline.condenser, f"recorded condensations + {pipeline.description}", pipeline.history_policy)
+    pipeline = Pipeline.of(condenser)
+    if recorded:  # every other setting (renderer, observation cut, vision, policy) kept
+        return pipeline.replace(description=f"recorded condensations + {pipeline.description}")
     return pipeline
 
 
@@ -462,8 +447,9 @@ def replay_events(
     for item in replayer.replay(clock.track(_counted(events, progress, total))):
         if isinstance(item, AgentStep):
             shown = item.shown
-            messages = measure.messages(shown, replayer.initial_user_action)
-            repairs = measure.repairs
+            turn = _shown(item)
+            messages = turn.messages
+            assert turn.tokens is not None
             row = ReplayStep(
                 number=item.number,
                 event_id=item.event.id,
@@ -471,11 +457,11 @@ def replay_events(
                 history_events=item.history_events,
                 view_events=len(shown),
                 messages=len(messages),
-                tokens=measure.tokens(shown),
+                tokens=turn.tokens,
                 condensations=item.condensations,
                 unhandled_condensation_request=shown.unhandled_condensation_request,
-                tool_call_repairs=repairs,
-                messages_trimmed=measure.trimmed,
+                tool_call_repairs=turn.repairs,
+                messages_trimmed=turn.trim.dropped,
             )
             report.steps.append(row)
             priced: list[RequestCost] = []
@@ -560,14 +546,12 @@ def snapshot_at(
     """
     events = _redacted(events, secrets)
     pipeline = _condenser_for(condenser, recorded)
-    measure = _Measure(tokenizer, pipeline)  # renders, trims by the pipeline's policy; the condensers count with it
+    measure = _Measure(tokenizer, pipeline)  # the turn renders, trims by the pipeline's policy; the condensers count with it
     replayer = Replayer(measure.pipeline, keep_recorded=recorded, compact_at=compact_at)
     for item in replayer.replay(events):
         if isinstance(item, AgentStep) and item.number == step:
-            messages = measure.messages(item.shown, replayer.initial_user_action)
-            return StepSnapshot(step, item.number, item.event, item.view, item.shown, messages, replayer.log_ids())
+            return StepSnapshot(step, item.number, item.event, item.view, item.shown, _shown(item).messages, replayer.log_ids())
     if step is not None:
         raise StepNotFoundError(step, replayer.steps)
-    shown, _ = replayer.settle()
-    messages = measure.messages(shown, replayer.initial_user_action)
-    return StepSnapshot(None, replayer.steps, None, replayer.view, shown, messages, replayer.log_ids())
+    final = replayer.final_turn()
+    return StepSnapshot(None, replayer.steps, None, replayer.view, final.view, final.messages, replayer.log_ids())

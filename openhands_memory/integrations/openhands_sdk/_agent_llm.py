@@ -6,13 +6,11 @@ from typing import Any
 
 from pydantic import SecretStr
 
+from openhands_memory import _tokenizer_names
+from openhands_memory._tokenizer_names import AGENT_TOKENIZER, APPROXIMATE
 from openhands_memory.llm import LLMConfig
-from openhands_memory.prompt_tokens import APPROXIMATE
 
 __all__ = ["AGENT_TOKENIZER", "agent_llm_config", "tokenizer_name"]
-
-AGENT_TOKENIZER = "agent"
-"""The `tokenizer` setting that counts with the agent's model (`agent_llm.model`)."""
 
 
 def agent_llm_config(agent_llm: Any) -> LLMConfig:
@@ -30,8 +28,6 @@ def agent_llm_config(agent_llm: Any) -> LLMConfig:
 
 
 def tokenizer_name(setting: str, agent_llm: Any | None) -> str:
-    """The tokenizer a `tokenizer` setting names: `agent` is the agent's model (approximate without one)."""
-    if setting != AGENT_TOKENIZER:
-        return setting
+    """The tokenizer a `tokenizer` setting names (`_tokenizer_names.tokenizer_name`): `agent` is the agent's model (approximate without one)."""
     model = getattr(agent_llm, "model", None)
-    return model if isinstance(model, str) and model else APPROXIMATE
+    return _tokenizer_names.tokenizer_name(setting, model=model if isinstance(model, str) else None, default=APPROXIMATE)

@@ -88,9 +88,9 @@ class SteeringLog:
         problem = focus_problem(action.focus)
         if problem is not None:
             return SteeringAnswer(f"Nothing was compacted: {problem}.", is_error=True)
-        strategy = getattr(condenser, "strategy", None)
+        pipeline = getattr(condenser, "pipeline", None)
         handles = getattr(condenser, "handles_condensation_requests", None)
-        if not callable(strategy) or not callable(handles) or not handles():
+        if not callable(pipeline) or not callable(handles) or not handles():
             name = type(condenser).__name__ if condenser is not None else "none"
             return SteeringAnswer(
                 f"Nothing was compacted: this agent's condenser ({name}) answers no compaction request "
@@ -100,7 +100,7 @@ class SteeringLog:
         view = View.from_events(agent_history(self.events()))
         # What a summary could replace: all but the system prompt and the user's messages.
         freeable = [event for event in view.events if not is_kept_by_reset(event) and not isinstance(event, CompactContextAction)]
-        problem = compact_size_problem(strategy(agent_llm).token_counter(freeable))
+        problem = compact_size_problem(pipeline(agent_llm).counter(freeable))  # the run's counter, as the strategy counts
         if problem is not None:
             return SteeringAnswer(problem, is_error=True)
         said = f", keeping first: {action.focus}" if action.focus else ""

@@ -18,8 +18,12 @@ condensers do, one strategy per conversation (told by its system prompt's id: th
 agent's condenser with its sub-agents); that state is neither serialized nor compared.
 
 At each step the SDK's view becomes ours (`_view_import`), our pipeline asks the strategy once
-(`Pipeline.condense`, with the loop guard), and the answer goes back (`_view_export`): an SDK
-`Condensation` naming SDK ids, or a new SDK `View` (view transforms). What the SDK's contract asks:
+(`Pipeline.condense`: the pipeline's one loop guard, its token counter), and the answer goes back
+(`_view_export`): an SDK `Condensation` naming SDK ids, or a new SDK `View` (view transforms),
+fitted to the history policy by the pipeline (`Pipeline.fit_to_policy`: its oldest events left
+out, cut at the SDK's manipulation indices, until the policy drops no message). The SDK owns the
+rest of the turn: it appends the condensation and asks again, and renders and counts the prompt
+itself. What the SDK's contract asks:
 
 - `condensation_requirement`: HARD when the strategy condenses for tokens or a request, or when
   the view is over the agent's input limit (`effective_max_input_tokens`) or holds a request the strategy did not answer; SOFT
@@ -57,7 +61,7 @@ from pydantic import Field, PrivateAttr, ValidationInfo, field_serializer, field
 
 from openhands_memory.condenser import Condensation, Condenser, CondenserContext, walk_condensers
 from openhands_memory.condenser.config import PipelineMember, parse_condenser_config
-from openhands_memory.condenser.guard import MAX_CONDENSATIONS_PER_STEP, CondensationGuard
+from openhands_memory.condenser.guard import MAX_CONDENSATIONS_PER_STEP
 from openhands_memory.conversation_memory.history_policy import HistoryPolicy
 from openhands_memory.integrations.openhands_sdk._agent_llm import (
     AGENT_TOKENIZER,
@@ -65,16 +69,14 @@ from openhands_memory.integrations.openhands_sdk._agent_llm import (
     tokenizer_name,
 )
 from openhands_memory.integrations.openhands_sdk._hard_reset import hard_reset_summary
-from openhands_memory.integrations.openhands_sdk._history_trim import trimmed_by_policy
 from openhands_memory.integrations.openhands_sdk._compact_call import forgetting_too, pending_compact_call
 from openhands_memory.integrations.openhands_sdk._secrets import dump_secrets, load_secrets
-from openhands_memory.integrations.openhands_sdk._view_export import to_sdk_condensation, to_sdk_view
+from openhands_memory.integrations.openhands_sdk._view_export import ExportedView, to_sdk_condensation, to_sdk_view
 from openhands_memory.integrations.openhands_sdk._view_import import ImportedView, SdkViewImporter
 from openhands_memory.llm import LLM, LLMConfig
 from openhands_memory.pipeline import Pipeline, default_condenser_config, load_pipeline_config
 from openhands_memory.pipelines import resolve_pipeline
 from openhands_memory.recall.steering_tools import focus_problem
-from openhands_memory.prompt_tokens import APPROXIMATE
 from openhands_memory.view import View
 
 __all__ = ["CondensationRecord", "OpenHandsMemoryCondenser"]
@@ -106,7 +108,6 @@ class _Conversation:
     """The strategy of one conversation and what it keeps between steps."""
 
     pipeline: Pipeline
-    guard: CondensationGuard
     importer: SdkViewImporter = field(default_factory=SdkViewImporter)
     asked: _Asked | None = None
 
@@ -151,7 +152,7 @@ class OpenHandsMemoryCondenser(RollingCondenser):
     history_policy: HistoryPolicy | None = Field(
         default=None,
         description="The `[history_policy]` table: the oldest events are left out of the view handed back until "
-        "its messages fit (whole tool loops; `roles` is not applied in the SDK).",
+        "its messages fit (`Pipeline.fit_to_policy`: whole tool loops; `roles` is not applied in the SDK).",
     )
     llm_configs: dict[str, LLMConfig] = Field(
         default_factory=dict, description="Named model configs (`[llm.NAME]`) for a strategy's `llm_config = \"NAME\"`."
@@ -222,9 +223,14 @@ class OpenHandsMemoryCondenser(RollingCondenser):
     def strategy(self, agent_llm: SdkLLM | None = None) -> Condenser:
         """Our condenser of the conversation condensed last; before any, a new one built from the config
         (`agent_llm` for its tokenizer and models)."""
+        return self.pipeline(agent_llm).condenser
+
+    def pipeline(self, agent_llm: SdkLLM | None = None) -> Pipeline:
+        """Our pipeline of the conversation condensed last (its strategy, history policy, loop guard and token
+        counter); before any, a new one built from the config (`agent_llm` for its tokenizer and models)."""
         if self._conversations:
-            return next(reversed(self._conversations.values())).strategy
-        return self._build(agent_llm).condenser
+            return next(reversed(self._conversations.values())).pipeline
+        return self._build(agent_llm)
 
     @property
     def condensation_records(self) -> list[CondensationRecord]:
@@ -267,10 +273,9 @@ class OpenHandsMemoryCondenser(RollingCondenser):
         model = getattr(agent_llm, "model", None)
         if isinstance(model, str) and model:
             condenser.use_agent_model(model)  # a `cache_aware` without `pricing` (the default's): priced for it
-        pipeline = Pipeline(condenser, None, self.history_policy)
-        name = tokenizer_name(self.tokenizer, agent_llm)
-        # The one prompt counter, as replay and bench measure (the strategy's budgets count with it too).
-        return pipeline if name == APPROXIMATE else pipeline.measured_by(name)
+        pipeline = Pipeline.of(condenser, history_policy=self.history_policy, max_condensations_per_step=self.max_condensations_per_step)
+        # The one prompt counter, as History, replay and bench measure (`approximate` too): the strategy's budgets count with it.
+        return pipeline.measured_by(tokenizer_name(self.tokenizer, agent_llm))
 
     def _conversation(self, view: SdkView, agent_llm: SdkLLM | None) -> _Conversation:
         """The state of the conversation `view` belongs to (told by its system prompt's id), made on first sight."""
@@ -278,8 +283,7 @@ class OpenHandsMemoryCondenser(RollingCondenser):
         conversations = self._conversations
         conversation = conversations.get(key)
         if conversation is None:
-            pipeline = self._build(agent_llm)
-            conversation = conversations[key] = _Conversation(pipeline, pipeline.guard(self.max_condensations_per_step))
+            conversation = conversations[key] = _Conversation(self._build(agent_llm))
             while len(conversations) > _MAX_CONVERSATIONS:
                 conversations.popitem(last=False)
         conversations.move_to_end(key)
@@ -310,7 +314,6 @@ class OpenHandsMemoryCondenser(RollingCondenser):
         asked = conversation.asked
         if asked is not None and asked.sdk_view is view and asked.key == key:
             return asked
-        guard = conversation.guard
         imported = conversation.importer.import_view(view.events, unhandled_condensation_request=view.unhandled_condensation_request)
         compact = pending_compact_call(imported)
         focus = self._focus
@@ -320,9 +323,7 @@ class OpenHandsMemoryCondenser(RollingCondenser):
         if focus is not None and imported.view.unhandled_condensation_request:
             # `focus_next_condensation` or the call's: the view carries it, as a request with a focus does in a log
             imported.view.condensation_focus = focus
-        outcome = conversation.pipeline.condense(imported.view, guard)
-        if not isinstance(outcome, Condensation):
-            guard.reset()  # the view settled: the next condensation starts a new step
+        outcome = conversation.pipeline.condense(imported.view)  # a view settles the step: the guard starts again
         asked = conversation.asked = _Asked(conversation, view, key, imported, outcome, compact_call=compact[1] if compact else ())
         return asked
 
@@ -334,16 +335,16 @@ class OpenHandsMemoryCondenser(RollingCondenser):
             return CondensationRequirement.HARD if reason in _HARD_REASONS else CondensationRequirement.SOFT
         if asked.requested and self.handles_condensation_requests():
             return CondensationRequirement.HARD  # asked, and our strategy answered with no condensation
-        if self._over_input_limit(asked.conversation.strategy, outcome, agent_llm):
+        if self._over_input_limit(asked.conversation.pipeline, outcome, agent_llm):
             return CondensationRequirement.HARD
         return None
 
-    def _over_input_limit(self, strategy: Condenser, view: View, agent_llm: SdkLLM | None) -> bool:
+    def _over_input_limit(self, pipeline: Pipeline, view: View, agent_llm: SdkLLM | None) -> bool:
         # The SDK's own limit: the configured one, else what the model's metadata says.
         limit = getattr(agent_llm, "effective_max_input_tokens", None) if agent_llm is not None else None
         if not isinstance(limit, int) or limit <= 0:
             return False
-        return strategy.token_counter(view) > limit
+        return pipeline.counter(view) > limit  # the run's counter, as the strategy counts
 
     def get_condensation(self, view: SdkView, agent_llm: SdkLLM | None = None) -> SdkCondensation:
         asked = self._ask(view, agent_llm)
@@ -399,8 +400,7 @@ class OpenHandsMemoryCondenser(RollingCondenser):
         # A SOFT requirement with nothing to forget after all: the view as it is.
         ours = asked.imported.view if isinstance(outcome, Condensation) else outcome
         conversation = asked.conversation
-        exported = to_sdk_view(asked.imported, ours, transformed_by=conversation.strategy.name)
-        exported = trimmed_by_policy(conversation.pipeline, exported)
+        exported = _fitted(conversation.pipeline, to_sdk_view(asked.imported, ours, transformed_by=conversation.strategy.name))
         self._not_carried.extend(exported.lost)
         return exported.view
 
@@ -421,8 +421,10 @@ class OpenHandsMemoryCondenser(RollingCondenser):
             return None
         asked = self._ask(view, agent_llm)
         conversation = asked.conversation
-        summary = hard_reset_summary(conversation.strategy, asked.imported.view, keep, max_tokens=self.hard_reset_summary_tokens)
-        guard = conversation.guard
+        pipeline = conversation.pipeline
+        with pipeline.counting():  # the summarizer and the budget count with the run's counter
+            summary = hard_reset_summary(conversation.strategy, asked.imported.view, keep, max_tokens=self.hard_reset_summary_tokens)
+        guard = pipeline.guard
         if not isinstance(asked.outcome, Condensation):  # else the guard counted this view's condensation already
             guard.condensed(asked.imported.view)
         made = SdkCondensation(
@@ -434,3 +436,13 @@ class OpenHandsMemoryCondenser(RollingCondenser):
         self._records.append(CondensationRecord(made.id, {"condenser": "hard_context_reset", "forgotten": len(events) - keep}))
         logger.warning("openhands-memory hard context reset: %d events summarized", len(events) - keep)
         return made
+
+
+def _fitted(pipeline: Pipeline, exported: ExportedView) -> ExportedView:
+    """`exported` fitted to the pipeline's history policy (`Pipeline.fit_to_policy`), cut where the SDK's view may be cut."""
+    view = exported.view
+    indexes = pipeline.fit_to_policy(exported.ours, view.manipulation_indices)
+    if len(indexes) == len(view.events):
+        return exported
+    shown = SdkView(events=[view.events[i] for i in indexes], unhandled_condensation_request=view.unhandled_condensation_request)
+    return ExportedView(shown, [exported.ours[i] for i in indexes], exported.lost)

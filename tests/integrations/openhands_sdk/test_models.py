@@ -25,7 +25,7 @@ from openhands_memory.condenser._model_backed import SHRINK_TRIES  # noqa: E402
 from openhands_memory.events import AgentCondensationObservation  # noqa: E402
 from openhands_memory.errors import CondensationStalledError, LLMContextWindowExceededError  # noqa: E402
 from openhands_memory.integrations.openhands_sdk import OpenHandsMemoryCondenser  # noqa: E402
-from openhands_memory.prompt_tokens import PromptTokenCounter  # noqa: E402
+from openhands_memory.prompt_tokens import ApproximateTokenizer, PromptTokenCounter  # noqa: E402
 from openhands_memory.testing.fake_llm import FakeLLM, litellm_error, override_allow_model_requests  # noqa: E402
 
 from .sdk_events import conversation, long_conversation  # noqa: E402
@@ -84,10 +84,12 @@ def test_its_own_llm_config_wins_over_the_agents(fake: FakeLLM) -> None:
 
 def test_token_budgets_count_with_the_agents_tokenizer() -> None:
     condenser = OpenHandsMemoryCondenser(condenser={"type": "amortized", "max_size": 100, "max_tokens": 5000})
-    counter = condenser.strategy(agent_llm()).token_counter
+    counter = condenser.pipeline(agent_llm()).counter  # the run's counter (the strategy object is not changed)
     assert isinstance(counter, PromptTokenCounter) and counter.meter.tokenizer.name == "gpt-4o-mini (litellm's tokenizer)"
     approximate = OpenHandsMemoryCondenser(condenser={"type": "amortized"}, tokenizer="approximate")
-    assert isinstance(approximate.strategy(agent_llm()).token_counter, ApproximateTokenCounter)
+    counter = approximate.pipeline(agent_llm()).counter  # as History(tokenizer="approximate") and replay --tokenizer approximate count
+    assert isinstance(counter, PromptTokenCounter) and isinstance(counter.meter.tokenizer, ApproximateTokenizer)
+    assert isinstance(approximate.strategy(agent_llm()).token_counter, ApproximateTokenCounter)  # the strategy object unchanged
 
 
 def test_a_model_that_always_overflows_stops_with_a_typed_error_after_a_bounded_number_of_calls(
