@@ -291,7 +291,7 @@ def test_inspect_shows_why_a_cache_aware_scheduler_condensed(tmp_path: Path, cap
 
     scheduler = Condenser.from_config({"type": "cache_aware", "pricing": PRICING, "condenser": AMORTIZED, "horizon_steps": 20, "min_cut": 0})
     log = tmp_path / "log.jsonl"
-    dump_events(replay_events(session(30), condenser=scheduler, model=None).history, log)
+    dump_events(replay_events(session(30), condenser=scheduler, tokenizer="approximate").history, log)
     assert main(["inspect", str(log)]) == 0
     lines = [line.strip() for line in capsys.readouterr().out.splitlines() if line.strip().startswith("cache: ")]
     assert lines and lines[0].startswith("cache: pays (warm cache, idle 10 s), ")

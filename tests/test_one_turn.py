@@ -103,8 +103,8 @@ def test_every_entry_point_shows_the_same_prompt_at_every_step(type_name: str, w
     policy = HistoryPolicy(**POLICY) if with_policy else None
 
     given_condenser = Pipeline(Condenser.from_config(config), None, policy) if with_policy else Condenser.from_config(config)
-    by_condenser = replay_events(events, condenser=given_condenser, model=None)
-    by_file = replay_events(events, condenser=load_pipeline(_pipeline_file(tmp_path, config, POLICY if with_policy else None)), model=None)
+    by_condenser = replay_events(events, condenser=given_condenser, tokenizer="approximate")
+    by_file = replay_events(events, condenser=load_pipeline(_pipeline_file(tmp_path, config, POLICY if with_policy else None)), tokenizer="approximate")
     spec = PipelineSpec.from_config(type_name, config, history_policy=policy)
     by_bench = run_events(events, spec, BenchOptions(tokenizer="approximate"))
     chats, history_tokens = _through_history(events, config, policy)
@@ -119,7 +119,7 @@ def test_every_entry_point_shows_the_same_prompt_at_every_step(type_name: str, w
 def test_the_inkeep_strategy_trims_through_every_entry_point() -> None:
     """The issue's case: `{"type": "inkeep"}` trimmed to 50 messages / 8,000 tokens through History only."""
     events = _session()
-    report = replay_events(events, condenser=Condenser.from_config({"type": "inkeep"}), model=None)
+    report = replay_events(events, condenser=Condenser.from_config({"type": "inkeep"}), tokenizer="approximate")
     assert report.messages_trimmed > 0 and max(s.messages for s in report.steps) <= 50 + 1  # 50, and the system prompt
     spec = PipelineSpec.from_config("inkeep", {"type": "inkeep"})
     assert "history_policy(" in spec.description
@@ -132,7 +132,7 @@ def test_history_takes_a_pipeline_file_and_shows_what_replay_shows(tmp_path: Pat
     with History.open(tmp_path / "log.jsonl", pipeline=path, tokenizer="approximate") as history:
         assert history.history_policy == HistoryPolicy(**POLICY)
         chats, tokens = _driven(history, events)
-    by_file = replay_events(events, condenser=load_pipeline(path), model=None)
+    by_file = replay_events(events, condenser=load_pipeline(path), tokenizer="approximate")
     assert [s.tokens for s in by_file.steps] == tokens and [s.messages for s in by_file.steps] == [len(c) for c in chats]
     assert History(pipeline="cache_aware").condenser.name.startswith("cache_aware")  # a shipped pipeline, by the name --pipeline takes
     with pytest.raises(ValueError, match="a pipeline or a condenser, not both"):
@@ -147,9 +147,9 @@ def _cut(max_message_chars: int | None = 120) -> Pipeline:
 def test_a_pipelines_settings_reach_every_entry_point() -> None:
     """Replay with the log's condensations rebuilt the pipeline and dropped its observation cut (and renderer)."""
     events = _session()
-    whole = [s.tokens for s in replay_events(events, condenser=_cut(None), model=None).steps]
-    fresh = [s.tokens for s in replay_events(events, condenser=_cut(), model=None).steps]
-    recorded = [s.tokens for s in replay_events(events, condenser=_cut(), recorded=True, model=None).steps]
+    whole = [s.tokens for s in replay_events(events, condenser=_cut(None), tokenizer="approximate").steps]
+    fresh = [s.tokens for s in replay_events(events, condenser=_cut(), tokenizer="approximate").steps]
+    recorded = [s.tokens for s in replay_events(events, condenser=_cut(), recorded=True, tokenizer="approximate").steps]
     assert fresh == recorded
     _, by_history = _driven(History(pipeline=_cut(), tokenizer="approximate"), events)
     assert by_history == fresh
@@ -205,3 +205,18 @@ def test_the_agents_model_names_the_tokenizer_unless_one_is_named() -> None:
         History(tokenizer="approximate", token_counter=lambda events: len(events))
     assert tokenizer_name(None, model="gpt-4o") == tokenizer_name("agent", model="gpt-4o") == "gpt-4o"
     assert tokenizer_name("approximate", model="gpt-4o") == "approximate" and tokenizer_name(None, model=None) == DEFAULT_TOKENIZER
+
+
+def test_replay_events_names_the_agents_model_and_the_tokenizer_as_history_does() -> None:
+    """`replay_events(model=M)` is the agent's model (the default pipeline priced for it, its tokenizer counting),
+    `tokenizer=` what counts; as History(model=...) and `replay --model M` (it once named the tokenizer alone)."""
+    events = _session()
+    by_model = replay_events(events, model="gpt-5")
+    spelled_out = replay_events(events, condenser=Pipeline.default("gpt-5"), tokenizer="gpt-5")
+    assert by_model.model == spelled_out.model == "gpt-5"
+    assert by_model.pipeline == spelled_out.pipeline
+    assert [s.tokens for s in by_model.steps] == [s.tokens for s in spelled_out.steps]
+    assert History(model="gpt-5").pipeline.description == by_model.pipeline
+    approximate = replay_events(events, model="gpt-5", tokenizer="approximate")
+    assert approximate.model is None and approximate.tokens_estimated
+    assert replay_events(events).model == "gpt-4o"  # neither: the default tokenizer

@@ -43,7 +43,7 @@ def _pipeline_file(tmp_path: Path) -> Path:
 def test_replaying_a_log_shows_step_for_step_the_messages_history_sends(tmp_path: Path) -> None:
     path = _pipeline_file(tmp_path)
     events = load_events(BUNDLED)[:90]
-    report = replay_events(events, condenser=load_pipeline(path), model=None)
+    report = replay_events(events, condenser=load_pipeline(path), tokenizer="approximate")
     assert len(report.steps) >= 20 and len(report.condensations) >= 3, "the prefix must condense and have many steps"
     assert any(step.messages_trimmed for step in report.steps), "the policy must trim at some step"
 
@@ -126,7 +126,7 @@ def test_replay_and_bench_count_the_same_prompt_tokens_step_for_step(tmp_path: P
         condenser, spec = load_pipeline(path), PipelineSpec.from_file(path)
     else:
         condenser, spec = Pipeline.default(), PipelineSpec.from_config("default", dict(DEFAULT_CONDENSER_CONFIG))
-    report = replay_events(events, condenser=condenser, model=None if tokenizer == "approximate" else tokenizer)
+    report = replay_events(events, condenser=condenser, tokenizer=tokenizer)
     replayed = [step.tokens for step in report.steps]
     benched = _bench_tokens(events, spec, tokenizer)
     assert len(replayed) == 120
@@ -190,7 +190,7 @@ def test_a_token_triggered_condenser_counts_a_view_as_replay_and_bench_count_its
     assert counted == reported  # the budget's count of every view is the prompt the report counts
     assert all(before == count > TOKEN_TRIGGERED["max_tokens"] for before, count in made)  # the records too
     assert max(reported) <= TOKEN_TRIGGERED["max_tokens"]  # so no step the report shows is over the budget
-    replay = replay_events(events, condenser=Condenser.from_config(TOKEN_TRIGGERED), model=tokenizer)
+    replay = replay_events(events, condenser=Condenser.from_config(TOKEN_TRIGGERED), tokenizer=tokenizer)
     spec = PipelineSpec.from_config("amortized", TOKEN_TRIGGERED)
     bench = run_events(events, spec, BenchOptions(tokenizer=tokenizer), source="bundled")
     assert [step.tokens for step in replay.steps] == list(bench["per_step"]["tokens"]) == reported

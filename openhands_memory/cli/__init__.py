@@ -393,7 +393,7 @@ def _replay(args: argparse.Namespace) -> int:
             secrets=secrets,
             condenser=pipeline,
             recorded=args.recorded,
-            model=_token_model(args),
+            tokenizer=_token_model(args) or APPROXIMATE,
             source=shown_location(args.log),
             progress=bar,
             pricing=pricings,

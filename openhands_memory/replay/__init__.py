@@ -1,6 +1,6 @@
 """Replay a recorded log as if live: what the model was shown at every step, under any condenser pipeline.
 
-- `replay_log(path, condenser=..., recorded=..., model=...)`: every step measured (view, messages,
+- `replay_log(path, condenser=..., recorded=..., model=..., tokenizer=...)`: every step measured (view, messages,
   tokens) and every condensation recorded, in a `ReplayReport`; `write_log` saves the replayed
   history.
 - `snapshot_at(events, step)`: the view and the messages at one step.

@@ -4,8 +4,9 @@
 `openhands_memory.replay.driver`): at every agent step it renders the view the model is shown as
 messages (`Pipeline.show`) and counts the prompt as sent, tool definitions included, with the
 pipeline's one counter (`Pipeline.prompt_tokens`, see `openhands_memory.prompt_tokens`): with
-`model`'s tokenizer (offline: litellm ships the tokenizer files), or with `model=None` at four
-characters a token without litellm. The bench counts with the same counter, so for the same log,
+the tokenizer `tokenizer` names (offline: litellm ships the tokenizer files), else the agent's
+`model`'s, else gpt-4o's (`tokenizer_name`: the rule every entry point follows), or with
+`tokenizer="approximate"` at four characters a token without litellm. The bench counts with the same counter, so for the same log,
 pipeline and tokenizer both print the same tokens. The result, a `ReplayReport`, has one row per
 step, every condensation with its record, and the replayed history, which `write_log` saves as a
 log that loads back with the same view. The source is only read.
@@ -56,6 +57,7 @@ from openhands_memory.replay.costs import DEFAULT_STEP_SECONDS, RequestClock, Ru
 from openhands_memory.replay.driver import AgentStep, CondensationMade, RecordedCondensation, Replayer
 from openhands_memory.view import View
 from openhands_memory.pipeline import Pipeline, ShownMessages, describe_config, load_pipeline
+from openhands_memory._tokenizer_names import APPROXIMATE, tokenizer_name
 from openhands_memory.prompt_tokens import DEFAULT_TOKENIZER, LiteLLMTokenizer
 
 __all__ = [
@@ -346,11 +348,18 @@ def _shown(item: AgentStep) -> ShownMessages:
     return item.turn.shown
 
 
-def _condenser_for(condenser: Condenser | Pipeline | None, recorded: bool) -> Pipeline:
-    """The pipeline a replay runs (`Pipeline.of`); with `recorded`, named for the log's condensations it runs on top of."""
+def _counting_tokenizer(tokenizer: str | None, model: str | None) -> str | None:
+    """The tokenizer a replay counts with (`tokenizer_name`'s rule), as `_Measure` takes it: None for `approximate`."""
+    name = tokenizer_name(tokenizer, model=model)
+    return None if name == APPROXIMATE else name
+
+
+def _condenser_for(condenser: Condenser | Pipeline | None, recorded: bool, *, model: str | None = None) -> Pipeline:
+    """The pipeline a replay runs (`Pipeline.of`, the default one priced for the agent's `model`); with `recorded`,
+    named for the log's condensations it runs on top of."""
     if condenser is None and recorded:
         return Pipeline(NoOpCondenser(), "recorded condensations")
-    pipeline = Pipeline.of(condenser)
+    pipeline = Pipeline.of(condenser, model=model)
     if recorded:  # every other setting (renderer, observation cut, vision, policy) kept
         return pipeline.replace(description=f"recorded condensations + {pipeline.description}")
     return pipeline
@@ -400,7 +409,8 @@ def replay_events(
     *,
     condenser: Condenser | Pipeline | None = None,
     recorded: bool = False,
-    model: str | None = DEFAULT_TOKEN_MODEL,
+    model: str | None = None,
+    tokenizer: str | None = None,
     source: str = "<events>",
     progress: ProgressCallback | None = None,
     pricing: Iterable[str | Mapping[str, Any] | PromptPricing] = (),
@@ -414,10 +424,14 @@ def replay_events(
     Args:
         events: the log's events; they are not changed.
         condenser: what condenses (a `Condenser`, or a `Pipeline` to name it); None: the default
-            offline pipeline, or with `recorded` only the log's condensations.
+            pipeline priced for `model` (as `History` and `replay` without `--pipeline`), or with
+            `recorded` only the log's condensations.
         recorded: keep and apply the log's condensations.
-        model: count tokens with this model's tokenizer (litellm); None (or `approximate`)
-            estimates them offline, as the bench's `approximate` tokenizer does.
+        model: the agent's model (never called), as `--model` and `History(model=...)`: its
+            tokenizer counts unless `tokenizer` names one, and the default pipeline is priced for it.
+        tokenizer: what counts the tokens: a model's name (its tokenizer, through litellm) or
+            `approximate` (four characters a token, offline, as the bench's `approximate`); None:
+            the agent's model's, else gpt-4o's (`tokenizer_name`).
         source: names the log in the report.
         progress: called with (events replayed, total or None) every few events and at the end.
         pricing: also price every step as these models bill it, prompt cache included (model
@@ -437,10 +451,11 @@ def replay_events(
     costs = RunCosts([resolve_pricing(spec) for spec in pricing])
     clock = RequestClock(step_seconds)
     events = _redacted(events, secrets)
-    pipeline = _condenser_for(condenser, recorded)
-    measure = _Measure(model, pipeline)  # before the replayer: its loop guard counts with the measured counter
+    pipeline = _condenser_for(condenser, recorded, model=model)
+    counting = _counting_tokenizer(tokenizer, model)
+    measure = _Measure(counting, pipeline)  # before the replayer: its loop guard counts with the measured counter
     total = len(events) if isinstance(events, Sequence) else None
-    report = ReplayReport(source=source, pipeline=pipeline.description, model=model, recorded=recorded)
+    report = ReplayReport(source=source, pipeline=pipeline.description, model=counting, recorded=recorded)
     replayer = Replayer(measure.pipeline, keep_recorded=recorded, compact_at=compact_at)
     report.tokenizer_seconds = measure.load()
     started = time.perf_counter()
@@ -535,7 +550,7 @@ def snapshot_at(
     no condenser); pass a condenser to see what it would have shown instead. After the last event
     the condenser is asked once more, as it would be for a next step. `secrets` (name: value) are
     hidden in every event as it is read, so in what the snapshot shows. A pipeline's history policy
-    and its condensers' token budgets count with `tokenizer`'s model (as `replay_events(model=...)`
+    and its condensers' token budgets count with `tokenizer`'s model (as `replay_events(tokenizer=...)`
     counts them); None: the approximate tokenizer.
     `compact_at` (agent step -> focus) requests a condensation with that focus before the step.
 

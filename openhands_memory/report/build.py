@@ -53,7 +53,7 @@ def build_report(
                 events,
                 pipeline,
                 name=name,
-                model=tokenizer,
+                tokenizer=tokenizer,
                 pricings=pricings,
                 secrets=secrets,
                 step_seconds=step_seconds,

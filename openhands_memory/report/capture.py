@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from openhands_memory._tokenizer_names import APPROXIMATE
 from openhands_memory.events import Event
 from openhands_memory.llm.message import Message, to_litellm_dicts
 from openhands_memory.llm.prompt_cache import PromptPricing, RequestCost
@@ -41,7 +42,7 @@ def capture_run(
     pipeline: Pipeline,
     *,
     name: str,
-    model: str | None,
+    tokenizer: str | None,
     pricings: Sequence[PromptPricing] = (),
     secrets: Mapping[str, str] | None = None,
     step_seconds: float = DEFAULT_STEP_SECONDS,
@@ -61,7 +62,7 @@ def capture_run(
     report = replay_events(
         events,
         condenser=pipeline,
-        model=model,
+        tokenizer=tokenizer or APPROXIMATE,  # None: four characters a token, as build_report takes it
         source=source,
         pricing=pricings,
         step_seconds=step_seconds,

@@ -64,7 +64,7 @@ def test_a_legacy_log_replays_one_step_per_agent_action_and_renders_its_roles(lo
     from openhands_memory.replay import replay_events
 
     events = load_events(require_real_log(log))
-    report = replay_events(events, model=None)
+    report = replay_events(events, tokenizer="approximate")
     agent_actions = [e for e in events if isinstance(e, Action) and e.source == "agent"]
     assert len(report.steps) == len(agent_actions) > 0
     messages = ConversationMemory(system_prompt="s").process_events(events)

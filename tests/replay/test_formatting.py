@@ -16,7 +16,7 @@ def test_rows_align_their_values_after_the_longest_name() -> None:
 
 
 def test_a_replay_report_lists_its_rows_then_one_line_per_condensation() -> None:
-    report = replay_events(load_events(BUNDLED), model=None, source="bundled")
+    report = replay_events(load_events(BUNDLED), tokenizer="approximate", source="bundled")
     text = format_replay_report(report, summarizer=None)
     lines = text.splitlines()
     assert lines[0] == "log                   bundled"

@@ -91,7 +91,7 @@ def test_a_cache_aware_condensations_decision_is_shown_with_it() -> None:
     from condenser.impl.test_cache_aware_condenser import AMORTIZED, PRICING, session
 
     scheduler = Condenser.from_config({"type": "cache_aware", "pricing": PRICING, "condenser": AMORTIZED, "horizon_steps": 20, "min_cut": 0})
-    report = replay_events(session(30), condenser=scheduler, model=None)
+    report = replay_events(session(30), condenser=scheduler, tokenizer="approximate")
     inspected = inspect_events(report.history)
     decisions = [c.cache_decision for c in inspected.condensations]
     assert decisions and all(d is not None for d in decisions)

@@ -43,7 +43,7 @@ ENYST = REAL_LOGS_DIR / "v0_enyst-playground_issue10730_trajectory_297ev.json"
 
 
 def test_every_step_is_measured_and_the_totals_add_up() -> None:
-    report = replay_log(BUNDLED, model=None)
+    report = replay_log(BUNDLED, tokenizer="approximate")
     assert report.events == 300 and report.pipeline.startswith("default pipeline (cache_aware(browser_output_masking, llm))")
     assert len(report.steps) == 120 and [s.number for s in report.steps] == list(range(1, 121))
     assert report.total_prompt_tokens == sum(s.tokens for s in report.steps)
@@ -59,7 +59,7 @@ def test_every_step_is_measured_and_the_totals_add_up() -> None:
 
 
 def test_tokens_are_gpt_4o_s_tokens_of_the_prompt_sent_tools_and_messages() -> None:
-    report = replay_log(BUNDLED, model="gpt-4o")
+    report = replay_log(BUNDLED, tokenizer="gpt-4o")
     assert report.model == "gpt-4o" and not report.tokens_estimated
     step = report.steps[40]
     snapshot = snapshot_at(load_events(BUNDLED), step.number, condenser=Condenser.from_config(dict(DEFAULT_CONDENSER_CONFIG)), recorded=False)
@@ -77,7 +77,7 @@ def test_counting_tokens_needs_no_network(monkeypatch: pytest.MonkeyPatch) -> No
 
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "getaddrinfo", refuse)
-    report = replay_log(BUNDLED, model="gpt-4o-mini")
+    report = replay_log(BUNDLED, tokenizer="gpt-4o-mini")
     assert report.peak_tokens > 0 and not report.tokens_estimated
 
 
@@ -118,14 +118,14 @@ def test_a_real_log_of_three_hundred_events_replays_counting_each_message_once(m
 
 @pytest.mark.parametrize("name", ["replayed.jsonl", "replayed.json", "replayed-session"])
 def test_the_saved_log_loads_with_the_view_the_replay_ended_with(tmp_path: Path, name: str) -> None:
-    report = replay_log(BUNDLED, model=None)
+    report = replay_log(BUNDLED, tokenizer="approximate")
     target = tmp_path / name
     layout = write_log(report.history, target)
     assert layout == {"replayed.jsonl": "jsonl", "replayed.json": "json", "replayed-session": "session folder"}[name]
     loaded = load_events(target)
     assert View.from_events(agent_history(loaded)) == report.final_view
     # Replaying the saved log with its (now recorded) condensations shows the model the same views.
-    again = replay_events(loaded, recorded=True, condenser=Condenser.from_config(dict(DEFAULT_CONDENSER_CONFIG)), model=None)
+    again = replay_events(loaded, recorded=True, condenser=Condenser.from_config(dict(DEFAULT_CONDENSER_CONFIG)), tokenizer="approximate")
     assert not any(not c.recorded for c in again.condensations)
     assert [s.view_events for s in again.steps] == [s.view_events for s in report.steps]
 
@@ -138,11 +138,11 @@ def test_write_log_never_mixes_two_sessions_in_one_folder(tmp_path: Path) -> Non
 
 
 def test_recorded_replays_the_log_s_own_condensations_and_a_pipeline_can_run_on_top() -> None:
-    recorded = replay_log(BUNDLED, recorded=True, model=None)
+    recorded = replay_log(BUNDLED, recorded=True, tokenizer="approximate")
     assert recorded.pipeline == "recorded condensations"
     assert [(c.recorded, c.id) for c in recorded.condensations] == [(True, 120), (True, 243)]
     assert recorded.final_view == View.from_events(agent_history(load_events(BUNDLED)))
-    on_top = replay_log(BUNDLED, recorded=True, condenser=Pipeline(ForgetOldest(size=60, keep=4), "forget"), model=None)
+    on_top = replay_log(BUNDLED, recorded=True, condenser=Pipeline(ForgetOldest(size=60, keep=4), "forget"), tokenizer="approximate")
     assert on_top.pipeline == "recorded condensations + forget"
     assert {c.recorded for c in on_top.condensations} == {True, False}
     assert on_top.peak_view_events <= 61
@@ -153,7 +153,7 @@ def test_a_config_file_builds_the_pipeline_and_bad_ones_name_the_field(tmp_path:
     good.write_text('[condenser]\ntype = "pipeline"\ncondensers = [{ type = "recent", max_events = 30, keep_first = 2 }]\n')
     pipeline = load_pipeline(good)
     assert pipeline.description == f"{good} (recent)"
-    report = replay_log(BUNDLED, condenser=pipeline, model=None)
+    report = replay_log(BUNDLED, condenser=pipeline, tokenizer="approximate")
     assert report.peak_view_events <= 31 and not report.condensations
     bad = tmp_path / "bad.toml"
     bad.write_text('[condenser]\ntype = "recent"\nmax_event = 3\n')
@@ -182,7 +182,7 @@ def test_a_snapshot_shows_a_step_or_the_end_and_refuses_steps_the_log_lacks() ->
 
 def test_progress_is_reported_until_every_event_is_done() -> None:
     calls: list[tuple[int, int | None]] = []
-    replay_events(load_events(BUNDLED), model=None, progress=lambda done, total: calls.append((done, total)))
+    replay_events(load_events(BUNDLED), tokenizer="approximate", progress=lambda done, total: calls.append((done, total)))
     assert calls[0] == (0, 300) and calls[-1] == (300, 300)
     assert [done for done, _ in calls] == sorted(done for done, _ in calls)
 
@@ -191,7 +191,7 @@ def test_the_messages_at_each_step_are_what_conversation_memory_renders() -> Non
     log = Log()
     log.header()
     log.turns(4)
-    report = replay_events(log.events, condenser=ForgetOldest(size=6), model=None)
+    report = replay_events(log.events, condenser=ForgetOldest(size=6), tokenizer="approximate")
     memory = ConversationMemory(system_prompt="")
     for step in report.steps:
         snapshot = snapshot_at(log.events, step.number, condenser=ForgetOldest(size=6), recorded=False)
@@ -215,7 +215,7 @@ def test_a_step_whose_view_leaves_a_tool_call_unanswered_counts_the_repair() -> 
     metadata = ToolCallMetadata(function_name="execute_bash", tool_call_id="orphan", model_response={"id": "r0", "choices": []})
     log.add(CmdRunAction(command="never answered", tool_call_metadata=metadata))
     log.calls("ls")
-    report = replay_events(log.events, condenser=NoOpCondenser(), model=None)
+    report = replay_events(log.events, condenser=NoOpCondenser(), tokenizer="approximate")
     assert [s.tool_call_repairs for s in report.steps] == [0, 1]
     assert report.tool_call_repairs == 1 and report.summary()["tool_call_repairs"] == 1
     assert report.to_dict()["per_step"][1]["tool_call_repairs"] == 1
@@ -227,8 +227,8 @@ def test_a_pipeline_file_s_history_policy_trims_every_step_s_chat(tmp_path: Path
     pipeline = load_pipeline(pipeline_file)
     assert pipeline.history_policy is not None and pipeline.history_policy.max_messages == 6
     assert pipeline.description.endswith("(noop) + history_policy(max_messages=6)")
-    plain = replay_log(BUNDLED, condenser=NoOpCondenser(), model=None)
-    trimmed = replay_log(BUNDLED, condenser=pipeline, model=None)
+    plain = replay_log(BUNDLED, condenser=NoOpCondenser(), tokenizer="approximate")
+    trimmed = replay_log(BUNDLED, condenser=pipeline, tokenizer="approximate")
     # The system message and the first user message are pinned; at most 6 others (whole tool exchanges).
     assert max(s.messages for s in trimmed.steps) <= 2 + 6
     late_plain, late = plain.steps[-1], trimmed.steps[-1]
@@ -259,7 +259,7 @@ def test_the_compressions_a_pipeline_records_are_in_the_report() -> None:
     log = Log()
     log.header()
     log.turns(4)  # ids 2-9
-    report = replay_events(log.events, condenser=OffloadOldest(5), model=None)
+    report = replay_events(log.events, condenser=OffloadOldest(5), tokenizer="approximate")
     made = [c for c in report.condensations if not c.recorded]
     assert len(made) >= 2
     compressions = report.compressions
@@ -273,7 +273,7 @@ def test_the_compressions_a_pipeline_records_are_in_the_report() -> None:
 
 def test_a_replay_priced_with_the_prompt_cache_reads_the_logs_idle_gaps() -> None:
     require_real_logs_dir()
-    report = replay_log(ENYST, model=None, pricing=[PromptPricing.for_model("claude-sonnet-4-5")])
+    report = replay_log(ENYST, tokenizer="approximate", pricing=[PromptPricing.for_model("claude-sonnet-4-5")])
     costs = report.costs["claude-sonnet-4-5"]
     # A session over several days: some requests come after the 5-minute cache expired.
     assert costs["cold_starts"] > 0 and costs["cold_start_cost"] > 0
@@ -291,10 +291,10 @@ def test_secrets_are_hidden_in_the_report_the_snapshot_and_the_saved_log(tmp_pat
     log.calls(f"deploy --token {secret}")
     log.turns(3)
     secrets = {"TOKEN": secret}
-    report = replay_events(log.events, model=None, secrets=secrets)
+    report = replay_events(log.events, tokenizer="approximate", secrets=secrets)
     snapshot = snapshot_at(log.events, secrets=secrets)
     shown = repr(report.history) + repr(report.final_view) + repr(snapshot.messages) + repr(snapshot.view)
     assert secret not in shown and "deploy --token <secret_hidden>" in shown
     write_log(report.history, tmp_path / "replayed.jsonl")
     assert secret.encode() not in (tmp_path / "replayed.jsonl").read_bytes()
-    assert secret in repr(log.events) and secret in repr(replay_events(log.events, model=None).history)  # only read
+    assert secret in repr(log.events) and secret in repr(replay_events(log.events, tokenizer="approximate").history)  # only read

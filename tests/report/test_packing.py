@@ -22,14 +22,14 @@ def _default() -> Pipeline:
 def test_each_step_holds_the_messages_the_replay_sent_and_its_cost_split() -> None:
     events = load_log(FIXTURE)
     pricing = resolve_pricing("gpt-4o")
-    capture = capture_run(events, _default(), name="default", model=None, pricings=[pricing])
+    capture = capture_run(events, _default(), name="default", tokenizer=None, pricings=[pricing])
     data = pack_runs([capture], source="s", tokenizer="approximate", context_limit=1000, pricings=[pricing])
     (run,) = data["runs"]
     steps = prompt_refs(run["prompts"])
     assert [[data["messages"][ref] for ref in refs] for refs in steps] == capture.messages
     assert len(steps) == len(capture.report.steps) == len(run["tokens"])
     # the replay's own figures, unchanged
-    plain = replay_events(events, condenser=_default(), model=None, pricing=[pricing])
+    plain = replay_events(events, condenser=_default(), tokenizer="approximate", pricing=[pricing])
     assert run["tokens"] == [s.tokens for s in plain.steps]
     split = run["pricing"][0]
     costs = plain.costs[pricing.name]
