@@ -39,6 +39,7 @@ from openhands_memory.events._formats import (
     detect_records,
     holds_openhands_events,
     read_document,
+    read_jsonl,
     read_records,
     refusal,
 )
@@ -210,7 +211,8 @@ def _load_unchecked(path: Path) -> tuple[list[Event], list[int] | None]:
 
 
 def _load_streaming(path: Path) -> tuple[list[Event], list[int] | None] | None:
-    """The events of a JSON list or JSONL log of V0 events, read a chunk at a time; None for anything else.
+    """The events of a JSON list or JSONL log of V0 events, or of another agent's JSONL log (`read_jsonl`),
+    read a chunk at a time; None for anything else.
 
     Holds one chunk of the file at a time rather than the whole file and every parsed record,
     which kept loading at six times the file's size in memory. Anything unusual (another layout,
@@ -224,6 +226,9 @@ def _load_streaming(path: Path) -> tuple[list[Event], list[int] | None] | None:
                     events = _events_of(iter_list_elements(file.read), lines=None)
                 lines = None
             elif first == b"{":
+                if not _starts_with_event_line(file):
+                    foreign = read_jsonl(file.read, path=path)  # another agent's JSONL log, or None
+                    return None if foreign is None else (foreign, None)
                 numbered = _jsonl_records(file.read)
                 lines = []
                 with gc_paused():
