@@ -84,10 +84,28 @@ def _is_main(record: Any, *, sidechain: bool = False) -> bool:
 
 def _off_branch(records: list[Any], log: ImportedLog) -> set[int]:
     """The positions of the main conversation's records not on the branch the session ended on."""
-    main = [index for index, record in enumerate(records) if _is_main(record)]
+    main: list[int] = []
+    uuids: list[str] = []
+    chain = True  # so far each record's parent is the record before it (or, across a compaction, its logical parent)
+    before: str | None = None
+    for index, record in enumerate(records):
+        if type(record) is not dict or record.get("isSidechain"):
+            continue
+        kind = record.get("type")
+        uuid = record.get("uuid")
+        if type(kind) is not str or kind not in _CONVERSATION or type(uuid) is not str:
+            continue
+        if chain and main:
+            parent = record.get("parentUuid")
+            chain = parent == before or (parent is None and record.get("logicalParentUuid") == before)
+        main.append(index)
+        uuids.append(uuid)
+        before = uuid
     if not main:
         return set()
-    by_uuid = {records[index]["uuid"]: index for index in main}
+    if chain and main and records[main[0]].get("parentUuid") is None and len(set(uuids)) == len(uuids):
+        return set()  # one branch, every record on it (what the walk below finds, at a tenth of its cost)
+    by_uuid = dict(zip(uuids, main))
     previous = {index: before for before, index in zip(main, main[1:])}
     on: set[int] = set()
     guessed = 0
@@ -121,42 +139,60 @@ class _Reader:
         self.off_branch = off_branch
         self.response: list[dict[str, Any]] = []
         """The records of the assistant response being read (one `message.id`)."""
+        self.response_key: Any = None
+        """That response's `message.id` (`_message_id`)."""
         self.boundary: dict[str, Any] | None = None
         """A `compact_boundary` whose summary has not come yet."""
 
     def read(self, records: list[Any]) -> None:
+        # This loop runs once a record of sessions of hundreds of thousands: the common kinds come first.
+        log = self.log
+        off_branch = self.off_branch
         for index, record in enumerate(records):
-            if not isinstance(record, dict):
+            if type(record) is not dict:
                 self._flush_response()
-                self.log.keep_hidden(f"{type(record).__name__} record (not an object)", record, known=False)
+                log.keep_hidden(f"{type(record).__name__} record (not an object)", record, known=False)
                 continue
-            if index in self.off_branch:
+            if off_branch and index in off_branch:
                 continue
-            kind = _text(record.get("type"))
-            if kind == "assistant" and not record.get("isSidechain") and isinstance(record.get("message"), dict):
-                if self.response and _message_id(self.response[-1]) != _message_id(record):
-                    self._flush_response()
-                self.response.append(record)
-                continue
-            self._flush_response()
-            if record.get("isSidechain"):
+            kind = record.get("type")
+            sidechain = record.get("isSidechain")
+            if kind == "assistant" and not sidechain:
+                message = record.get("message")
+                if type(message) is dict:
+                    key = message.get("id")
+                    if key is None:
+                        key = record.get("uuid")
+                    if self.response and self.response_key != key:
+                        self._flush_response()
+                    self.response.append(record)
+                    self.response_key = key
+                    continue
+            if self.response:
+                self._flush_response()
+            if type(kind) is not str:
+                kind = None  # a damaged record may hold anything there
+            timestamp, uuid = record.get("timestamp"), record.get("uuid")
+            timestamp = timestamp if type(timestamp) is str else None
+            uuid = uuid if type(uuid) is str else None
+            if sidechain:
                 # The sub-agent's conversation: the main agent saw only its call's result. Tagged with the
                 # delegation open at that point (the `Task` call it runs for), as parallel delegates' events are.
-                delegation = self.log.open_delegation()
+                delegation = log.open_delegation()
                 tag = {"delegation_id": delegation} if delegation is not None else {}
-                self.log.keep_hidden("sidechain", record, known=True, **tag, **_envelope(record))
+                log.keep_hidden("sidechain", record, known=True, **tag, timestamp=timestamp, original_id=uuid)
             elif kind == "user":
-                self._user(record)
+                self._user(record, timestamp, uuid)
             elif kind == "system" and record.get("subtype") == "compact_boundary":
                 self._flush_boundary()
                 self.boundary = record
             elif kind == "system":
-                self.log.keep_hidden(f"system:{record.get('subtype') or 'message'}", record, known=True, **_envelope(record))
+                log.keep_hidden(f"system:{record.get('subtype') or 'message'}", record, known=True, timestamp=timestamp, original_id=uuid)
             elif kind in _KNOWN_HIDDEN:
-                self.log.keep_hidden(str(kind), record, known=True, **_envelope(record))
+                log.keep_hidden(str(kind), record, known=True, timestamp=timestamp, original_id=uuid)
             else:
                 name = kind if kind is not None else "record without a 'type'"
-                self.log.keep_hidden(name, record, known=False, **_envelope(record))
+                log.keep_hidden(name, record, known=False, timestamp=timestamp, original_id=uuid)
         self._flush_response()
         self._flush_boundary()
 
@@ -165,42 +201,46 @@ class _Reader:
             boundary, self.boundary = self.boundary, None
             self.log.condensation(None, compact_metadata=boundary.get("compactMetadata"), **_envelope(boundary))
 
-    def _user(self, record: dict[str, Any]) -> None:
+    def _user(self, record: dict[str, Any], timestamp: str | None, uuid: str | None) -> None:
+        log = self.log
         message = record.get("message")
-        content = message.get("content") if isinstance(message, dict) else None
+        content = message.get("content") if type(message) is dict else None
         if content is None:
             self._flush_boundary()
-            self.log.keep_hidden("user record without message content", record, known=False, **_envelope(record))
+            log.keep_hidden("user record without message content", record, known=False, timestamp=timestamp, original_id=uuid)
             return
         if record.get("isCompactSummary"):
             boundary, self.boundary = self.boundary, None
             extra: dict[str, Any] = {"summary_record": record.get("uuid")}
             if boundary is not None:
                 extra["compact_metadata"] = boundary.get("compactMetadata")
-            self.log.condensation(text_of(content), **extra, **_envelope(boundary or record))
+            log.condensation(text_of(content), **extra, **_envelope(boundary or record))
             return
-        self._flush_boundary()
-        if isinstance(content, str):
-            self.log.user(content, **_envelope(record))
+        if self.boundary is not None:
+            self._flush_boundary()
+        if type(content) is str:
+            log.user(content, timestamp=timestamp, original_id=uuid)
             return
         texts = []
-        for block in content if isinstance(content, list) else [content]:
-            if isinstance(block, dict) and block.get("type") == "tool_result":
-                self.log.result(
+        for block in content if type(content) is list else [content]:
+            if type(block) is dict and block.get("type") == "tool_result":
+                log.result(
                     str(block.get("tool_use_id")),
                     text_of(block.get("content")),
                     is_error=bool(block.get("is_error")),
-                    **_envelope(record),
+                    timestamp=timestamp,
+                    original_id=uuid,
                 )
             else:
                 texts.append(block)
         if texts:
-            self.log.user(text_of(texts), **_envelope(record))
+            log.user(text_of(texts), timestamp=timestamp, original_id=uuid)
 
     def _flush_response(self) -> None:
         if not self.response:
             return
         records, self.response = self.response, []
+        self.response_key = None
         texts: list[str] = []
         thinking: list[str] = []
         thinking_blocks: list[dict[str, Any]] = []

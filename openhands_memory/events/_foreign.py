@@ -121,11 +121,12 @@ def shell_command(arguments: dict[str, Any]) -> str | None:
     command = arguments.get("command", arguments.get("cmd"))
     if isinstance(command, str):
         return command
-    if isinstance(command, list) and all(isinstance(part, str) for part in command):
+    if isinstance(command, list):
         # Codex's `shell` passes argv, usually ["bash", "-lc", "<script>"]: the script is the command.
-        if len(command) == 3 and command[1] in ("-lc", "-c"):
+        if len(command) == 3 and command[1] in ("-lc", "-c") and type(command[0]) is str and type(command[2]) is str:
             return command[2]
-        return " ".join(command)
+        if all(isinstance(part, str) for part in command):
+            return " ".join(command)
     return None
 
 
@@ -281,9 +282,23 @@ class ImportedLog:
             )
         )
 
-    def result(self, call_id: str, content: str, *, name: str | None = None, is_error: bool = False, **envelope: Any) -> Event:
+    def result(
+        self,
+        call_id: str,
+        content: str,
+        *,
+        name: str | None = None,
+        is_error: bool = False,
+        timestamp: str | None = None,
+        original_id: str | None = None,
+        **envelope: Any,
+    ) -> Event:
         """The result of the call `call_id` (its action's observation)."""
-        envelope = {key: value for key, value in envelope.items() if value is not None}
+        envelope = {key: value for key, value in envelope.items() if value is not None} if envelope else {}
+        if timestamp is not None:
+            envelope["timestamp"] = timestamp
+        if original_id is not None:
+            envelope["original_id"] = original_id
         if is_error:
             envelope["is_error"] = True
         events = self.events
