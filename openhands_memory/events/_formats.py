@@ -26,7 +26,7 @@ import orjson
 from openhands_memory.errors import MalformedEventError
 from openhands_memory.events._claude_code import import_claude_code, is_claude_code_record
 from openhands_memory.events._codex import import_codex, is_codex_record
-from openhands_memory.events._reading import gc_paused, iter_lines
+from openhands_memory.events._reading import gc_paused, iter_line_batches
 from openhands_memory.events._mini_swe_agent import import_mini_swe_agent, is_mini_swe_agent_trajectory
 from openhands_memory.events._swe_agent import import_swe_agent, is_swe_agent_trajectory
 from openhands_memory.events.base import Event
@@ -109,17 +109,24 @@ def read_jsonl(read: Callable[[int], bytes], *, path: str | os.PathLike[str]) ->
     loads = orjson.loads
     fmt = None
     with gc_paused():  # many objects, no cycles (see `gc_paused`)
-        for number, line, ended in iter_lines(read):
-            if not line or line.isspace():
-                continue
+        for number, batch, ended in iter_line_batches(read):
             if not ended:
-                return None
+                if batch[0].strip():
+                    return None
+                continue
+            sampled = len(records) >= _SAMPLE
             try:
-                records.append(loads(line))
+                if all(batch):  # no empty line: one call parses the batch
+                    records.extend(map(loads, batch))
+                    lines.extend(range(number, number + len(batch)))
+                else:
+                    for at, line in enumerate(batch, start=number):
+                        if line and not line.isspace():
+                            records.append(loads(line))
+                            lines.append(at)
             except orjson.JSONDecodeError:
-                return None
-            lines.append(number)
-            if len(records) == _SAMPLE and detect_records(records) is None:
+                return None  # (a line of white space too: the whole-file reader skips it)
+            if not sampled and len(records) >= _SAMPLE and detect_records(records) is None:
                 return None  # not another agent's log: read no further
         if len(records) < 2:
             return None  # one record may be a whole document (a trajectory on one line)
