@@ -304,6 +304,16 @@ class Pipeline:
         described = f"default pipeline ({describe_config(DEFAULT_CONDENSER_CONFIG)})"
         return cls(condenser, f"{described}, {note}" if note else described)
 
+    def use_agent_model(self, model: str, *, known_from: str = "the agent's model") -> None:
+        """Tell the condenser the agent's model once it is known (`Condenser.use_agent_model`: a `cache_aware`
+        left to the agent's model prices for it); the description's pricing note says whose prices now,
+        and how the model was known (`known_from`: a replay of another agent's log says "the model the log records")."""
+        before = getattr(self.condenser, "pricing_note", None)
+        self.condenser.use_agent_model(model)
+        after = getattr(self.condenser, "pricing_note", None)
+        if isinstance(before, str) and isinstance(after, str) and after != before and before in self.description:
+            self.description = self.description.replace(before, after.replace("(the agent's model)", f"({known_from})"))
+
     def with_settings(self, **settings: Any) -> Pipeline:
         """This pipeline (the same condenser and renderer) with some keyword settings changed (`message_tokens`, ...)."""
         current = {name: getattr(self, name) for name in ("memory", "max_message_chars", "vision_is_active", "message_tokens")}

@@ -36,7 +36,7 @@ from openhands_memory.events.actions import (
     UnknownAction,
 )
 from openhands_memory.events.base import Action, Event, EventId, EventSource, Observation, ToolCallMetadata
-from openhands_memory.events._formats import FORMATS, log_format
+from openhands_memory.events._formats import FORMATS, log_format, recorded_model
 from openhands_memory.events.history import agent_history, is_agent_history
 from openhands_memory.events.observations import (
     AgentCondensationObservation,
@@ -165,6 +165,7 @@ __all__ = [
     "iter_events",
     "load_events",
     "log_format",
+    "recorded_model",
     "load_session_folder",
     "validate_log",
     "ValidationFinding",

@@ -31,7 +31,7 @@ from openhands_memory.events._mini_swe_agent import import_mini_swe_agent, is_mi
 from openhands_memory.events._swe_agent import import_swe_agent, is_swe_agent_trajectory
 from openhands_memory.events.base import Event
 
-__all__ = ["FORMATS", "log_format", "detect_document", "detect_records", "read_document", "read_jsonl", "read_records", "refusal"]
+__all__ = ["FORMATS", "log_format", "recorded_model", "detect_document", "detect_records", "read_document", "read_jsonl", "read_records", "refusal"]
 
 FORMATS = ("openhands", "claude-code", "codex", "swe-agent", "mini-swe-agent")
 """The formats `load_events` reads, by the names warnings and `bench` use."""
@@ -51,6 +51,25 @@ def log_format(events: Sequence[Event]) -> str:
         if isinstance(fmt, str) and fmt in FORMATS:
             return fmt
     return "openhands"
+
+
+def recorded_model(events: Sequence[Event]) -> str | None:
+    """The agent's model another agent's log records (None for an OpenHands log, or none recorded).
+
+    The importers keep each response's model on its events (`model`: Claude Code's `message.model`,
+    Codex's `turn_context`, SWE-agent's and mini-swe-agent's configs): the one most responses name
+    (the first named on a tie). Claude Code's `<synthetic>` (its own messages, no model asked) is no model.
+    `replay`, `bench` and `report` price such a log for it when no `--model` is given.
+    """
+    if log_format(events) == "openhands":
+        return None
+    named: Counter[str] = Counter()
+    for event in events:
+        extra = event.__pydantic_extra__
+        model = extra.get("model") if extra else None
+        if isinstance(model, str) and model and model != "<synthetic>":
+            named[model] += 1
+    return named.most_common(1)[0][0] if named else None
 
 
 def detect_document(document: Any) -> str | None:
