@@ -23,10 +23,17 @@ compaction boundary) to the root; records of other branches are left out, and th
 many. A record whose parent is null or not in the file, other than the first, is read as following
 the record before it in the file (Claude Code's older logs, and hand-written ones, leave it null).
 
-A sub-agent's own file (`<session>/subagents/agent-*.jsonl`, every record a sidechain) is read as
-its own conversation. Not read: those files when a session is read (read each on its own); `toolUseResult`
-(Claude Code's structured copy of a tool result; the `tool_result` block, what the model saw, is
-read); images (shown as `[image]`).
+**Sub-agents' files.** Claude Code 2.x writes each sub-agent's conversation beside the session, in
+`<session id>/subagents/agent-<agent id>.jsonl` (`_claude_code_subagents`). Reading the session reads
+them too: each goes, as in-file sidechains do, into the delegation of the `Task` call it ran for (the
+call whose result names its `agentId` in `toolUseResult`, else whose `prompt` is its first message),
+its records hidden and tagged with the delegation, just before that call's result;
+`events_in_scope(events, Scope.of_delegation(id))` lists them. A file no call names is kept hidden at
+the end, and the warning says so. Read on its own, a sub-agent's file (every record a sidechain) is
+its own conversation.
+
+Not read: `toolUseResult` (Claude Code's structured copy of a tool result; the `tool_result` block,
+what the model saw, is read; its `agentId` only names a sub-agent's file); images (shown as `[image]`).
 """
 
 from __future__ import annotations
@@ -34,7 +41,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from openhands_memory.events._claude_code_subagents import SubagentFiles
 from openhands_memory.events._foreign import ImportedLog, ToolCall, text_of
+from openhands_memory.events.actions import AgentDelegateAction
 from openhands_memory.events.base import Event
 
 __all__ = ["import_claude_code", "is_claude_code_record"]
@@ -67,8 +76,11 @@ def import_claude_code(records: list[Any], lines: list[int] | None, *, path: str
         # A sub-agent's own file (`subagents/agent-*.jsonl`): every record is a sidechain, read as its conversation.
         records = [{**record, "isSidechain": False} if isinstance(record, dict) else record for record in records]
         log.notes.append("a sub-agent's log (every record a sidechain): read as its own conversation")
+        subagents = SubagentFiles(None)
+    else:
+        subagents = SubagentFiles(path)
     off_branch = _off_branch(records, log)
-    _Reader(log, off_branch).read(records)
+    _Reader(log, off_branch, subagents).read(records)
     return log.finish()
 
 
@@ -134,9 +146,12 @@ def _off_branch(records: list[Any], log: ImportedLog) -> set[int]:
 
 
 class _Reader:
-    def __init__(self, log: ImportedLog, off_branch: set[int]) -> None:
+    def __init__(self, log: ImportedLog, off_branch: set[int], subagents: SubagentFiles) -> None:
         self.log = log
         self.off_branch = off_branch
+        self.subagents = subagents
+        """The sub-agents' files beside the session, merged into their delegations."""
+        self.merged = 0
         self.response: list[dict[str, Any]] = []
         """The records of the assistant response being read (one `message.id`)."""
         self.response_key: Any = None
@@ -195,6 +210,49 @@ class _Reader:
                 log.keep_hidden(name, record, known=False, timestamp=timestamp, original_id=uuid)
         self._flush_response()
         self._flush_boundary()
+        self._end_subagents()
+
+    def _merge_subagent(self, record: dict[str, Any], call_id: str) -> None:
+        """Before the result of a delegate's call, the sub-agent's own file (if one is beside the session): its
+        records hidden, as sidechains are, and tagged with the delegation (`delegation_id`, see `events.scopes`)."""
+        action = self.log.calls.get(call_id)
+        if not isinstance(action, AgentDelegateAction):
+            return
+        result = record.get("toolUseResult")
+        prompt = action.inputs.get("prompt")
+        file = self.subagents.take(result.get("agentId") if isinstance(result, dict) else None, prompt if isinstance(prompt, str) else None)
+        if file is None:
+            return
+        self.merged += 1
+        for inner in file.records:
+            self._keep_sidechain(inner, {"delegation_id": action.id})
+
+    def _end_subagents(self) -> None:
+        log = self.log
+        if self.merged:
+            log.notes.append(f"{self.merged} sub-agent log(s) beside the session (subagents/agent-*.jsonl) read into their Task calls' delegations")
+        left = self.subagents.files
+        if left:
+            names = ", ".join(file.path.name for file in left)
+            log.notes.append(f"{len(left)} sub-agent log(s) beside the session that no Task call names ({names}): kept hidden at the end")
+            for file in left:
+                for inner in file.records:
+                    self._keep_sidechain(inner, {})
+            left.clear()
+
+    def _keep_sidechain(self, record: Any, tag: dict[str, Any]) -> None:
+        if not isinstance(record, dict):
+            self.log.keep_hidden(f"{type(record).__name__} record (not an object)", record, known=False, **tag)
+            return
+        timestamp, uuid = record.get("timestamp"), record.get("uuid")
+        self.log.keep_hidden(
+            "sidechain",
+            record,
+            known=True,
+            **tag,
+            timestamp=timestamp if type(timestamp) is str else None,
+            original_id=uuid if type(uuid) is str else None,
+        )
 
     def _flush_boundary(self) -> None:
         if self.boundary is not None:
@@ -224,6 +282,8 @@ class _Reader:
         texts = []
         for block in content if type(content) is list else [content]:
             if type(block) is dict and block.get("type") == "tool_result":
+                if self.subagents.files:
+                    self._merge_subagent(record, str(block.get("tool_use_id")))
                 log.result(
                     str(block.get("tool_use_id")),
                     text_of(block.get("content")),
