@@ -457,6 +457,7 @@ def _view(args: argparse.Namespace) -> int:
     _choose_models(pipeline, args, note=args.pipeline is not None)  # a missing API key now, before any work
     args.warnings.log = shown_location(args.log)
     events = load_log(args.log)
+    _price_for_recorded_model(pipeline, events, args)  # as `replay` does: the view its step shows
     snapshot = snapshot_at(
         events,
         args.at,

@@ -46,6 +46,7 @@ from openhands_memory.events._formats import (
 from openhands_memory.events._legacy import link_legacy_observations
 from openhands_memory.events._loaded import LoadedEvents
 from openhands_memory.events._reading import (
+    CHUNK,
     ElementError,
     ListShapeError,
     ResponseSharer,
@@ -226,7 +227,7 @@ def _load_streaming(path: Path) -> tuple[list[Event], list[int] | None] | None:
                     events = _events_of(iter_list_elements(file.read), lines=None)
                 lines = None
             elif first == b"{":
-                if not _starts_with_event_line(file):
+                if _first_line_is_other(file):
                     foreign = read_jsonl(file.read, path=path)  # another agent's JSONL log, or None
                     return None if foreign is None else (foreign, None)
                 numbered = _jsonl_records(file.read)
@@ -238,6 +239,27 @@ def _load_streaming(path: Path) -> tuple[list[Event], list[int] | None] | None:
     except (_Unusual, MalformedEventError, ListShapeError, ElementError, orjson.JSONDecodeError):
         return None
     return events, lines
+
+
+def _first_line_is_other(file: Any) -> bool:
+    """Whether the file's first chunk starts with a whole line that is a JSON object but no OpenHands event
+    (a record of another agent's JSONL log); the file is left at its start.
+
+    A first line longer than a chunk (a one-line document, say) is not parsed here: the OpenHands
+    reader, which stops at once at a line that is no event, leaves such a file to the whole-file reader.
+    """
+    try:
+        head = file.read(CHUNK)
+    finally:
+        file.seek(0)
+    end = head.find(b"\n")
+    if end < 0:
+        return False
+    try:
+        record = orjson.loads(head[:end])
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(record, dict) and not (_EVENT_KEYS & record.keys())
 
 
 class _Unusual(Exception):
