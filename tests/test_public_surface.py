@@ -61,7 +61,7 @@ SURFACE: dict[str, list[str]] = {
         "load_events", "iter_events", "dump_events", "event_from_dict", "event_to_dict", "event_from_json", "event_to_json",
         "event_to_trajectory",
         "load_session_folder", "dump_session_folder",
-        "FORMATS", "log_format", "recorded_model",
+        "FORMATS", "log_format",
         "validate_log", "validate_events", "ValidationReport", "ValidationFinding",
     ],
     "openhands_memory.stream": [

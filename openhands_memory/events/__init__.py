@@ -165,7 +165,6 @@ __all__ = [
     "iter_events",
     "load_events",
     "log_format",
-    "recorded_model",
     "load_session_folder",
     "validate_log",
     "ValidationFinding",

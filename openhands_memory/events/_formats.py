@@ -59,7 +59,7 @@ def recorded_model(events: Sequence[Event]) -> str | None:
     The importers keep each response's model on its events (`model`: Claude Code's `message.model`,
     Codex's `turn_context`, SWE-agent's and mini-swe-agent's configs): the one most responses name
     (the first named on a tie). Claude Code's `<synthetic>` (its own messages, no model asked) is no model.
-    `replay`, `bench` and `report` price such a log for it when no `--model` is given.
+    `replay`, `view`, `bench` and `report` price such a log for it when no `--model` is given.
     """
     if log_format(events) == "openhands":
         return None

@@ -41,7 +41,7 @@ RECORDED_MODEL = "the model the log records"
 
 def priced_recorded_model(events: Sequence[Event]) -> tuple[str | None, str | None]:
     """The agent's model another agent's log records (`events.recorded_model`), to price it for when no model is
-    given (`replay`, `bench`, `report`), and a note when the log records one whose prices are not known.
+    given (`replay`, `view`, `bench`, `report`), and a note when the log records one whose prices are not known.
 
     Returns `(model, None)`, `(None, note)` (the fallback's prices stand), or `(None, None)` (an OpenHands log,
     or no model recorded: as before).
