@@ -19,7 +19,7 @@ agent reads; a call that makes no action (not JSON, a wrong type) gets the same 
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any
 
 from openhands_memory.condenser.impl.agent_reset_condenser import current_notes, is_kept_by_reset, reset_action
 from openhands_memory.events import (
@@ -36,6 +36,8 @@ from openhands_memory.events import (
 from openhands_memory.recall.memory_tools import MemoryToolCall, echo, tool_call_metadata
 from openhands_memory.recall.steering_tools import (
     MAX_NOTES_CHARS,
+    MIN_COMPACT_TOKENS,
+    compact_size_problem,
     focus_problem,
     handoff_problem,
     notes_problem,
@@ -45,8 +47,8 @@ from openhands_memory.recall.steering_tools import (
 History = Any
 """The `History` whose call this is (not imported: `history` imports this module)."""
 
-MIN_COMPACT_TOKENS: Final = 2_000
-"""`compact_context` is refused when the events a summary could replace hold fewer tokens than this."""
+__all__ = ["MIN_COMPACT_TOKENS", "run_steering_call"]
+
 
 
 def run_steering_call(history: History, call: MemoryToolCall, response: Any) -> Observation:
@@ -107,10 +109,4 @@ def _refusal(history: History, action: Action) -> str | None:
     view = history.view
     # What a summary could replace: all but the system prompt and the user's messages.
     freeable = [event for event in view.events if not is_kept_by_reset(event) and not isinstance(event, CompactContextAction)]
-    tokens = history.condenser.token_counter(freeable)
-    if tokens < MIN_COMPACT_TOKENS:
-        return (
-            f"Nothing was compacted: too little to free (the history past the task holds about {tokens} tokens, "
-            f"under {MIN_COMPACT_TOKENS}). Go on working; compact when it has grown."
-        )
-    return None
+    return compact_size_problem(history.condenser.token_counter(freeable))

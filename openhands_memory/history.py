@@ -644,12 +644,16 @@ class History:
 
         `context_reload` answers with a `ContextReloadObservation`: a first line naming the event,
         its kind, and whether it is still in view, then its original content exactly as logged (see
-        `openhands_memory.recall.memory_tools.reload_text` for what that is for an action).
+        `openhands_memory.recall.memory_tools.reload_text` for what that is for an action); a long one in pages
+        (`offset`, `limit` characters: the first line says which characters follow, how many remain and the
+        next page's offset).
         `search_history` answers with a `SearchHistoryObservation`: the best matches of the whole
         log, forgotten events included (the memory tools' own events left out), one line each:
-        id, kind, `in view` / `in view, shortened` / `forgotten`, and a snippet.
+        id, kind, `in view` / `in view, shortened` / `forgotten`, and a snippet; only the events older than
+        `before_event_id` when the call gives one.
 
-        Wrong values (an unknown id, an empty query, a limit out of range) get a result of the
+        Wrong values (an unknown id, an empty query, a limit out of range, a negative offset or
+        one past the event's end, a `before_event_id` the log does not hold) get a result of the
         tool that says what is wrong; a query longer than `MAX_QUERY_CHARS` is cut (the action
         records what was searched, the answer says so). A call that cannot make an action (an
         unknown tool, arguments that are not JSON, nested too deeply, of the wrong type, an integer

@@ -46,7 +46,7 @@ def _project() -> dict:
 
 @pytest.mark.parametrize(
     ("constraints", "extras"),
-    [("main.txt", ["test", "ray"]), ("sdk.txt", ["test", "sdk"])],
+    [("main.txt", ["test", "ray", "docs"]), ("sdk.txt", ["test", "sdk"])],
 )  # fmt: skip
 def test_every_requirement_of_a_ci_venv_is_pinned_exactly(constraints: str, extras: list[str]) -> None:
     project = _project()
@@ -75,6 +75,9 @@ def test_ci_installs_from_the_pins_first_and_then_runs_the_readme_commands_as_wr
     installs = [line for line in script[pinned:newest].splitlines() if re.search(r"pip install .*-e '", line)]
     assert len(installs) == 2 and all("-c .ci/constraints/" in line for line in installs), installs
     assert "openhands-ai==0.62.0" in script and "-c .ci/constraints/openhands-0.62.txt" in script
+    # The docs are built as a site on the pinned releases, strictly: a broken link fails CI.
+    assert pinned < script.index("mkdocs build --strict") < newest
+    assert "-e '.[test,ray,docs]'" in script[pinned:newest]
 
 
 def test_pins_are_read_by_pypis_names_and_anything_but_an_exact_pin_is_refused() -> None:

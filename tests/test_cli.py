@@ -159,8 +159,9 @@ def test_replay_and_view_take_the_approximate_tokenizer(capsys: pytest.CaptureFi
 
 
 def test_the_parser_s_literal_defaults_are_the_library_s() -> None:
-    from openhands_memory import _cli_models, prompt_tokens
-    from openhands_memory.bench.cli import DEFAULT_CONTEXT_LIMIT
+    from openhands_memory import prompt_tokens
+    from openhands_memory.cli import _models as _cli_models
+    from openhands_memory.cli.bench import DEFAULT_CONTEXT_LIMIT
     from openhands_memory.llm.llm import DEFAULT_CONTEXT_WINDOW
     from openhands_memory.replay.replayer import DEFAULT_TOKEN_MODEL
 

@@ -32,6 +32,8 @@ import logging
 import re
 import shlex
 import shutil
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -694,3 +696,17 @@ def test_inkeep_handoff(request: pytest.FixtureRequest, workdir: Path) -> None:
 
 def test_delegation_scopes(request: pytest.FixtureRequest, workdir: Path) -> None:
     run_python(_one(request, "python"))
+
+
+# -- docs/steering.md -------------------------------------------------------------------------------
+
+
+def test_the_steering_benchmark(request: pytest.FixtureRequest, workdir: Path) -> None:
+    # As a user runs it, from a checkout (its numbers are the offline script's: the same every run).
+    command, table = _mine(request)
+    argv = shlex.split(command.text)
+    assert argv[:2] == ["python", "benchmarks/bench_steering.py"]
+    ran = subprocess.run([sys.executable, *argv[1:]], capture_output=True, text=True, timeout=HANG_GUARD_SECONDS)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout == table.text
+    assert json.loads(Path("steering.json").read_text())["priced_as"] == "claude-sonnet-4-5"

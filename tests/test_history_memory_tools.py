@@ -31,6 +31,7 @@ from openhands_memory.events import (
     ToolCallMetadata,
     dump_events,
     event_from_dict,
+    event_to_dict,
     load_events,
 )
 from openhands_memory.history import History
@@ -226,6 +227,81 @@ def test_search_limit_caps_the_matches() -> None:
     assert len(default.content.splitlines()) == 1 + 5
 
 
+# -- pages and cursors, shaped as the OpenHands SDK's conversation_history tool (issue 36, item 4) ------
+
+
+def long_output_history(size: int = 40_000) -> tuple[History, str]:
+    """A history whose event 3 is a command output of `size` characters (a different letter each 1,000)."""
+    history = noop_history()
+    history.add_event(SystemMessageAction(content="You are an agent."), EventSource.AGENT)
+    history.add_event(MessageAction(content="Read the build log."), EventSource.USER)
+    text = "".join(chr(ord("a") + (k // 1_000) % 26) * 1_000 for k in range(0, size, 1_000))[:size]
+    metadata = ToolCallMetadata(function_name="execute_bash", tool_call_id="c1")
+    action = CmdRunAction(command="cat build.log", tool_call_metadata=metadata)
+    history.add_event(action, EventSource.AGENT)
+    # Validated, not constructed: construction cuts a long output (as OpenHands does), a loaded log keeps it whole.
+    output = CmdOutputObservation.model_validate({"content": text, "command": action.command, "cause": action.id})
+    output.tool_call_metadata = metadata
+    history.add_event(output, EventSource.ENVIRONMENT)
+    return history, text
+
+
+def test_reload_pages_a_long_event_saying_what_remains_and_the_next_offset() -> None:
+    history, text = long_output_history()
+    first = history.run_memory_tool(call("context_reload", {"event_id": 3}))
+    header, body = first.content.split("\n", 1)
+    assert header == (
+        "[event 3: run observation, still in your view; characters 0 to 16,000 of its 40,000 as logged follow; "
+        "24,000 characters remain: call context_reload with offset=16000 for the next page]"
+    )
+    assert body == text[:16_000] and first.reloaded_event_id == 3
+    pages, offset = [body], 16_000
+    while True:
+        page = history.run_memory_tool(call("context_reload", {"event_id": 3, "offset": offset, "limit": 10_000}, f"p{offset}"))
+        header, body = page.content.split("\n", 1)
+        pages.append(body)
+        found = re.search(r"offset=(\d+) for the next page", header)
+        if found is None:
+            assert header.endswith("characters 36,000 to 40,000 of its 40,000 as logged follow; nothing remains after it]")
+            break
+        offset = int(found.group(1))
+    assert "".join(pages) == text  # the pages, read in turn, are the event as logged
+    action = history.stream.get_event(page.cause)  # type: ignore[arg-type]
+    assert isinstance(action, ContextReloadAction) and (action.offset, action.limit) == (36_000, 10_000)
+    # A short event, or one that fits in the page asked for, is shown whole as before.
+    whole = history.run_memory_tool(call("context_reload", {"event_id": 3, "limit": 64_000}, "whole"))
+    assert whole.content == f"[event 3: run observation, still in your view; its content as logged follows]\n{text}"
+
+
+def test_search_before_an_event_id_finds_only_older_events() -> None:
+    history = noop_history()
+    history.add_event(MessageAction(content="start"), EventSource.USER)
+    for number in range(6):
+        tool_pair(history, "execute_bash", f"wombat sighting {number}", call_id=f"c{number}")  # outputs at ids 2, 4, ..., 12
+    every = history.run_memory_tool(call("search_history", {"query": "wombat", "limit": 10}))
+    assert {line.split(" (")[0] for line in every.content.splitlines()[1:]} == {f"- event {i}" for i in (2, 4, 6, 8, 10, 12)}
+    older = history.run_memory_tool(call("search_history", {"query": "wombat", "limit": 10, "before_event_id": 8}, "c_b"))
+    assert {line.split(" (")[0] for line in older.content.splitlines()[1:]} == {"- event 2", "- event 4", "- event 6"}
+    action = history.stream.get_event(older.cause)  # type: ignore[arg-type]
+    assert isinstance(action, SearchHistoryAction) and action.before_event_id == 8
+    none = history.run_memory_tool(call("search_history", {"query": "wombat", "before_event_id": 0}, "c_0"))
+    assert none.content == 'No event matches "wombat".'
+
+
+def test_the_new_arguments_are_in_the_schemas_and_left_out_of_a_call_that_does_not_give_them() -> None:
+    reload, search = (t["function"]["parameters"]["properties"] for t in noop_history().memory_tools())
+    assert reload["offset"]["minimum"] == 0 and reload["limit"] == {
+        "type": "integer", "description": "How many characters to show at most, 1 to 64000.", "default": 16_000,
+        "minimum": 1, "maximum": 64_000,
+    }  # fmt: skip
+    assert search["before_event_id"]["type"] == "integer"
+    history = small_history()
+    history.run_memory_tool(call("context_reload", {"event_id": 3}, "call_r"))
+    history.run_memory_tool(call("search_history", {"query": "app.py"}, "call_s"))
+    reload_args, search_args = (event_to_dict(e)["args"] for e in history.stream.get_events(9) if e.source == EventSource.AGENT)
+    assert reload_args == {"event_id": 3} and search_args == {"query": "app.py", "limit": 5}
+
+
 # -- bad calls -------------------------------------------------------------------------------------
 
 
@@ -251,6 +327,27 @@ def test_search_limit_caps_the_matches() -> None:
         (call("search_history", {"limit": 3}), ErrorObservation, "search_history needs a query (a string)"),
         (call("search_history", {"query": ["a"]}), ErrorObservation, 'query must be a string, got ["a"]'),
         (call("search_history", {"query": "x", "limit": "3"}), ErrorObservation, 'limit must be an integer from 1 to 50, got "3"'),
+        (call("context_reload", {"event_id": 7, "offset": -1}), ContextReloadObservation,
+         "No event was reloaded: offset must be 0 or more (a number of characters), got -1."),
+        (call("context_reload", {"event_id": 7, "offset": 19}), ContextReloadObservation,
+         "No event was reloaded: offset 19 is past the end of event 7, whose content as logged holds 19 characters."),
+        (call("context_reload", {"event_id": 7, "limit": 0}), ContextReloadObservation,
+         "No event was reloaded: limit must be from 1 to 64000 characters, got 0."),
+        (call("context_reload", {"event_id": 7, "limit": 10**9}), ContextReloadObservation,
+         "No event was reloaded: limit must be from 1 to 64000 characters, got 1000000000."),
+        (call("context_reload", {"event_id": 7, "offset": 2.5}), ErrorObservation,
+         "offset must be an integer (a number of characters), got 2.5"),
+        (call("context_reload", {"event_id": 7, "limit": "10"}), ErrorObservation,
+         'limit must be an integer (a number of characters), got "10"'),
+        (call("context_reload", {"event_id": 7, "offset": 2**64}), ErrorObservation, f"offset must be an integer (a number of characters), got {2**64}"),
+        (call("search_history", {"query": "x", "before_event_id": 99}), SearchHistoryObservation,
+         "No search was made: there is no event 99 in the history to search before: event ids go from 0 to 9."),
+        (call("search_history", {"query": "x", "before_event_id": -3}), SearchHistoryObservation,
+         "No search was made: there is no event -3 in the history to search before"),
+        (call("search_history", {"query": "x", "before_event_id": "8"}), ErrorObservation,
+         'before_event_id must be an integer (an event_id), got "8"'),
+        (call("search_history", {"query": "x", "before_event_id": 2**70}), ErrorObservation,
+         f"before_event_id {2**70} is out of range: event ids are 64-bit integers"),
         (call("recall_everything", {}), ErrorObservation,
          "recall_everything({}) is not a valid tool call: there is no memory tool named 'recall_everything' "
          "(the memory tools are context_reload and search_history)."),
@@ -453,7 +550,7 @@ _SCALARS = st.one_of(st.none(), st.booleans(), _INTS, st.floats(), _TEXT)
 _JSON = st.recursive(_SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_TEXT, inner, max_size=3), max_leaves=8)
 _SHAPED = st.fixed_dictionaries(
     {}, optional={"event_id": _INTS | _JSON, "query": _TEXT | st.sampled_from(["apple", "apple banana", "recipe"]) | _JSON,
-                  "limit": _INTS | _JSON, "other": _JSON}
+                  "limit": _INTS | _JSON, "other": _JSON, "offset": _INTS | _JSON, "before_event_id": _INTS | _JSON}
 )  # fmt: skip
 _ARGUMENTS = st.one_of(
     _SHAPED.map(json.dumps),

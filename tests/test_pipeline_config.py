@@ -10,7 +10,7 @@ import pytest
 from openhands_memory.condenser import NoOpCondenserConfig, load_condenser_config
 from openhands_memory.conversation_memory import HistoryPolicy
 from openhands_memory.errors import CondenserConfigError
-from openhands_memory.pipeline_config import load_pipeline_config, parse_history_policy
+from openhands_memory.pipeline import load_pipeline_config, parse_history_policy
 
 
 def write(tmp_path: Path, text: str, name: str = "p.toml") -> Path:

@@ -13,9 +13,10 @@ events themselves) and `llm_attention` forgets like `amortized`.
 A strategy that compresses in steps records each step in its condensation's metadata;
 `compression_events(events)` reads those records back from a log.
 
-Every built-in strategy is exported here with its config (`RecentEventsCondenser`,
+Every built-in strategy is importable here with its config (`RecentEventsCondenser`,
 `RecentEventsCondenserConfig`) and the names it lists in `exports`: the list is the registry's
-(`impl.BUILTIN_CONDENSERS`), not written here, so a strategy's module is all there is to add.
+(`impl.BUILTIN_CONDENSERS`), not written here, so a strategy's module is all there is to add. They are
+not in `__all__`: a strategy is reached by its config's `type` (`docs/condensers.md` lists them).
 """
 
 import sys
@@ -60,41 +61,24 @@ from openhands_memory.condenser.request import (
 from openhands_memory.condenser.thresholds import ContextWindowShare
 from openhands_memory.condenser.tokens import ApproximateTokenCounter, LLMTokenCounter, TokenCounter
 
+# The door: what a condenser is, its config, a strategy of your own registered, the offline summary, the
+# compression records and the agent's condensation request. The rest is imported by its module's path
+# (`condenser.tokens`, `condenser.compression`, ...; the authoring kit is `condenser.kit`); the names below stay here too.
 __all__ = [
-    "OFFLINE_SUMMARIZER_NAME",
-    "COMPRESSION_METADATA_KEY",
-    "REQUEST_CONDENSATION_TOOL_NAME",
-    "ApproximateTokenCounter",
-    "CompressionEvent",
-    "CompressionEventType",
-    "CompressionRecord",
+    "Condenser",
+    "RollingCondenser",
     "Condensation",
     "CondensationMetadata",
-    "CondensationReason",
-    "Condenser",
     "CondenserConfig",
-    "CondenserContext",
-    "CondenserFactory",
-    "ContextWindowShare",
-    "ForgettingCondenser",
-    "LLMTokenCounter",
-    "OnModelError",
-    "RollingCondenser",
+    "register_condenser",
+    "load_condenser_config",
     "walk_condensers",
-    "SummarizingCondenser",
-    "TokenCounter",
-    "compression_event",
+    "offline_summary",
     "compression_events",
-    "compression_record",
-    "compressions_by_type",
-    "condensation_request_from_tool_call",
+    "CompressionEvent",
     "condensation_request_tool",
     "is_condensation_request_call",
-    "load_condenser_config",
-    "offline_summary",
-    "parse_condenser_config",
-    "register_condenser",
-    "registered_condenser_types",
+    "condensation_request_from_tool_call",
 ]
 
 
@@ -110,5 +94,5 @@ def _strategy_names() -> dict[str, object]:
 
 
 _STRATEGY_NAMES = _strategy_names()
+# Reached by their config's `type`, so not in `__all__`: importable here as `openhands_memory.condenser.X`.
 globals().update(_STRATEGY_NAMES)
-__all__ += list(_STRATEGY_NAMES)

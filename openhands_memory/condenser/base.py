@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from openhands_memory.condenser._boundaries import forget_id
+from openhands_memory.condenser._config_defaults import take_defaults_from_config
 from openhands_memory.condenser._views import condensed_events
 from openhands_memory.condenser.tokens import ApproximateTokenCounter, TokenCounter
 from openhands_memory.errors import CondenserConfigError, NoCondensationAvailable
@@ -145,6 +146,8 @@ class Condenser(ABC):
             default = type_field.default if type_field is not None else None
             if isinstance(default, str):
                 cls.config_type = default
+        if config_cls is not None:
+            take_defaults_from_config(cls, config_cls)  # defaults declared once, by the config
 
     def __init__(self, *, token_counter: TokenCounter | None = None) -> None:
         self._token_counter = token_counter

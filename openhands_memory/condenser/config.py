@@ -291,7 +291,7 @@ def read_config_file(path: str | PathLike[str]) -> dict[str, Any]:
     """The tables of a config file: a TOML file's document, or a JSON file's object.
 
     The one reader of config files: `load_condenser_config` takes its `[condenser]` table, and
-    `openhands_memory.pipeline_config` its `[history_policy]` table too.
+    `openhands_memory.pipeline` its `[history_policy]` table too.
 
     Raises:
         CondenserConfigError: no file at `path` (or a folder), or the file cannot be parsed (the

@@ -7,7 +7,8 @@ A strategy is one module that declares its config (a pydantic model with a `type
 from `openhands_memory.condenser` and from each other, so a strategy written outside the package can do
 all they do. A composite says what it holds with `Condenser.members()`.
 
-**Configs**: `CONFIG` (the model config every strategy config uses: unknown fields refused), `sized`
+**Configs**: `CONFIG` (the model config every strategy config uses: unknown fields refused), `FROM_CONFIG`
+(the default of an `__init__` parameter whose default the config declares: a default is written once), `sized`
 (a size field with its role: `events`, `tokens`, `first`, `newest`, `chars`), `SizeChecked`,
 `OnModelError`, `LLMConfigRef` (an `llm_config` field: a name of an `[llm.NAME]` table or a table),
 `ModelConfig`, `ModelBackedConfig`, `SummarizingConfig`, `TokenTriggeredConfig` (the bases of a
@@ -42,6 +43,7 @@ from openhands_memory.condenser._boundaries import (
 )
 from openhands_memory.condenser._command_facts import one_line
 from openhands_memory.condenser._config_base import CONFIG, LLMConfigRef, OnModelError, SizeChecked, sized
+from openhands_memory.condenser._config_defaults import FROM_CONFIG
 from openhands_memory.condenser._masking import MaskingCondenser, masked_fields
 from openhands_memory.condenser._model_backed import (
     CITE_EVENT_IDS,
@@ -82,6 +84,7 @@ __all__ = [
     "CITE_EVENT_IDS",
     "CONFIG",
     "DEFAULT_MAX_SUMMARY_SHARE",
+    "FROM_CONFIG",
     "FirstIndexFinder",
     "IndexCollector",
     "LLMConfigRef",

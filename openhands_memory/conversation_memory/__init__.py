@@ -40,13 +40,9 @@ from openhands_memory.conversation_memory.history_policy import (
 )
 from openhands_memory.conversation_memory.memory import ConversationMemory, ToolResultFormat, apply_prompt_caching
 
+# The door: the renderer and the history policy; the rest by its module's path.
 __all__ = [
-    "HISTORY_POLICY_PRESETS",
     "ConversationMemory",
     "HistoryPolicy",
     "HistoryTrim",
-    "MessageTokenCounter",
-    "ToolResultFormat",
-    "apply_prompt_caching",
-    "approximate_message_tokens",
 ]

@@ -100,6 +100,8 @@ from openhands_memory.events.actions import (
     CmdRunAction,
     CondensationAction,
     CondensationRequestAction,
+    CompactContextAction,
+    ContextNotesAction,
     ContextReloadAction,
     FileEditAction,
     FileReadAction,
@@ -117,6 +119,7 @@ from openhands_memory.events.observations import (
     AgentThinkObservation,
     BrowserOutputObservation,
     CmdOutputObservation,
+    ContextNotesObservation,
     ContextReloadObservation,
     ErrorObservation,
     FileEditObservation,
@@ -642,8 +645,11 @@ def _context_reload(action: dict[str, Any], tool_name: str, thought: str, risk: 
     event_id = action.get("event_id")
     if not isinstance(event_id, int) or isinstance(event_id, bool) or not -(2**63) <= event_id < 2**63:
         return _other_action(action, tool_name, thought, risk)  # a UUID, or what the model wrote: kept as written
+    page = {name: action.get(name) for name in ("offset", "limit")}
+    if not all(value is None or _is_int64(value) for value in page.values()):
+        return _other_action(action, tool_name, thought, risk)
     # No `thought` field, as when `History` records the call: the text is in the model response it carries.
-    return ContextReloadAction(event_id=event_id)
+    return ContextReloadAction(event_id=event_id, **page)
 
 
 def _search_history(action: dict[str, Any], tool_name: str, thought: str, risk: int) -> Action:
@@ -651,9 +657,14 @@ def _search_history(action: dict[str, Any], tool_name: str, thought: str, risk: 
     query, limit = action.get("query"), action.get("limit")
     if limit is None:
         limit = SearchHistoryAction.model_fields["limit"].default
-    if not isinstance(query, str) or not isinstance(limit, int) or isinstance(limit, bool) or not -(2**63) <= limit < 2**63:
-        return _other_action(action, tool_name, thought, risk)
-    return SearchHistoryAction(query=query, limit=limit)
+    before = action.get("before_event_id")
+    if not isinstance(query, str) or not _is_int64(limit) or not (before is None or _is_int64(before)):
+        return _other_action(action, tool_name, thought, risk)  # a UUID cursor, or what the model wrote: kept as written
+    return SearchHistoryAction(query=query, limit=limit, before_event_id=before)
+
+
+def _is_int64(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63
 
 
 def _new_context(action: dict[str, Any], tool_name: str, thought: str, risk: int) -> Action:
@@ -662,6 +673,22 @@ def _new_context(action: dict[str, Any], tool_name: str, thought: str, risk: int
     if not isinstance(handoff, str):
         return _other_action(action, tool_name, thought, risk)
     return NewContextAction(handoff=handoff)
+
+
+def _context_notes(action: dict[str, Any], tool_name: str, thought: str, risk: int) -> Action:
+    """`ContextNotesAction` for this library's `context_notes` SDK tool, when its operation is one it knows and its text is text."""
+    operation, text = action.get("operation"), action.get("text")
+    if operation not in ("read", "write", "append") or not (text is None or isinstance(text, str)):
+        return _other_action(action, tool_name, thought, risk)  # refused by the tool: kept as written, never notes
+    return ContextNotesAction(operation=operation, text=text or "")
+
+
+def _compact_context(action: dict[str, Any], tool_name: str, thought: str, risk: int) -> Action:
+    """`CompactContextAction` for this library's `compact_context` SDK tool, when its focus is text (or left out)."""
+    focus = action.get("focus")
+    if not (focus is None or isinstance(focus, str)):
+        return _other_action(action, tool_name, thought, risk)
+    return CompactContextAction(focus=focus or "")
 
 
 def _other_action(action: dict[str, Any], tool_name: str, thought: str, risk: int) -> Action:
@@ -690,6 +717,8 @@ _ACTION_MAKERS: dict[str, _ActionMaker] = {
     "ContextReloadAction": _context_reload,
     "SearchHistoryAction": _search_history,
     "NewContextAction": _new_context,
+    "ContextNotesAction": _context_notes,
+    "CompactContextAction": _compact_context,
 }
 """SDK `action.kind` -> its maker; any other kind is `_other_action`'s."""
 
@@ -828,6 +857,15 @@ def _new_context_observation(
     return SuccessObservation(content=text)
 
 
+def _context_notes_observation(
+    observation: dict[str, Any], text: str, record: Mapping[str, Any], action: Event | None
+) -> Observation:
+    """`ContextNotesObservation` with the notes after the call, `ErrorObservation` when the call changed nothing."""
+    if observation.get("is_error") is True:
+        return ErrorObservation(content=text)
+    return ContextNotesObservation(content=text)
+
+
 _OBSERVATION_MAKERS: dict[str, _ObservationMaker] = {
     "ExecuteBashObservation": _cmd_output,
     "TerminalObservation": _cmd_output,
@@ -841,6 +879,8 @@ _OBSERVATION_MAKERS: dict[str, _ObservationMaker] = {
     "ContextReloadObservation": _context_reload_observation,
     "SearchHistoryObservation": _search_history_observation,
     "NewContextObservation": _new_context_observation,
+    "ContextNotesObservation": _context_notes_observation,
+    "CompactContextObservation": _new_context_observation,  # done, or refused: the same two answers
 }
 """SDK `observation.kind` -> its maker; any other kind is `_other_observation`'s."""
 

@@ -55,7 +55,9 @@ def dataclass_text(event: Event) -> str:
     names = _DATACLASS_FIELDS.get(cls.__name__)
     if names is None:  # our own kinds and unknown ones: their fields, those we do not model, then the kind
         extra = tuple(name for name in event.__pydantic_extra__ or () if name not in cls.model_fields)
-        names = (*(("content",) if cls.kind_key == "observation" else ()), *cls.payload_fields, *extra, cls.kind_key)
+        # A field left out of the JSON when None (a page or cursor not asked for) is left out here too.
+        fields = tuple(name for name in cls.payload_fields if not (name in cls.omit_if_none and getattr(event, name) is None))
+        names = (*(("content",) if cls.kind_key == "observation" else ()), *fields, *extra, cls.kind_key)
         known_kind = False
     else:
         known_kind = True

@@ -653,6 +653,12 @@ class ContextReloadAction(Action):
     action: Literal["context_reload"] = "context_reload"
     event_id: int
     """The id of the event to reload."""
+    offset: int | None = None
+    """The first character of the event's content to show (a page of a long event); None: from the start."""
+    limit: int | None = None
+    """How many characters to show at most (a page's size); None: the tool's default page."""
+
+    omit_if_none: ClassVar[frozenset[str]] = frozenset({"offset", "limit"})
 
     def default_message(self) -> str:
         return f"Reloading event {self.event_id}"
@@ -670,6 +676,10 @@ class SearchHistoryAction(Action):
     """The words to look for."""
     limit: int = 5
     """How many matches to return at most."""
+    before_event_id: int | None = None
+    """Search only the events older than this id (as the OpenHands SDK's `conversation_history` tool's cursor); None: all."""
+
+    omit_if_none: ClassVar[frozenset[str]] = frozenset({"before_event_id"})
 
     def default_message(self) -> str:
         return f"Searching the history for: {self.query}"

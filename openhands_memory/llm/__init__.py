@@ -32,36 +32,16 @@ from openhands_memory.llm.prompt_cache import (
 )
 from openhands_memory.llm.text_tool_calls import TextToolCallConverter, TextToolCallReply, parse_text_tool_calls
 
+# The door: the model and its messages. Prices and the prompt cache (`llm.prompt_cache`), metrics
+# (`llm.metrics`), embedders and text tool calls are imported by their modules' paths.
 __all__ = [
-    "CACHE_RULES",
-    "CacheRules",
-    "PromptBlock",
-    "PromptCache",
-    "PromptPricing",
-    "RequestCost",
-    "resolve_pricing",
-    "CompletionFn",
-    "Content",
-    "Cost",
-    "EmbeddingFn",
-    "ImageContent",
-    "InvalidToolCall",
     "LLM",
     "LLMConfig",
-    "LLMMetrics",
     "LLMResponse",
-    "LiteLLMEmbedder",
     "Message",
-    "ModelRequestsDisallowedError",
-    "ResponseLatency",
-    "Role",
     "TextContent",
-    "TextToolCallConverter",
-    "TextToolCallReply",
-    "TokenUsage",
+    "ImageContent",
     "ToolCall",
-    "ToolCallFunction",
-    "import_litellm",
-    "parse_text_tool_calls",
     "to_litellm_dicts",
+    "parse_text_tool_calls",
 ]

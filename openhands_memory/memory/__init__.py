@@ -15,20 +15,12 @@ from openhands_memory.memory.summary import SummaryMemory
 from openhands_memory.memory.vector import Similarity, VectorMemory
 from openhands_memory.memory.window import WindowMemory
 
+# The door: QitOS' interface and its factories (each adapter's class stays importable here too).
 __all__ = [
-    "QITOS_ROLES",
-    "Embedder",
-    "HashedBagOfWords",
-    "MarkdownFileMemory",
     "Memory",
-    "MemoryQuery",
     "MemoryRecord",
-    "Similarity",
-    "SummaryMemory",
-    "VectorMemory",
-    "WindowMemory",
-    "markdown_file_memory",
+    "window_memory",
     "summary_memory",
     "vector_memory",
-    "window_memory",
+    "markdown_file_memory",
 ]

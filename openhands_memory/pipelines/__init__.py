@@ -20,7 +20,11 @@ from pathlib import Path
 
 from openhands_memory.errors import CondenserConfigError
 
-__all__ = ["ALL", "resolve_pipeline", "resolve_pipelines", "shipped_pipelines"]
+# The door: the shipped pipelines and a name resolved to one.
+__all__ = [
+    "shipped_pipelines",
+    "resolve_pipeline",
+]
 
 ALL = "all"
 """The `--pipeline` value that stands for every shipped pipeline (`bench`)."""

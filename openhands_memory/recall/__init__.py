@@ -10,14 +10,9 @@ from openhands_memory.recall.index import MAX_QUERY_CHARS, SearchHit, SearchInde
 from openhands_memory.recall.postgres_index import PostgresSearchIndex
 from openhands_memory.recall.search import MAX_ANSWER_CHARS, search_answer, search_log
 
+# The door: the search index of a log; the rest by its module's path.
 __all__ = [
-    "MAX_ANSWER_CHARS",
-    "MAX_QUERY_CHARS",
-    "PostgresSearchIndex",
-    "SearchHit",
     "SearchIndex",
-    "event_text",
-    "search_answer",
     "search_log",
     "sidecar_path",
 ]

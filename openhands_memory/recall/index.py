@@ -501,8 +501,10 @@ class SearchIndex:
 
     # -- reading ------------------------------------------------------------------------------------
 
-    def search(self, query: str, *, limit: int = 5) -> list[SearchHit]:
+    def search(self, query: str, *, limit: int = 5, before: int | None = None) -> list[SearchHit]:
         """The events best matching plain-text `query`, best first, at most `limit`; [] for a query with no word.
+
+        `before`: only the events whose id is lower (None: all).
 
         Every word is searched as text (FTS5 operators in it are not syntax); only the first
         `MAX_QUERY_CHARS` characters of `query` count. The events that hold every
@@ -514,14 +516,16 @@ class SearchIndex:
         if not chunks or limit < 1:
             return []
         strict, loose = _fts_query(chunks, "AND"), _fts_query(terms, "OR")
-        sql = "SELECT rowid, kind, body, rank FROM events WHERE events MATCH ? ORDER BY rank LIMIT ?"
+        below = "" if before is None else " AND rowid < ?"
+        sql = f"SELECT rowid, kind, body, rank FROM events WHERE events MATCH ?{below} ORDER BY rank LIMIT ?"
+        bound = () if before is None else (before,)
 
         def run(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
             # Events holding every chunk as written, if any: precise, and cheap (BM25 scores every
             # match, so a few common words OR-ed over a long log cost far more); else any term.
-            rows = conn.execute(sql, (strict, limit)).fetchall()
+            rows = conn.execute(sql, (strict, *bound, limit)).fetchall()
             if not rows and loose != strict:
-                rows = conn.execute(sql, (loose, limit)).fetchall()
+                rows = conn.execute(sql, (loose, *bound, limit)).fetchall()
             return rows
 
         rows = self._read(run) or []

@@ -42,6 +42,10 @@ DEFAULT_SEARCH_LIMIT: Final = 5
 """How many matches `search_history` returns when the model does not say."""
 MAX_SEARCH_LIMIT: Final = 50
 """The most matches one `search_history` call may ask for."""
+DEFAULT_RELOAD_CHARS: Final = 16_000
+"""How many characters of an event `context_reload` shows when the model does not say (a page; about 4,000 tokens)."""
+MAX_RELOAD_CHARS: Final = 64_000
+"""The largest page one `context_reload` call may ask for."""
 MAX_ARGUMENT_DEPTH: Final = 16
 """The deepest nesting of JSON arrays and objects accepted in a memory tool's arguments (they need one level)."""
 ECHO_CHARS: Final = 200
@@ -79,12 +83,27 @@ def memory_tool_schemas() -> list[dict[str, Any]]:
                     "Show the original content of one event of this conversation, exactly as it was logged: "
                     "a command's full output, a file as it was read, a message. Use it for an event that was "
                     "forgotten, summarized or shortened (a preview that says characters were offloaded gives "
-                    "its event_id), or to find an id with search_history first."
+                    "its event_id), or to find an id with search_history first. A long event comes in pages "
+                    f"of `limit` characters ({DEFAULT_RELOAD_CHARS} by default): the answer says how many "
+                    "characters remain and the offset of the next page."
                 ),
                 "parameters": {
                     "type": "object",
                     "properties": {
                         "event_id": {"type": "integer", "description": "The id of the event to show."},
+                        "offset": {
+                            "type": "integer",
+                            "description": "The first character to show (the next_offset of the page before).",
+                            "default": 0,
+                            "minimum": 0,
+                        },
+                        "limit": {
+                            "type": "integer",
+                            "description": f"How many characters to show at most, 1 to {MAX_RELOAD_CHARS}.",
+                            "default": DEFAULT_RELOAD_CHARS,
+                            "minimum": 1,
+                            "maximum": MAX_RELOAD_CHARS,
+                        },
                     },
                     "required": ["event_id"],
                 },
@@ -110,6 +129,10 @@ def memory_tool_schemas() -> list[dict[str, Any]]:
                             "default": DEFAULT_SEARCH_LIMIT,
                             "minimum": 1,
                             "maximum": MAX_SEARCH_LIMIT,
+                        },
+                        "before_event_id": {
+                            "type": "integer",
+                            "description": "Search only the events older than this event_id (leave it out to search them all).",
                         },
                     },
                     "required": ["query"],
@@ -214,7 +237,11 @@ def parse_memory_call(call: MemoryToolCall) -> Action | str:
             return f"event_id must be an integer, got {_echo_value(event_id)}"
         if event_id not in _INT64:
             return f"event_id {echo(str(event_id))} is out of range: event ids are 64-bit integers"
-        return ContextReloadAction(event_id=event_id)
+        page = {name: arguments.get(name) for name in ("offset", "limit")}
+        for name, value in page.items():
+            if value is not None and (not _is_int(value) or value not in _INT64):
+                return f"{name} must be an integer (a number of characters), got {_echo_value(value)}"
+        return ContextReloadAction(event_id=event_id, **page)
     query = arguments.get("query")
     if not isinstance(query, str):
         return "search_history needs a query (a string)" if query is None else f"query must be a string, got {_echo_value(query)}"
@@ -229,7 +256,12 @@ def parse_memory_call(call: MemoryToolCall) -> Action | str:
         limit = DEFAULT_SEARCH_LIMIT
     if not _is_int(limit) or limit not in _INT64:
         return f"limit must be an integer from 1 to {MAX_SEARCH_LIMIT}, got {_echo_value(limit)}"
-    return SearchHistoryAction(query=query, limit=limit)
+    before = arguments.get("before_event_id")
+    if before is not None and not _is_int(before):
+        return f"before_event_id must be an integer (an event_id), got {_echo_value(before)}"
+    if before is not None and before not in _INT64:
+        return f"before_event_id {echo(str(before))} is out of range: event ids are 64-bit integers"
+    return SearchHistoryAction(query=query, limit=limit, before_event_id=before)
 
 
 def call_arguments(call: MemoryToolCall, names: Collection[str], family: str) -> dict[str, Any] | str:
@@ -306,6 +338,39 @@ def search_arguments_problem(action: SearchHistoryAction) -> str | None:
     if not 1 <= action.limit <= MAX_SEARCH_LIMIT:
         return f"limit must be from 1 to {MAX_SEARCH_LIMIT}, got {action.limit}"
     return None
+
+
+def reload_arguments_problem(action: ContextReloadAction) -> str | None:
+    """What is wrong with a reload's page (a negative offset, a page size out of range), or None."""
+    if action.offset is not None and action.offset < 0:
+        return f"offset must be 0 or more (a number of characters), got {action.offset}"
+    if action.limit is not None and not 1 <= action.limit <= MAX_RELOAD_CHARS:
+        return f"limit must be from 1 to {MAX_RELOAD_CHARS} characters, got {action.limit}"
+    return None
+
+
+def reload_page(action: ContextReloadAction, text: str, heading: str) -> str | None:
+    """The answer of `context_reload` for an event whose content is `text`: `heading` (`event 3: run observation,
+    forgotten`) and the page asked for; None when the offset is past the end of `text`.
+
+    An event that fits in one page from its start is shown whole, headed as it always was; a page of a
+    longer one says which characters it holds, how many remain and the offset of the next page.
+    """
+    offset = action.offset or 0
+    size = action.limit if action.limit is not None else DEFAULT_RELOAD_CHARS
+    total = len(text)
+    if offset == 0 and total <= size:
+        return f"[{heading}; its content as logged follows]\n{text}"
+    if offset >= total:
+        return None
+    end = min(total, offset + size)
+    remaining = total - end
+    rest = (
+        f"{remaining:,} character{'s remain' if remaining != 1 else ' remains'}: call context_reload with offset={end} for the next page"
+        if remaining
+        else "nothing remains after it"
+    )
+    return f"[{heading}; characters {offset:,} to {end:,} of its {total:,} as logged follow; {rest}]\n{text[offset:end]}"
 
 
 def reload_text(event: Event) -> str:

@@ -381,10 +381,11 @@ class PostgresSearchIndex:
 
     # -- reading ------------------------------------------------------------------------------------
 
-    def search(self, query: str, *, limit: int = 5) -> list[SearchHit]:
-        """The events best matching plain-text `query`, best first, at most `limit` (see the module and `SearchIndex.search`)."""
+    def search(self, query: str, *, limit: int = 5, before: int | None = None) -> list[SearchHit]:
+        """The events best matching plain-text `query`, best first, at most `limit`, only those whose id is below `before`
+        when it is given (see the module and `SearchIndex.search`)."""
         if self._memory is not None:
-            return self._memory.search(query, limit=limit)
+            return self._memory.search(query, limit=limit, before=before)
         chunks, terms = query_terms(query[:MAX_QUERY_CHARS])
         if not chunks or limit < 1:
             return []
@@ -392,10 +393,10 @@ class PostgresSearchIndex:
         loose = [" ".join(WORD.findall(term)) for term in terms]
 
         def run(conn: Any) -> list[Any]:
-            rows = self._query(conn, strict, "&&", limit)
+            rows = self._query(conn, strict, "&&", limit, before)
             # As SearchIndex: the OR query differs from the AND one unless the query is one term.
             if not rows and (len(loose) > 1 or loose != strict):
-                rows = self._query(conn, loose, "||", limit)
+                rows = self._query(conn, loose, "||", limit, before)
             return rows
 
         hits: list[SearchHit] = []
@@ -407,7 +408,7 @@ class PostgresSearchIndex:
             hits.append(SearchHit(int(event_id), kind, excerpt_around(sqlite_text(text), terms), float(score)))
         return hits
 
-    def _query(self, conn: Any, phrases: list[str], operator: str, limit: int) -> list[Any]:
+    def _query(self, conn: Any, phrases: list[str], operator: str, limit: int, before: int | None) -> list[Any]:
         sql = self._psycopg.sql
         tsquery = sql.SQL(f" {operator} ").join(
             [sql.SQL("phraseto_tsquery({}, {})").format(sql.Literal(_CONFIG), sql.Placeholder())] * len(phrases)
@@ -416,10 +417,17 @@ class PostgresSearchIndex:
             "WITH q AS (SELECT {tsquery} AS q) "
             "SELECT s.event_id, s.kind, e.body, ts_rank(s.words, q.q, {norm}) AS score "
             "FROM {rows} s CROSS JOIN q JOIN {events} e ON e.conversation_id = s.conversation_id AND e.event_id = s.event_id "
-            "WHERE s.conversation_id = %s AND s.words @@ q.q ORDER BY score DESC, s.event_id LIMIT %s"
-        ).format(tsquery=tsquery, rows=self._rows, events=self._events, norm=sql.Literal(_NORM))
+            "WHERE s.conversation_id = %s AND s.words @@ q.q{below} ORDER BY score DESC, s.event_id LIMIT %s"
+        ).format(
+            tsquery=tsquery,
+            rows=self._rows,
+            events=self._events,
+            norm=sql.Literal(_NORM),
+            below=sql.SQL("" if before is None else " AND s.event_id < %s"),
+        )
+        bound = [] if before is None else [before]
         with conn.cursor(binary=True) as cursor:
-            cursor.execute(statement, [*phrases, self.conversation, limit])
+            cursor.execute(statement, [*phrases, self.conversation, *bound, limit])
             return cursor.fetchall()
 
     def is_current(self, event: Event) -> bool:

@@ -28,7 +28,13 @@ from openhands_memory.events import (
     SearchHistoryObservation,
 )
 from openhands_memory.recall.index import SearchIndex
-from openhands_memory.recall.memory_tools import describe, reload_text, search_arguments_problem
+from openhands_memory.recall.memory_tools import (
+    describe,
+    reload_arguments_problem,
+    reload_page,
+    reload_text,
+    search_arguments_problem,
+)
 from openhands_memory.recall.search import search_answer, search_log
 from openhands_memory.stream import EventStream, JsonlEventStore, PostgresEventStore
 
@@ -155,8 +161,11 @@ class MemoryToolRuntime:
     # -- the tools ------------------------------------------------------------------------------------
 
     def reload(self, action: ContextReloadAction, visibility: Callable[[], Visibility]) -> ContextReloadObservation:
-        """What `context_reload` answers: the event as logged, with whether the model still sees it."""
+        """What `context_reload` answers: the event as logged (a page of it), with whether the model still sees it."""
         event_id = action.event_id
+        problem = reload_arguments_problem(action)
+        if problem is not None:
+            return ContextReloadObservation(content=f"No event was reloaded: {problem}.")
         try:
             event = self.stream.get_event(event_id)
         except EventNotFoundError:
@@ -169,14 +178,21 @@ class MemoryToolRuntime:
             return ContextReloadObservation(content=f"Event {event_id} is hidden: it is never shown to the agent.")
         status = visibility()(event_id)
         note = "still in your view" if status == "in view" else status
-        header = f"[event {event_id}: {describe(event)}, {note}; its content as logged follows]"
-        return ContextReloadObservation(content=f"{header}\n{reload_text(event)}", reloaded_event_id=event_id)
+        text = reload_text(event)
+        page = reload_page(action, text, f"event {event_id}: {describe(event)}, {note}")
+        if page is None:
+            return ContextReloadObservation(
+                content=f"No event was reloaded: offset {action.offset} is past the end of event {event_id}, "
+                f"whose content as logged holds {len(text):,} characters."
+            )
+        return ContextReloadObservation(content=page, reloaded_event_id=event_id)
 
     def search(
         self, action: SearchHistoryAction, asked_chars: int, visibility: Callable[[], Visibility]
     ) -> SearchHistoryObservation:
-        """What `search_history` answers: the best matches of the whole log, or why no search was made."""
-        problem = search_arguments_problem(action)
+        """What `search_history` answers: the best matches of the whole log (or of its events before
+        `before_event_id`), or why no search was made."""
+        problem = self.search_problem(action)
         if problem is not None:
             return SearchHistoryObservation(content=f"No search was made: {problem}.")
         for _ in range(2):  # a failure just now (a connection lost by a restart) gets one more try
@@ -189,13 +205,33 @@ class MemoryToolRuntime:
             if index is None:
                 continue
             try:
-                hits = search_log(index, action.query, limit=action.limit, lookup=self._event_or_none, log=self.stream.snapshot)
+                hits = search_log(
+                    index,
+                    action.query,
+                    limit=action.limit,
+                    before=action.before_event_id,
+                    lookup=self._event_or_none,
+                    log=self.stream.snapshot,
+                )
             except (OSError, OpenHandsMemoryError) as exc:
                 self._broke(exc)
                 continue
             content = search_answer(hits, action.query, asked_chars=asked_chars, status=visibility())
             return SearchHistoryObservation(content=content)
         return SearchHistoryObservation(content=f"Search is unavailable: the search index failed ({self.failure}).")
+
+    def search_problem(self, action: SearchHistoryAction) -> str | None:
+        """What is wrong with a search's arguments (an empty query, a limit out of range, a `before_event_id` the log does not hold), or None."""
+        problem = search_arguments_problem(action)
+        if problem is not None or action.before_event_id is None:
+            return problem
+        latest = self.stream.get_latest_event_id()
+        if not 0 <= action.before_event_id <= latest:
+            return (
+                f"there is no event {action.before_event_id} in the history to search before: "
+                f"event ids go from 0 to {latest}"
+            )
+        return None
 
     def _event_or_none(self, event_id: int) -> Event | None:
         try:

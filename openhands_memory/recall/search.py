@@ -35,26 +35,29 @@ def search_log(
     limit: int,
     lookup: EventLookup,
     log: Callable[[], Sequence[Event]],
+    before: int | None = None,
 ) -> list[tuple[SearchHit, Event]]:
     """The best `limit` hits of `query` whose events are in the log as indexed, with those events; hidden ones left out.
+
+    `before`: only events whose id is lower (None: all).
 
     `log()` gives the whole log, read only when the index turns out stale and must be rebuilt
     (`SearchIndex.rebuild`, logged and counted in `rebuilds`).
     """
-    found, stale = _checked_hits(index, query, limit, lookup)
+    found, stale = _checked_hits(index, query, limit, lookup, before)
     if stale is not None:
         index.rebuild(log(), reason=f"event {stale} no longer holds what was indexed")
-        found, _ = _checked_hits(index, query, limit, lookup)
+        found, _ = _checked_hits(index, query, limit, lookup, before)
     return found
 
 
 def _checked_hits(
-    index: SearchIndex, query: str, limit: int, lookup: EventLookup
+    index: SearchIndex, query: str, limit: int, lookup: EventLookup, before: int | None
 ) -> tuple[list[tuple[SearchHit, Event]], int | None]:
     """(the hits whose events the log holds as indexed, the id of the first stale one or None)."""
     wanted = limit
     while True:
-        hits = index.search(query, limit=wanted)
+        hits = index.search(query, limit=wanted, before=before)
         found: list[tuple[SearchHit, Event]] = []
         for hit in hits:
             event = lookup(hit.event_id)

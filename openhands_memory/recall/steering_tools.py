@@ -26,6 +26,8 @@ __all__ = [
     "NOTES_OPERATIONS",
     "MAX_FOCUS_CHARS",
     "MAX_HANDOFF_CHARS",
+    "MIN_COMPACT_TOKENS",
+    "compact_size_problem",
     "NEW_CONTEXT",
     "STEERING_TOOL_NAMES",
     "focus_problem",
@@ -49,6 +51,8 @@ MAX_HANDOFF_CHARS: Final = 20_000
 """The longest handoff accepted: it is kept verbatim in every later prompt, so it must stay far below a window."""
 MAX_FOCUS_CHARS: Final = 2_000
 """The longest focus accepted (it goes first in the summarizer's prompt)."""
+MIN_COMPACT_TOKENS: Final = 2_000
+"""`compact_context` is refused when the events a summary could replace hold fewer tokens than this."""
 
 
 def steering_tool_schemas() -> list[dict[str, Any]]:
@@ -179,3 +183,13 @@ def focus_problem(focus: str) -> str | None:
     if len(focus) > MAX_FOCUS_CHARS:
         return f"the focus has {len(focus)} characters, over the bound of {MAX_FOCUS_CHARS}"
     return None
+
+
+def compact_size_problem(freeable_tokens: int) -> str | None:
+    """Why `compact_context` is refused when the events a summary could replace hold `freeable_tokens` (too few), or None."""
+    if freeable_tokens >= MIN_COMPACT_TOKENS:
+        return None
+    return (
+        f"Nothing was compacted: too little to free (the history past the task holds about {freeable_tokens} tokens, "
+        f"under {MIN_COMPACT_TOKENS}). Go on working; compact when it has grown."
+    )

@@ -33,26 +33,12 @@ from openhands_memory.replay.replayer import (
     snapshot_at,
 )
 
+# The door: replay, inspect and calibrate a log. `Pipeline` and `load_pipeline` are at the package's root;
+# the driver (`Replayer`), snapshots and the calibration's types by their modules' paths.
 __all__ = [
-    "AgentStep",
-    "CalibratedRequest",
-    "LogCalibration",
-    "RecordedUsage",
-    "LogInspection",
-    "Pipeline",
-    "ReplayCondensation",
-    "ReplayReport",
-    "ReplayStep",
-    "Replayer",
-    "StepSnapshot",
-    "calibrate_events",
-    "calibrate_log",
-    "inspect_events",
-    "inspect_log",
-    "load_pipeline",
-    "replay_events",
     "replay_log",
-    "snapshot_at",
-    "summarize_calibrations",
-    "write_log",
+    "replay_events",
+    "ReplayReport",
+    "inspect_log",
+    "calibrate_log",
 ]

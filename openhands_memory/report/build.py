@@ -19,7 +19,7 @@ from openhands_memory.report.packing import pack_runs
 __all__ = ["DEFAULT_CONTEXT_LIMIT", "build_report"]
 
 DEFAULT_CONTEXT_LIMIT = 128_000
-"""The context limit drawn unless one is given (the bench's default, `bench.cli.DEFAULT_CONTEXT_LIMIT`)."""
+"""The context limit drawn unless one is given (the bench's default, `cli.bench.DEFAULT_CONTEXT_LIMIT`)."""
 
 
 def build_report(

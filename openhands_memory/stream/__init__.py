@@ -10,22 +10,13 @@ from openhands_memory.stream.store import EventStore
 from openhands_memory.stream._redact import SECRET_PLACEHOLDER, Redactor
 from openhands_memory.stream.stream import EventStream, Subscriber
 
+# The door: the stream and its stores. Filters, redaction, recovery and session-folder helpers are
+# imported by their modules' paths (`stream.filters`, `stream.redaction`, ...).
 __all__ = [
-    "SECRET_PLACEHOLDER",
-    "EventFilter",
-    "EventPredicate",
-    "EventStore",
     "EventStream",
+    "EventStore",
     "InMemoryEventStore",
     "JsonlEventStore",
     "PostgresEventStore",
-    "RecoveryReport",
-    "Redactor",
-    "RecoveryWarning",
-    "RepairReport",
-    "Subscriber",
-    "UnreadableLine",
-    "export_session_folder",
-    "import_session_folder",
     "repair_log",
 ]

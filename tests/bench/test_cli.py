@@ -15,7 +15,7 @@ from conftest import HANG_GUARD_SECONDS
 from _folders import unwritable  # noqa: F401  (a fixture)
 
 from openhands_memory._progress import ProgressBar
-from openhands_memory.bench.cli import add_bench_parser, run_bench
+from openhands_memory.cli.bench import add_bench_parser, run_bench
 
 from ._helpers import write_toml
 from .test_runner import chat_log, condensing_log, tool_log
@@ -320,7 +320,7 @@ def _bench_is_wired() -> bool:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not _bench_is_wired(), reason="`bench` is not wired into openhands_memory/cli.py yet")
+@pytest.mark.skipif(not _bench_is_wired(), reason="`bench` is not wired into openhands_memory/cli/ yet")
 def test_openhands_memory_bench_runs_from_the_command_line(files: dict[str, Path]) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "openhands_memory.cli", "bench", str(files["chat"]), str(files["condensing"]),

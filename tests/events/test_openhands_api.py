@@ -264,5 +264,6 @@ def test_str_of_kinds_openhands_does_not_have_lists_their_fields() -> None:
     unknown = event_from_dict({"action": "chat", "args": {"content": "hi", "npc": "Chen"}, "source": "agent"})
     assert str(unknown) == "UnknownAction(content='hi', npc='Chen', action='chat')"
     assert str(ContextReloadAction(event_id=3)) == "ContextReloadAction(event_id=3, action='context_reload')"
+    assert str(ContextReloadAction(event_id=3, offset=8)) == "ContextReloadAction(event_id=3, offset=8, action='context_reload')"
     observation = event_from_dict({"observation": "chat", "content": "yo", "extras": {"npc": "Chen"}})
     assert str(observation) == "UnknownObservation(content='yo', npc='Chen', observation='chat')"

@@ -51,6 +51,16 @@ def test_finds_what_the_sqlite_index_finds(store: PostgresEventStore, query: str
     assert [(hit.kind, hit.snippet) for hit in found] == [(by_id[hit.event_id].kind, by_id[hit.event_id].snippet) for hit in found]
 
 
+@pytest.mark.parametrize("before", [0, 1, 3, 4, 6])
+def test_before_finds_only_older_events_as_the_sqlite_index_does(store: PostgresEventStore, before: int) -> None:
+    with PostgresSearchIndex.for_store(store) as index, SearchIndex.in_memory() as sqlite:
+        index.sync(EVENTS)
+        sqlite.sync(EVENTS)
+        found = sorted(hit.event_id for hit in index.search("config", limit=10, before=before))
+        expected = sorted(hit.event_id for hit in sqlite.search("config", limit=10, before=before))
+    assert found == expected == [i for i in (0, 1, 2, 5) if i < before]
+
+
 def test_hidden_events_are_never_found(store: PostgresEventStore) -> None:
     with PostgresSearchIndex.for_store(store) as index:
         index.sync(EVENTS)

@@ -280,20 +280,21 @@ def test_the_command_refuses_an_unknown_pricing_before_any_work(tmp_path: Path, 
 
 # The logs whose every request records usage, and the reconstructions each needs (dropping any one of them takes
 # the log further from what was billed): measured with `openhands-memory calibrate` (README). The token and page
-# ratios are learned on other logs (benchmarks/calibration_held_out.py: 270 OpenAgentSafety logs, checked on 257
-# others, of which 86% (claude) and 80% (gpt-4o) come within 5%), so these three are held out too: one comes
-# within 5%, the two others within _HELD_OUT (command-bot's cache reads +5.3%, signatories' dollars -7.1%).
+# ratios are learned on the 524 other OpenAgentSafety logs (benchmarks/calibration_held_out.py --ship; the method
+# checked out of sample on a half split: 86% (claude) and 80% (gpt-4o) of the held-out logs within 5%), so these
+# three are out of sample, and all three come within 5% (command-bot's cache reads the nearest the edge, +4.6%).
 _RECORDED = {
     "v0_oas_gpt-4o_traj_safety-command-bot": {"token_ratio", "system_prompt"},
     "v0_oas_claude-sonnet_traj_safety-data-science": {
         "token_ratio", "system_prompt", "browser_pages", "browser_masking", "content_blocks",
     },
+    # content_blocks (Anthropic's lookback in content blocks, a provider rule, not a fit) is made here too, but this
+    # log alone comes nearer without it (its largest difference 1.9% against 2.7%, both within 5%).
     "v0_oas_claude-sonnet_traj_safety-signatories": {
-        "token_ratio", "system_prompt", "browser_pages", "browser_masking", "content_blocks",
+        "token_ratio", "system_prompt", "browser_pages", "browser_masking",
     },
 }  # fmt: skip
-_WITHIN_5 = {"v0_oas_claude-sonnet_traj_safety-data-science"}
-_HELD_OUT = 0.08
+_WITHIN_5 = set(_RECORDED)
 
 
 def _error(report: calibration.LogCalibration) -> float:
@@ -312,7 +313,7 @@ def test_every_shared_log_has_a_summary_and_its_reasons(log: Path | None) -> Non
         assert report.complete and summary["totals"] is not None
         assert report.reconstructions and report.causes  # what was reconstructed, and what still differs
         assert report.is_within_tolerance == (path.stem in _WITHIN_5), summary["totals"]
-        assert _error(report) <= _HELD_OUT, summary["totals"]
+        assert _error(report) <= calibration.TOLERANCE, summary["totals"]
     elif path.stem == "v1_oh-sdk_goal-fixture_events":
         # A slice of an SDK conversation: four requests in its stats, two of them before actions it holds.
         assert [r.event_id for r in report.requests] == [3, 8] and not report.complete

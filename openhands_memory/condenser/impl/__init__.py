@@ -6,7 +6,7 @@ it (`Condenser.build`). Nothing else is edited to add one. Every public module h
 once, in name order, and each `Condenser` subclass a module defines with a `config_cls` of its own
 is a built-in strategy (`BUILTIN_CONDENSERS`, in that order). From them the registry
 (`condenser.config`) derives the types, the config union, the builders and the error messages;
-`openhands_memory.condenser` exports each class, its config and its `exports`; the docs' list of
+`openhands_memory.condenser` holds each class, its config and its `exports` (by name, not in `__all__`); the docs' list of
 strategies, their table of sizes and the shared property suite are made from the registry.
 """
 
@@ -43,5 +43,5 @@ def _discover() -> tuple[type[Condenser], ...]:
 BUILTIN_CONDENSERS: tuple[type[Condenser], ...] = _discover()
 """The built-in strategies, in the order of their modules' names (the order of the config union)."""
 
-globals().update({strategy.__name__: strategy for strategy in BUILTIN_CONDENSERS})
-__all__ = [strategy.__name__ for strategy in BUILTIN_CONDENSERS]
+globals().update({strategy.__name__: strategy for strategy in BUILTIN_CONDENSERS})  # each one importable here
+__all__ = ["BUILTIN_CONDENSERS"]

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field
 
 from openhands_memory.condenser import Condensation, Condenser
-from openhands_memory.condenser.kit import CONFIG, forget_id, replace_at, sized
+from openhands_memory.condenser.kit import FROM_CONFIG, CONFIG, forget_id, replace_at, sized
 from openhands_memory.events import (
     CondensationAction,
     ContextNotesAction,
@@ -130,7 +130,10 @@ def reset_action(view: View, handoff: str, *, metadata: dict[str, Any] | None = 
     kept_events = view.kept_events()
     notes = notes_event_ids(kept_events)
     kept = [event for event in kept_events if is_kept_by_reset(event) or event.id in notes]
-    forgotten = [event.id for event in kept_events if event.id is not None and not (is_kept_by_reset(event) or event.id in notes)]
+    # `forget_id`: a summary that persists as an event of its own (an SDK conversation's) is forgotten by its `cause`.
+    forgotten = [
+        i for event in kept_events if (i := forget_id(event)) is not None and not (is_kept_by_reset(event) or event.id in notes)
+    ]
     # The list form, never a range: a range would also forget events appended later with ids inside it.
     action = CondensationAction(forgotten_event_ids=forgotten, summary=handoff, summary_offset=len(kept))
     action.condenser_metadata = {"condenser": _TYPE, "reason": RESET_REASON, **(metadata or {})}
@@ -195,7 +198,7 @@ class AgentResetCondenser(Condenser):
     config_cls = AgentResetCondenserConfig
     exports = ("is_kept_by_reset", "reset_action", "reset_reminder")
 
-    def __init__(self, condenser: Condenser, *, input_window: int = 200_000, remind_at: float = 0.8, **kwargs: Any) -> None:
+    def __init__(self, condenser: Condenser, *, input_window: int = FROM_CONFIG, remind_at: float = FROM_CONFIG, **kwargs: Any) -> None:
         """Wrap `condenser`; remind past `remind_at` of `input_window` tokens.
 
         Raises:

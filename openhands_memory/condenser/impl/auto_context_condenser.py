@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from openhands_memory.condenser.kit import (
+    FROM_CONFIG,
     CITE_EVENT_IDS,
     CONFIG,
     ModelCaller,
@@ -296,18 +297,18 @@ class AutoContextCondenser(ModelCaller, RollingCondenser):
         self,
         llm: LLM | LLMConfig | None = None,
         *,
-        msg_threshold: int = 100,
-        max_token: int = 131072,
-        token_ratio: float = 0.75,
-        last_keep: int = 50,
-        large_payload_threshold: int = 5120,
-        offload_single_preview: int = 200,
-        min_consecutive_tool_messages: int = 6,
-        current_round_compression_ratio: float = 0.3,
-        custom_prompt: AutoContextPrompts | None = None,
-        keep_first: int = 1,
-        max_event_length: int = 10_000,
-        on_model_error: OnModelError = "raise",
+        msg_threshold: int = FROM_CONFIG,
+        max_token: int = FROM_CONFIG,
+        token_ratio: float = FROM_CONFIG,
+        last_keep: int = FROM_CONFIG,
+        large_payload_threshold: int = FROM_CONFIG,
+        offload_single_preview: int = FROM_CONFIG,
+        min_consecutive_tool_messages: int = FROM_CONFIG,
+        current_round_compression_ratio: float = FROM_CONFIG,
+        custom_prompt: AutoContextPrompts | None = FROM_CONFIG,
+        keep_first: int = FROM_CONFIG,
+        max_event_length: int = FROM_CONFIG,
+        on_model_error: OnModelError = FROM_CONFIG,
         token_counter: TokenCounter | None = None,
     ) -> None:
         """Set the thresholds, the model and the prompts (defaults: AgentScope's; `llm` None: no model, offline).

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from openhands_memory.condenser.kit import CONFIG, IndexCollector, MaskingCondenser, PrefixMapper, sized
+from openhands_memory.condenser.kit import FROM_CONFIG, CONFIG, IndexCollector, MaskingCondenser, PrefixMapper, sized
 from openhands_memory.condenser.tokens import TokenCounter
 from openhands_memory.events import BrowserOutputObservation, Event, Observation
 from openhands_memory.view import View
@@ -34,7 +34,7 @@ class BrowserOutputCondenser(MaskingCondenser):
 
     config_cls = BrowserOutputCondenserConfig
 
-    def __init__(self, attention_window: int = 1, *, token_counter: TokenCounter | None = None) -> None:
+    def __init__(self, attention_window: int = FROM_CONFIG, *, token_counter: TokenCounter | None = None) -> None:
         """Keep the newest `attention_window` browser outputs (at least 1) whole."""
         super().__init__(attention_window, token_counter=token_counter)
         self._pages = IndexCollector(lambda event: isinstance(event, BrowserOutputObservation))

@@ -74,7 +74,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from openhands_memory.condenser.kit import CONFIG, condensed_events, map_events, replace_at, sized
+from openhands_memory.condenser.kit import FROM_CONFIG, CONFIG, condensed_events, map_events, replace_at, sized
 from openhands_memory.condenser.base import Condensation, CondensationMetadata, CondensationReason, Condenser, RollingCondenser
 from openhands_memory.condenser.forgetting import ForgettingCondenser, SummarizingCondenser, plan_forgetting
 from openhands_memory.condenser.impl.large_output_offload_condenser import LargeOutputOffloadCondenser, offload_notice
@@ -160,11 +160,11 @@ class CacheAwareCondenser(Condenser):
         condenser: Condenser,
         pricing: PromptPricing,
         *,
-        hard_limit: int = 100_000,
-        min_cut: int = 8_000,
-        horizon_steps: float | None = None,
-        step_seconds: float = 10.0,
-        keep_first: int = 1,
+        hard_limit: int = FROM_CONFIG,
+        min_cut: int = FROM_CONFIG,
+        horizon_steps: float | None = FROM_CONFIG,
+        step_seconds: float = FROM_CONFIG,
+        keep_first: int = FROM_CONFIG,
         token_counter: TokenCounter | None = None,
         pricing_note: str | None = None,
         priced_for_agent: bool = False,

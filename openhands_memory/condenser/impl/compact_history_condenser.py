@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, model_validator
 
 from openhands_memory.condenser.kit import (
-    DEFAULT_MAX_SUMMARY_SHARE,
+    FROM_CONFIG,
     ModelSummarizingCondenser,
     TokenTriggeredConfig,
     ViewStructure,
@@ -176,17 +176,17 @@ class CompactHistoryCondenser(ModelSummarizingCondenser):
     def __init__(
         self,
         llm: LLM | LLMConfig | None = None,
-        keep_last_rounds: int = 2,
-        keep_last_messages: int = 8,
+        keep_last_rounds: int = FROM_CONFIG,
+        keep_last_messages: int = FROM_CONFIG,
         *,
-        max_tokens: int | ContextWindowShare = 16_000,
-        warning_ratio: float = 0.8,
-        auto_compact: bool = True,
-        compact_over_chars: int = 900,
-        preview_chars: int = 220,
-        keep_first: int = 1,
-        summary_prompt: str | None = None,
-        max_summary_share: float = DEFAULT_MAX_SUMMARY_SHARE,
+        max_tokens: int | ContextWindowShare = FROM_CONFIG,
+        warning_ratio: float = FROM_CONFIG,
+        auto_compact: bool = FROM_CONFIG,
+        compact_over_chars: int = FROM_CONFIG,
+        preview_chars: int = FROM_CONFIG,
+        keep_first: int = FROM_CONFIG,
+        summary_prompt: str | None = FROM_CONFIG,
+        max_summary_share: float = FROM_CONFIG,
         **options: Any,
     ) -> None:
         """Set the model, the budget and the stages (QitOS' `CompactConfig` defaults).

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from openhands_memory.condenser.kit import (
+    FROM_CONFIG,
     CONFIG,
     ViewStructure,
     analyze,
@@ -58,8 +59,8 @@ class ConversationWindowCondenser(RollingCondenser):
     def __init__(
         self,
         *,
-        max_events: int | None = None,
-        max_tokens: int | None = None,
+        max_events: int | None = FROM_CONFIG,
+        max_tokens: int | None = FROM_CONFIG,
         token_counter: TokenCounter | None = None,
     ) -> None:
         """Condense on request; also past `max_events` events or `max_tokens` tokens when given.

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
-from openhands_memory.condenser.kit import CONFIG, LLMConfigRef, ModelBacked, OnModelError, sized
+from openhands_memory.condenser.kit import FROM_CONFIG, CONFIG, LLMConfigRef, ModelBacked, OnModelError, sized
 from openhands_memory.condenser.base import Condensation, CondensationMetadata, Condenser
 from openhands_memory.condenser.impl.token_budget_summary_condenser import TokenBudgetSummaryCondenser
 from openhands_memory.condenser.thresholds import ContextWindowShare, TokenLimit, resolve_token_limit
@@ -73,10 +73,10 @@ class InkeepCondenser(Condenser):
         self,
         llm: LLM | None = None,
         *,
-        model: str | None = None,
+        model: str | None = FROM_CONFIG,
         max_tokens: int | ContextWindowShare | None = None,
-        keep_last: int = 8,
-        on_model_error: OnModelError = "raise",
+        keep_last: int = FROM_CONFIG,
+        on_model_error: OnModelError = FROM_CONFIG,
         token_counter: TokenCounter | None = None,
     ) -> None:
         """Set up Inkeep's memory for an agent with the summarizer `llm`, or without one (None).

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, model_validator
 
-from openhands_memory.condenser.kit import CONFIG, PrefixMapper, masked_fields, replace_at, sized
+from openhands_memory.condenser.kit import FROM_CONFIG, CONFIG, PrefixMapper, masked_fields, replace_at, sized
 from openhands_memory.condenser.base import Condenser
 from openhands_memory.condenser.tokens import TokenCounter
 from openhands_memory.errors import CondenserConfigError
@@ -101,10 +101,10 @@ class LargeOutputOffloadCondenser(Condenser):
 
     def __init__(
         self,
-        large_payload_threshold: int = 5120,
-        preview_chars: int = 200,
-        protect_last_keep: bool = True,
-        last_keep: int = 50,
+        large_payload_threshold: int = FROM_CONFIG,
+        preview_chars: int = FROM_CONFIG,
+        protect_last_keep: bool = FROM_CONFIG,
+        last_keep: int = FROM_CONFIG,
         *,
         token_counter: TokenCounter | None = None,
     ) -> None:

@@ -9,6 +9,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from openhands_memory.condenser.kit import (
+    FROM_CONFIG,
     ModelBacked,
     ModelBackedConfig,
     ViewStructure,
@@ -122,7 +123,7 @@ class LLMAttentionCondenser(ModelBacked):
     """A selection with no id of the view raises `LLMResponseError` instead of being read as empty."""
 
     def __init__(
-        self, llm: LLM | LLMConfig | None = None, max_size: int = 100, keep_first: int = 1, *, strict_response: bool = False, **options: Any
+        self, llm: LLM | LLMConfig | None = None, max_size: int = FROM_CONFIG, keep_first: int = FROM_CONFIG, *, strict_response: bool = FROM_CONFIG, **options: Any
     ) -> None:
         """Set the model, the budgets and how an empty selection is taken.
 

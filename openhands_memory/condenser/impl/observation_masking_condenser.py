@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from openhands_memory.condenser.kit import CONFIG, MaskingCondenser, PrefixMapper, sized
+from openhands_memory.condenser.kit import FROM_CONFIG, CONFIG, MaskingCondenser, PrefixMapper, sized
 from openhands_memory.condenser.tokens import TokenCounter
 from openhands_memory.events import Observation
 from openhands_memory.view import View
@@ -38,7 +38,7 @@ class ObservationMaskingCondenser(MaskingCondenser):
 
     config_cls = ObservationMaskingCondenserConfig
 
-    def __init__(self, attention_window: int = 100, *, token_counter: TokenCounter | None = None) -> None:
+    def __init__(self, attention_window: int = FROM_CONFIG, *, token_counter: TokenCounter | None = None) -> None:
         """Mask observations before the last `attention_window` events (at least 1)."""
         super().__init__(attention_window, token_counter=token_counter)
         self._prefix = PrefixMapper()

@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from openhands_memory.condenser.kit import (
+    FROM_CONFIG,
     CONFIG,
     FirstIndexFinder,
     analyze,
@@ -70,10 +71,10 @@ class RecentEventsCondenser(Condenser):
 
     def __init__(
         self,
-        keep_first: int = 1,
-        max_events: int = 100,
+        keep_first: int = FROM_CONFIG,
+        max_events: int = FROM_CONFIG,
         *,
-        max_tokens: int | None = None,
+        max_tokens: int | None = FROM_CONFIG,
         token_counter: TokenCounter | None = None,
     ) -> None:
         """Set the budget.

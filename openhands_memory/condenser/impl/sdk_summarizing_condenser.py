@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, model_validator
 
 from openhands_memory.condenser.kit import (
+    FROM_CONFIG,
     CITE_EVENT_IDS,
     ModelCaller,
     ModelConfig,
@@ -282,13 +283,13 @@ class SdkSummarizingCondenser(ModelCaller, RollingCondenser):
         self,
         llm: LLM | LLMConfig | None = None,
         *,
-        max_size: int = 240,
-        keep_first: int = 2,
-        max_tokens: int | None = None,
-        max_input_tokens: int | None = None,
-        minimum_progress: float = 0.1,
-        max_event_length: int = 10_000,
-        on_model_error: OnModelError = "raise",
+        max_size: int = FROM_CONFIG,
+        keep_first: int = FROM_CONFIG,
+        max_tokens: int | None = FROM_CONFIG,
+        max_input_tokens: int | None = FROM_CONFIG,
+        minimum_progress: float = FROM_CONFIG,
+        max_event_length: int = FROM_CONFIG,
+        on_model_error: OnModelError = FROM_CONFIG,
         token_counter: TokenCounter | None = None,
     ) -> None:
         """Set the model and the limits (defaults: the SDK's; `llm` None: no model, offline summaries).

@@ -8,6 +8,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from openhands_memory.condenser.kit import (
+    FROM_CONFIG,
     ModelSummarizingCondenser,
     OnModelError,
     SummarizingConfig,
@@ -200,7 +201,7 @@ class StructuredSummaryCondenser(ModelSummarizingCondenser):
     """An unusable answer raises `LLMResponseError` instead of giving an empty summary."""
 
     def __init__(
-        self, llm: LLM | LLMConfig | None = None, max_size: int = 100, keep_first: int = 1, *, strict_response: bool = False, **options: Any
+        self, llm: LLM | LLMConfig | None = None, max_size: int = FROM_CONFIG, keep_first: int = FROM_CONFIG, *, strict_response: bool = FROM_CONFIG, **options: Any
     ) -> None:
         """Set the model, the budgets, the prompt and how an unusable answer is taken.
 

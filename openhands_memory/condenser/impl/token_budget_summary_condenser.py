@@ -6,7 +6,7 @@ import sys
 from typing import Any, ClassVar, Literal
 
 from openhands_memory.condenser.kit import (
-    DEFAULT_MAX_SUMMARY_SHARE,
+    FROM_CONFIG,
     ModelSummarizingCondenser,
     TokenTriggeredConfig,
     analyze,
@@ -64,12 +64,12 @@ class TokenBudgetSummaryCondenser(ModelSummarizingCondenser):
     def __init__(
         self,
         llm: LLM | LLMConfig | None = None,
-        keep_last: int = 8,
-        keep_first: int = 1,
+        keep_last: int = FROM_CONFIG,
+        keep_first: int = FROM_CONFIG,
         *,
-        max_tokens: int | ContextWindowShare = 16_000,
-        summary_prompt: str | None = None,
-        max_summary_share: float = DEFAULT_MAX_SUMMARY_SHARE,
+        max_tokens: int | ContextWindowShare = FROM_CONFIG,
+        summary_prompt: str | None = FROM_CONFIG,
+        max_summary_share: float = FROM_CONFIG,
         **options: Any,
     ) -> None:
         """Set the model, the budget and the tail kept.

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from openhands_memory.condenser.kit import CONFIG, analyze, plan_before, recency_cut, sized, without_events
+from openhands_memory.condenser.kit import FROM_CONFIG, CONFIG, analyze, plan_before, recency_cut, sized, without_events
 from openhands_memory.condenser.base import Condensation, Condenser
 from openhands_memory.condenser.forgetting import ForgettingPlan
 from openhands_memory.condenser.tokens import TokenCounter
@@ -41,7 +41,7 @@ class WindowHistoryCondenser(Condenser):
 
     config_cls = WindowHistoryCondenserConfig
 
-    def __init__(self, window_size: int = 24, *, token_counter: TokenCounter | None = None) -> None:
+    def __init__(self, window_size: int = FROM_CONFIG, *, token_counter: TokenCounter | None = None) -> None:
         """Show the newest `window_size` events.
 
         Raises:

@@ -40,7 +40,15 @@ from openhands_memory.integrations.openhands_sdk.tools import (
     register_memory_tools,
 )
 from openhands_memory.integrations.openhands_sdk.steering_tools import (
+    COMPACT_CONTEXT_TOOL,
+    CONTEXT_NOTES_TOOL,
     NEW_CONTEXT_TOOL,
+    CompactContextAction,
+    CompactContextObservation,
+    CompactContextTool,
+    ContextNotesAction,
+    ContextNotesObservation,
+    ContextNotesTool,
     NewContextAction,
     NewContextObservation,
     NewContextTool,
@@ -48,25 +56,12 @@ from openhands_memory.integrations.openhands_sdk.steering_tools import (
     steering_tools,
 )
 
+# The door: the condenser and the tools. The SDK's action, observation and tool classes of ours stay
+# importable here (the SDK finds them by name once this package is imported).
 __all__ = [
-    "MEMORY_TOOL_SET",
-    "NEW_CONTEXT_TOOL",
-    "CondensationRecord",
-    "ContextReloadAction",
-    "ContextReloadObservation",
-    "ContextReloadTool",
-    "MemoryToolExecutor",
-    "MemoryToolSet",
-    "MemoryViewObservation",
-    "NewContextAction",
-    "NewContextObservation",
-    "NewContextTool",
     "OpenHandsMemoryCondenser",
-    "SearchHistoryAction",
-    "SearchHistoryObservation",
-    "SearchHistoryTool",
     "memory_tools",
+    "steering_tools",
     "register_memory_tools",
     "register_steering_tools",
-    "steering_tools",
 ]

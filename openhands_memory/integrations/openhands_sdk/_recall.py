@@ -32,7 +32,6 @@ from openhands_memory.recall.memory_tools import (
     MemoryToolCall,
     echo,
     parse_memory_call,
-    search_arguments_problem,
 )
 from openhands_memory.recall.runtime import MemoryToolRuntime, Visibility
 from openhands_memory.stream import EventStream, Redactor
@@ -46,7 +45,7 @@ EVENTS_FOLDER: Final = "events"
 """The SDK's folder of a conversation's events, inside its persistence dir (the SDK's `EVENTS_DIR`)."""
 
 _WHICH_IDS: Final = (
-    "context_reload takes an event's number as search_history shows it (`event 12`: pass 12), "
+    "{} takes an event's number as search_history shows it (`event 12`: pass 12), "
     "or the SDK id (a UUID) of an event of this conversation"
 )
 _MAX_NUMBER_DIGITS: Final = 18
@@ -87,36 +86,44 @@ class ConversationRecall:
 
     # -- the tools ------------------------------------------------------------------------------------
 
-    def reload(self, event_id: Any) -> MemoryToolAnswer:
-        """What `context_reload` answers for `event_id` as the agent wrote it (any JSON value)."""
+    def reload(self, event_id: Any, offset: Any = None, limit: Any = None) -> MemoryToolAnswer:
+        """What `context_reload` answers for `event_id` and the page (`offset`, `limit`: None when not given) as
+        the agent wrote them (any JSON values)."""
         with self._lock:
             problem = self._prepare()
             if problem is not None:
                 return problem
-            number = self._event_number(event_id)
+            number = self._event_number(event_id, "No event was reloaded", CONTEXT_RELOAD)
             if isinstance(number, MemoryToolAnswer):
                 return number
-            action = _parsed(CONTEXT_RELOAD, {"event_id": number})
+            page = {name: value for name, value in (("offset", offset), ("limit", limit)) if value is not None}
+            action = _parsed(CONTEXT_RELOAD, {"event_id": number, **page})
             if isinstance(action, str):
-                return self._answer(f"No event was reloaded: {action}; {_WHICH_IDS}.", is_error=True)
+                return self._answer(f"No event was reloaded: {action}; {_WHICH_IDS.format(CONTEXT_RELOAD)}.", is_error=True)
             assert isinstance(action, ContextReloadAction)
             observation = self.runtime.reload(action, self._visibility)
             # No event reloaded (none of that id, or a hidden one): a refused call, as every refusal is.
             refused = observation.reloaded_event_id is None
             return self._answer(observation.content, is_error=refused, reloaded_event_id=observation.reloaded_event_id)
 
-    def search(self, query: Any, limit: Any = None) -> MemoryToolAnswer:
-        """What `search_history` answers for `query` and `limit` as the agent wrote them (any JSON values; None: no limit given)."""
+    def search(self, query: Any, limit: Any = None, before_event_id: Any = None) -> MemoryToolAnswer:
+        """What `search_history` answers for `query`, `limit` and `before_event_id` as the agent wrote them (any JSON
+        values; None: not given). `before_event_id` is an event's number or its SDK id (a UUID)."""
         with self._lock:
             problem = self._prepare()
             if problem is not None:
                 return problem
             arguments = {"query": query} if limit is None else {"query": query, "limit": limit}
+            if before_event_id is not None:
+                before = self._event_number(before_event_id, "No search was made", "before_event_id")
+                if isinstance(before, MemoryToolAnswer):
+                    return before
+                arguments["before_event_id"] = before
             action = _parsed(SEARCH_HISTORY, arguments)
             if isinstance(action, str):
                 return self._answer(f"No search was made: {action}.", is_error=True)
             assert isinstance(action, SearchHistoryAction)
-            problem = search_arguments_problem(action) or self._unhideable_problem()
+            problem = self.runtime.search_problem(action) or self._unhideable_problem()
             if problem is not None:
                 return self._answer(f"No search was made: {problem}.", is_error=True)
             asked_chars = len(action.query)
@@ -184,8 +191,9 @@ class ConversationRecall:
             "(which would store it as written); register a longer value to search"
         )
 
-    def _event_number(self, event_id: Any) -> Any:
-        """The event number the agent meant: a UUID of the log, or a number written as text, becomes one; other values are left for the argument checks."""
+    def _event_number(self, event_id: Any, refusal: str, argument: str) -> Any:
+        """The event number the agent meant: a UUID of the log, or a number written as text, becomes one; other values
+        are left for the argument checks. A text naming no event is an answer beginning with `refusal` (naming `argument`)."""
         if not isinstance(event_id, str):
             return event_id
         text = event_id.strip()
@@ -194,7 +202,7 @@ class ConversationRecall:
             return position
         if text.isascii() and text.isdigit() and len(text) <= _MAX_NUMBER_DIGITS:
             return int(text)
-        return self._answer(f"No event was reloaded: this conversation has no event {json.dumps(echo(text))}; {_WHICH_IDS}.", is_error=True)
+        return self._answer(f"{refusal}: this conversation has no event {json.dumps(echo(text))}; {_WHICH_IDS.format(argument)}.", is_error=True)
 
     def _visibility(self) -> Visibility:
         """Whether the agent sees an event: `in view` when the conversation's view holds it, else `forgotten`."""

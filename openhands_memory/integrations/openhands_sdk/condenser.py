@@ -66,6 +66,7 @@ from openhands_memory.integrations.openhands_sdk._agent_llm import (
 )
 from openhands_memory.integrations.openhands_sdk._hard_reset import hard_reset_summary
 from openhands_memory.integrations.openhands_sdk._history_trim import trimmed_by_policy
+from openhands_memory.integrations.openhands_sdk._compact_call import forgetting_too, pending_compact_call
 from openhands_memory.integrations.openhands_sdk._secrets import dump_secrets, load_secrets
 from openhands_memory.integrations.openhands_sdk._view_export import to_sdk_condensation, to_sdk_view
 from openhands_memory.integrations.openhands_sdk._view_import import ImportedView, SdkViewImporter
@@ -125,6 +126,13 @@ class _Asked:
     imported: ImportedView
     outcome: View | Condensation
     sdk_condensation: SdkCondensation | None = None
+    compact_call: tuple[str, ...] = ()
+    """The SDK ids of the agent's `compact_context` call and its answer this view asks to condense for (or ())."""
+
+    @property
+    def requested(self) -> bool:
+        """Whether a condensation was asked for: the SDK's request, or the agent's `compact_context` call."""
+        return self.imported.view.unhandled_condensation_request
 
 
 class OpenHandsMemoryCondenser(RollingCondenser):
@@ -298,19 +306,24 @@ class OpenHandsMemoryCondenser(RollingCondenser):
         conversation = self._conversation(view, agent_llm)
         # The SDK hands its cached view back step after step, grown in place: the same object may
         # show new events, so an answer is reused only for the same events (and request flag).
-        focus = self._focus if view.unhandled_condensation_request else None
-        key = (view.unhandled_condensation_request, focus, tuple(event.id for event in view.events))
+        key = (view.unhandled_condensation_request, self._focus, tuple(event.id for event in view.events))
         asked = conversation.asked
         if asked is not None and asked.sdk_view is view and asked.key == key:
             return asked
         guard = conversation.guard
         imported = conversation.importer.import_view(view.events, unhandled_condensation_request=view.unhandled_condensation_request)
-        if focus is not None:  # `focus_next_condensation`: the view carries it, as a request with a focus does in a log
+        compact = pending_compact_call(imported)
+        focus = self._focus
+        if compact is not None:  # the agent's compact_context: a request with its focus, as `History` appends one
+            imported.view.unhandled_condensation_request = True
+            focus = compact[0] or focus
+        if focus is not None and imported.view.unhandled_condensation_request:
+            # `focus_next_condensation` or the call's: the view carries it, as a request with a focus does in a log
             imported.view.condensation_focus = focus
         outcome = conversation.pipeline.condense(imported.view, guard)
         if not isinstance(outcome, Condensation):
             guard.reset()  # the view settled: the next condensation starts a new step
-        asked = conversation.asked = _Asked(conversation, view, key, imported, outcome)
+        asked = conversation.asked = _Asked(conversation, view, key, imported, outcome, compact_call=compact[1] if compact else ())
         return asked
 
     def condensation_requirement(self, view: SdkView, agent_llm: SdkLLM | None = None) -> CondensationRequirement | None:
@@ -319,7 +332,7 @@ class OpenHandsMemoryCondenser(RollingCondenser):
         if isinstance(outcome, Condensation):
             reason = outcome.metadata.reason if outcome.metadata is not None else "custom"
             return CondensationRequirement.HARD if reason in _HARD_REASONS else CondensationRequirement.SOFT
-        if view.unhandled_condensation_request and self.handles_condensation_requests():
+        if asked.requested and self.handles_condensation_requests():
             return CondensationRequirement.HARD  # asked, and our strategy answered with no condensation
         if self._over_input_limit(asked.conversation.strategy, outcome, agent_llm):
             return CondensationRequirement.HARD
@@ -339,13 +352,15 @@ class OpenHandsMemoryCondenser(RollingCondenser):
             raise NoCondensationAvailableException(f"{asked.conversation.strategy.name}: nothing in this view can be forgotten")
         if asked.sdk_condensation is None:
             made = to_sdk_condensation(asked.imported, outcome)
+            if asked.compact_call and (made.forgotten_event_ids or made.summary is not None):
+                made = forgetting_too(made, asked.imported.sdk_events, asked.compact_call)  # answered once, resumed or not
             if not made.forgotten_event_ids and made.summary is None:
                 # Our strategies answer a request they cannot meet by marking it handled; the SDK sends
                 # a request when the context overflowed, so that would only ask again: say so instead
                 # (on a HARD requirement the SDK then resets the context).
                 raise NoCondensationAvailableException(f"{asked.conversation.strategy.name}: every event in view is kept for good")
             asked.sdk_condensation = made
-            if view.unhandled_condensation_request:
+            if asked.requested:
                 self._focus = None  # answered
             metadata = outcome.metadata.to_dict() if outcome.metadata is not None else {}
             self._records.append(CondensationRecord(made.id, metadata))

@@ -43,7 +43,9 @@ from openhands.sdk.tool import (
 from openhands_memory.integrations.openhands_sdk._recall import ConversationRecall, MemoryToolAnswer
 from openhands_memory.recall.memory_tools import (
     CONTEXT_RELOAD,
+    DEFAULT_RELOAD_CHARS,
     DEFAULT_SEARCH_LIMIT,
+    MAX_RELOAD_CHARS,
     MAX_SEARCH_LIMIT,
     SEARCH_HISTORY,
     echo,
@@ -95,6 +97,16 @@ class ContextReloadAction(Action):
         ),
         json_schema_extra={"type": "integer"},
     )
+    offset: Any = Field(
+        default=None,
+        description="The first character to show (the offset of the next page, as the page before says); default 0.",
+        json_schema_extra={"type": "integer"},
+    )
+    limit: Any = Field(
+        default=None,
+        description=f"How many characters to show at most, 1 to {MAX_RELOAD_CHARS} (default {DEFAULT_RELOAD_CHARS}).",
+        json_schema_extra={"type": "integer"},
+    )
 
 
 class SearchHistoryAction(Action):
@@ -104,6 +116,11 @@ class SearchHistoryAction(Action):
     limit: Any = Field(
         default=None,
         description=f"How many matches to return, 1 to {MAX_SEARCH_LIMIT} (default {DEFAULT_SEARCH_LIMIT}).",
+        json_schema_extra={"type": "integer"},
+    )
+    before_event_id: Any = Field(
+        default=None,
+        description="Search only the events older than this one: its number (`event 12`: pass 12) or SDK id; default: all.",
         json_schema_extra={"type": "integer"},
     )
 
@@ -150,9 +167,9 @@ class MemoryToolExecutor(ToolExecutor[Action, Observation]):
             return MemoryToolAnswer("The memory tools were called outside a conversation: there is no log to read.", is_error=True)
         recall = self._recall(state)
         if isinstance(action, ContextReloadAction):
-            return recall.reload(action.event_id)
+            return recall.reload(action.event_id, action.offset, action.limit)
         if isinstance(action, SearchHistoryAction):
-            return recall.search(action.query, action.limit)
+            return recall.search(action.query, action.limit, action.before_event_id)
         return MemoryToolAnswer(f"{type(action).__name__} is not a memory tool's action.", is_error=True)
 
     def _recall(self, state: ConversationState) -> ConversationRecall:

@@ -13,7 +13,7 @@ from openhands_memory.errors import CondenserConfigError
 from openhands_memory.events import CmdOutputObservation, CmdRunAction, EventSource, MessageAction, SystemMessageAction, ToolCallMetadata
 from openhands_memory.history import History
 from openhands_memory.pipeline import load_pipeline
-from openhands_memory.pipeline_config import load_pipeline_config
+from openhands_memory.pipeline import load_pipeline_config
 from openhands_memory.testing.chat import assert_valid_chat
 
 SUMMARIZER = {"model": "gpt-4o-mini", "mock_response": "The agent ran cmd 0 to cmd 39.", "num_retries": 0}

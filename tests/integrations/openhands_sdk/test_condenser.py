@@ -57,8 +57,8 @@ def run(condenser: OpenHandsMemoryCondenser, events: list[Any], *, steps: int = 
 
 
 def test_the_condensers_public_names_are_exported() -> None:
-    assert {"CondensationRecord", "MemoryViewObservation", "OpenHandsMemoryCondenser"} <= set(bridge.__all__)
-    assert all(hasattr(bridge, name) for name in bridge.__all__)
+    assert "OpenHandsMemoryCondenser" in bridge.__all__  # the door (issue 34 item 5); the record types stay importable
+    assert all(hasattr(bridge, name) for name in [*bridge.__all__, "CondensationRecord", "MemoryViewObservation"])
 
 
 def test_a_config_dict_is_validated_by_our_own_rules() -> None:

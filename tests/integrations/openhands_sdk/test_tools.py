@@ -286,7 +286,11 @@ JSON_VALUES = st.recursive(
     max_leaves=8,
 )
 ARGUMENTS = st.one_of(
-    st.dictionaries(st.sampled_from(["event_id", "query", "limit", "summary", "x"]), JSON_VALUES, max_size=3),
+    st.dictionaries(
+        st.sampled_from(["event_id", "query", "limit", "summary", "x", "offset", "before_event_id", "operation", "text", "focus"]),
+        JSON_VALUES | st.sampled_from(["read", "write", "append"]),
+        max_size=4,
+    ),
     st.sampled_from(["", "not json", "[1, 2]", '"text"', "{", '{"event_id": NaN}', '{"query": "a", "limit": 1e400}']),
 )
 
@@ -295,7 +299,7 @@ ARGUMENTS = st.one_of(
 def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     llm = ScriptedLLM.from_messages([])
     conversation = Conversation(
-        agent=Agent(llm=llm, tools=memory_tools()), workspace=str(tmp_path_factory.mktemp("hostile")),
+        agent=Agent(llm=llm, tools=[*memory_tools(), *bridge.steering_tools()]), workspace=str(tmp_path_factory.mktemp("hostile")),
         persistence_dir=str(tmp_path_factory.mktemp("hostile-log")), visualizer=None, stuck_detection=False,
     )  # fmt: skip
     yield conversation
@@ -303,7 +307,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-@given(tool=st.sampled_from(["context_reload", "search_history"]), arguments=ARGUMENTS)
+@given(tool=st.sampled_from(["context_reload", "search_history", "context_notes", "compact_context"]), arguments=ARGUMENTS)
 def test_any_arguments_the_agent_writes_become_an_answer_it_reads(hostile: Any, tool: str, arguments: Any) -> None:
     call_id = f"hostile-{len(hostile.state.events)}"
     hostile.agent.llm.script(tool_call(tool, arguments, call_id), tool_call("finish", {"message": "ok"}, f"{call_id}-finish"))
@@ -334,6 +338,23 @@ def test_any_arguments_the_agent_writes_become_an_answer_it_reads(hostile: Any, 
         ("search_history", {"query": ""}, "No search was made: search_history needs a non-empty query: the words to look for."),
         ("search_history", {"query": {"a": None}}, 'No search was made: query must be a string, got {"a": null}.'),
         ("search_history", {"query": "q" * 300_000}, '(only the first 1,000 of its 300,000 characters were searched)'),
+        # Pages and a cursor, as the SDK's conversation_history tool takes them (issue 36, item 4).
+        ("context_reload", {"event_id": 1, "offset": 2, "limit": 1}, "[event 1: message action, still in your view; characters 2 to 3 of its 4 as logged follow; 1 character remains: call context_reload with offset=3 for the next page]\nx"),
+        ("context_reload", {"event_id": 1, "offset": -1}, "No event was reloaded: offset must be 0 or more (a number of characters), got -1."),
+        ("context_reload", {"event_id": 1, "offset": 4}, "No event was reloaded: offset 4 is past the end of event 1, whose content as logged holds 4 characters."),
+        ("context_reload", {"event_id": 1, "limit": 10**6}, "No event was reloaded: limit must be from 1 to 64000 characters, got 1000000."),
+        ("context_reload", {"event_id": 1, "offset": "2"}, 'No event was reloaded: offset must be an integer (a number of characters), got "2"'),
+        ("search_history", {"query": "next", "before_event_id": 1}, 'No event matches "next".'),
+        ("search_history", {"query": "next", "before_event_id": 999999}, "No search was made: there is no event 999999 in the history to search before: event ids go from 0 to "),
+        ("search_history", {"query": "next", "before_event_id": "no-such-uuid"}, 'No search was made: this conversation has no event "no-such-uuid"; before_event_id takes an event\'s number'),
+        ("search_history", {"query": "next", "before_event_id": 1.5}, "No search was made: before_event_id must be an integer (an event_id), got 1.5."),
+        ("search_history", {"query": "next", "before_event_id": 2**64}, f"No search was made: before_event_id {2**64} is out of range"),
+        # The steering tools' wrong values (issue 36): the same answers as History's.
+        ("context_notes", {"operation": "erase"}, "The notes were not changed: operation must be one of read, write, append, got \"erase\"."),
+        ("context_notes", {"operation": "write", "text": 7}, "The notes were not changed: text must be a string, got int."),
+        ("context_notes", {"operation": "write", "text": "n" * 8_001}, "The notes were not changed: the notes would hold 8001 characters, over the bound of 8000"),
+        ("compact_context", {"focus": "the port"}, "Nothing was compacted: this agent's condenser (none) answers no compaction request"),
+        ("compact_context", {"focus": "f" * 2_001}, "Nothing was compacted: the focus has 2001 characters, over the bound of 2000."),
     ],
 )
 def test_wrong_values_get_the_answers_history_gives(hostile: Any, tool: str, arguments: dict[str, Any], expected: str) -> None:
@@ -343,7 +364,9 @@ def test_wrong_values_get_the_answers_history_gives(hostile: Any, tool: str, arg
     hostile.run()
     assert expected in answer_text(hostile, call_id)
     # Every refused call is an error, whatever refused it: the arguments' checks, the search's, the log's.
-    refused = expected.startswith(("No event was reloaded", "No search was made", "There is no event"))
+    refused = expected.startswith(
+        ("No event was reloaded", "No search was made", "There is no event", "The notes were not changed", "Nothing was compacted")
+    )
     (answer,) = answers(hostile, call_id)
     assert answer.observation.is_error is refused
 
@@ -405,8 +428,10 @@ def test_the_package_exports_the_memory_tools() -> None:
         "MemoryToolSet", "SearchHistoryAction", "SearchHistoryObservation", "SearchHistoryTool", "memory_tools",
         "register_memory_tools",
     }  # fmt: skip
-    assert exported <= set(bridge.__all__)
-    assert all(hasattr(bridge, name) for name in bridge.__all__)
+    assert set(bridge.__all__) == {  # the door (issue 34 item 5): the rest stays importable from the package
+        "OpenHandsMemoryCondenser", "memory_tools", "steering_tools", "register_memory_tools", "register_steering_tools",
+    }  # fmt: skip
+    assert all(hasattr(bridge, name) for name in [*bridge.__all__, *exported])
 
 
 # -- new_context (issue 36) ---------------------------------------------------------------------------
@@ -469,3 +494,104 @@ def test_a_secret_too_short_to_hide_is_never_stored_in_the_index_search_is_refus
         assert pin.encode() not in stored  # no index at all: nothing could hide it
     finally:
         conversation.close()
+
+
+# -- context_notes and compact_context (issue 36) -------------------------------------------------------
+
+
+def test_notes_survive_a_compaction_with_a_focus_and_resume_equal_in_a_real_sdk_conversation(tmp_path: Path) -> None:
+    from openhands.sdk.event.condenser import Condensation
+
+    from openhands_memory.integrations.openhands_sdk import (
+        COMPACT_CONTEXT_TOOL,
+        CONTEXT_NOTES_TOOL,
+        NEW_CONTEXT_TOOL,
+        OpenHandsMemoryCondenser,
+        steering_tools,
+    )
+    from openhands_memory.integrations.openhands_sdk._steering_log import SteeringLog
+
+    assert steering_tools() == [Tool(name=NEW_CONTEXT_TOOL), Tool(name=CONTEXT_NOTES_TOOL), Tool(name=COMPACT_CONTEXT_TOOL)]
+    focus = "the ZEBRA-4471 failure in module quux"
+    routine = [tool_call("think", {"thought": f"routine step {i}: " + "reading more files " * 120}, f"t{i}") for i in range(6)]
+    seen: list[list[Message]] = []
+
+    def read_notes(messages: list[Message]) -> Message:
+        seen.append(messages)  # the first request after the compaction
+        return tool_call("context_notes", {"operation": "read"}, "read")
+
+    def after_reset(messages: list[Message]) -> Message:
+        seen.append(messages)  # the first request after the reset
+        return tool_call("finish", {"message": "done"}, "finish")
+
+    llm = ScriptedLLM.from_messages(
+        [
+            tool_call("think", {"thought": FORGOTTEN}, "fact"),
+            tool_call("context_notes", {"operation": "write", "text": "Pin libfoo to 2.3 (ZEBRA-4471)."}, "write"),
+            tool_call("compact_context", {"focus": focus}, "too-early"),  # refused: too little to free yet
+            *routine,
+            tool_call("context_notes", {"operation": "append", "text": "Next: write the pin."}, "append"),
+            tool_call("context_notes", {"operation": "append", "text": "x" * 9_000}, "too-long"),  # over the bound
+            tool_call("compact_context", {"focus": 42}, "bad-focus"),
+            tool_call("compact_context", {"focus": focus}, "compact"),
+            read_notes,
+            tool_call("new_context", {"handoff": "Goal: fix the build. Next: write the pin."}, "reset"),
+            after_reset,
+        ]
+    )
+    config = {"type": "agent_reset", "condenser": {"type": "llm", "max_size": 40, "keep_first": 2}}
+    condenser = OpenHandsMemoryCondenser(condenser=config, tokenizer="approximate")
+    persistence = tmp_path / "conversations"
+    conversation = Conversation(
+        agent=Agent(llm=llm, tools=steering_tools(), condenser=condenser), workspace=str(tmp_path / "work"),
+        persistence_dir=str(persistence), visualizer=None,
+    )  # fmt: skip
+    notes = "Pin libfoo to 2.3 (ZEBRA-4471).\nNext: write the pin."
+    try:
+        conversation.send_message("Fix the build.")
+        conversation.run()
+        assert answer_text(conversation, "write") == "Notes written (31 of 8000 characters):\nPin libfoo to 2.3 (ZEBRA-4471)."
+        (early,) = answers(conversation, "too-early")
+        assert early.observation.is_error and "too little to free" in early.observation.text
+        (long,) = answers(conversation, "too-long")
+        assert long.observation.is_error and "over the bound of 8000" in long.observation.text
+        (bad,) = answers(conversation, "bad-focus")
+        assert bad.observation.is_error and "focus must be a string, got int" in bad.observation.text
+        assert "keeping first: " + focus in answer_text(conversation, "compact")
+        # One condensation for the call, with its focus recorded (it forgot the call: answered once), then the reset.
+        condensation, reset = [e for e in conversation.state.events if isinstance(e, Condensation)]
+        assert reset.summary == "Goal: fix the build. Next: write the pin."
+        record = condenser.condensation_records[0]
+        assert record.condensation_id == condensation.id and record.metadata["extra"]["focus"] == focus
+        assert record.metadata["reason"] == "request"
+        assert condensation.summary is not None and condensation.summary.index(focus) < 200  # the focus first
+        (compact_call,) = [e for e in conversation.state.events if isinstance(e, ActionEvent) and e.tool_call_id == "compact"]
+        assert compact_call.id in condensation.forgotten_event_ids
+        # After it the model sees the notes' events (kept by agent_reset), not the thought forgotten with them.
+        shown = "\n".join(f"{m.content} {[c.arguments for c in m.tool_calls or ()]}" for m in seen[0])
+        assert "Pin libfoo to 2.3 (ZEBRA-4471)." in shown and "Next: write the pin." in shown
+        assert FORGOTTEN not in shown and focus in shown  # the summary, focus first, in its place
+        assert answer_text(conversation, "read") == f"Your notes ({len(notes)} of 8000 characters):\n{notes}"
+        # The reset keeps the notes' events too: after it the model sees them, and the handoff.
+        after = "\n".join(f"{m.content} {[c.arguments for c in m.tool_calls or ()]}" for m in seen[1])
+        assert "Pin libfoo to 2.3 (ZEBRA-4471)." in after and "Next: write the pin." in after and "Goal: fix the build." in after
+        assert "routine step" not in after and focus not in after  # the rest is forgotten, the summary with it
+        conversation_id = conversation.state.id
+    finally:
+        conversation.close()
+    # Resumed from its folder, the conversation reads the same notes from the same log.
+    resumed_llm = ScriptedLLM.from_messages(
+        [tool_call("context_notes", {"operation": "read"}, "read-again"), tool_call("finish", {"message": "ok"}, "finish-2")]
+    )
+    resumed = Conversation(
+        agent=Agent(llm=resumed_llm, tools=steering_tools(), condenser=OpenHandsMemoryCondenser(condenser=config, tokenizer="approximate")),
+        workspace=str(tmp_path / "work"), persistence_dir=str(persistence), conversation_id=conversation_id, visualizer=None,
+    )  # fmt: skip
+    try:
+        assert SteeringLog(resumed.state).notes("read", None).text.endswith(f"\n{notes}")
+        resumed.send_message("Go on.")
+        resumed.run()
+        assert answer_text(resumed, "read-again") == f"Your notes ({len(notes)} of 8000 characters):\n{notes}"
+        assert len([e for e in resumed.state.events if isinstance(e, Condensation)]) == 2  # compact_context was not answered again
+    finally:
+        resumed.close()

@@ -9,7 +9,7 @@ import argparse
 import sys
 from typing import Any
 
-from openhands_memory._cli_models import APPROXIMATE, DEFAULT_TOKENIZER
+from openhands_memory.cli._models import APPROXIMATE, DEFAULT_TOKENIZER
 from openhands_memory._locations import log_location
 
 __all__ = ["add_calibrate_parser", "format_calibrations", "run_calibrate"]

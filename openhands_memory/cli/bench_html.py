@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from openhands_memory._cli_models import APPROXIMATE, DEFAULT_TOKENIZER, tokenizer_name
+from openhands_memory.cli._models import APPROXIMATE, DEFAULT_TOKENIZER, tokenizer_name
 
 __all__ = ["add_html_argument", "check_html", "write_html"]
 

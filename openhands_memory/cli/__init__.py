@@ -18,7 +18,7 @@ writable, a file where a folder should be); each refusal is exit code 1 before a
 nothing changed and no folder made.
 
 `--model`, `--summarizer-model` and `--tokenizer` mean the same in `replay`, `view` and `bench`
-(`openhands_memory._cli_models`): `--model M` is the agent's model, never called (its tokenizer
+(`openhands_memory.cli._models`): `--model M` is the agent's model, never called (its tokenizer
 counts, gpt-4o's by default; its context window sizes shares of one); a pipeline file's
 model-backed condensers run offline (the offline structured summarizer) unless
 `--summarizer-model M`, which makes them call M for real; a missing API key for M is an error
@@ -36,13 +36,13 @@ from typing import Any, NoReturn
 
 import orjson
 
-from openhands_memory._cli_models import APPROXIMATE, add_model_arguments, check_model_arguments, tokenizer_name
-from openhands_memory._cli_secrets import SecretEnvError, add_secret_argument, secrets_from_env
 from openhands_memory._locations import log_location, output_location
 from openhands_memory._log_warnings import captured_warnings, printed_warnings
 from openhands_memory._progress import ProgressBar
 from openhands_memory._signals import Terminated, sigterm_raises
 from openhands_memory._terminal import text_width
+from openhands_memory.cli._models import APPROXIMATE, add_model_arguments, check_model_arguments, tokenizer_name
+from openhands_memory.cli._secrets import SecretEnvError, add_secret_argument, secrets_from_env
 from openhands_memory.errors import MalformedEventError, OpenHandsMemoryError
 
 _USAGE_ERROR = 2
@@ -234,13 +234,13 @@ def _build_parser() -> argparse.ArgumentParser:
     validate.add_argument("logs", nargs="+", type=log_location, metavar="LOG", help="the logs to check (only read)")
     validate.add_argument("--json", action="store_true", help="print a JSON list of reports with their findings")
 
-    from openhands_memory.bench.cli import add_bench_parser
+    from openhands_memory.cli.bench import add_bench_parser
 
     add_bench_parser(commands)
-    from openhands_memory._cli_calibrate import add_calibrate_parser
+    from openhands_memory.cli._calibrate import add_calibrate_parser
 
     add_calibrate_parser(commands)
-    from openhands_memory._cli_report import add_report_parser
+    from openhands_memory.cli._report import add_report_parser
 
     add_report_parser(commands)
     return parser
@@ -278,15 +278,15 @@ def _run_command(args: argparse.Namespace) -> int:
     """Run the parsed command; returns the exit code (an expected error is one line on stderr)."""
     try:
         if args.command == "bench":
-            from openhands_memory.bench.cli import run_bench
+            from openhands_memory.cli.bench import run_bench
 
             return run_bench(args)
         if args.command == "calibrate":
-            from openhands_memory._cli_calibrate import run_calibrate
+            from openhands_memory.cli._calibrate import run_calibrate
 
             return run_calibrate(args)
         if args.command == "report":
-            from openhands_memory._cli_report import run_report
+            from openhands_memory.cli._report import run_report
 
             return run_report(args, _checked_secrets(args))
         if args.command == "replay":
@@ -595,7 +595,7 @@ def _price_for_recorded_model(pipeline: Any, events: Any, args: argparse.Namespa
 
 
 def _token_model(args: argparse.Namespace) -> str | None:
-    """The model whose tokenizer counts (`_cli_models.tokenizer_name`); None: approximate."""
+    """The model whose tokenizer counts (`cli._models.tokenizer_name`); None: approximate."""
     name = tokenizer_name(args)
     return None if name == APPROXIMATE else name
 
@@ -732,6 +732,3 @@ def _validate(args: argparse.Namespace) -> int:
 def _print_json(data: Any) -> None:
     sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2, default=str).decode() + "\n")
 
-
-if __name__ == "__main__":
-    run()

@@ -1,7 +1,7 @@
 """`openhands-memory report LOG --out report.html`: one self-contained HTML page of a replay, step by step.
 
 Thin: parses the options, replays through `openhands_memory.report`, writes the page. (`bench --html` is
-`openhands_memory.bench.html`.)
+`openhands_memory.cli.bench_html`.)
 """
 
 from __future__ import annotations
@@ -12,14 +12,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from openhands_memory._cli_models import (
+from openhands_memory.cli._models import (
     APPROXIMATE,
     DEFAULT_TOKENIZER,
     add_model_arguments,
     check_model_arguments,
     tokenizer_name,
 )
-from openhands_memory._cli_secrets import add_secret_argument
+from openhands_memory.cli._secrets import add_secret_argument
 from openhands_memory._locations import log_location
 
 __all__ = ["add_report_parser", "load_report_pipelines", "run_report"]

@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from openhands_memory._cli_models import DEFAULT_TOKENIZER, add_model_arguments, check_model_arguments, tokenizer_name
-from openhands_memory._cli_secrets import SecretEnvError, add_secret_argument, secrets_from_env
+from openhands_memory.cli._models import DEFAULT_TOKENIZER, add_model_arguments, check_model_arguments, tokenizer_name
+from openhands_memory.cli._secrets import SecretEnvError, add_secret_argument, secrets_from_env
 from openhands_memory._locations import log_location
 from openhands_memory._progress import ProgressBar
 
@@ -125,7 +125,7 @@ def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
     bench.add_argument("--no-plot", action="store_true", help="do not draw context_tokens.png")
     bench.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     add_secret_argument(bench)
-    from openhands_memory.bench.html import add_html_argument
+    from openhands_memory.cli.bench_html import add_html_argument
 
     add_html_argument(bench)
     return bench  # type: ignore[no-any-return]
@@ -183,7 +183,7 @@ def run_bench(args: argparse.Namespace) -> int:
     from openhands_memory.pipelines import resolve_pipelines, shipped_pipelines
     from openhands_memory.replay.costs import DEFAULT_STEP_SECONDS
     from openhands_memory.errors import OpenHandsMemoryError
-    from openhands_memory.bench.html import check_html, write_html
+    from openhands_memory.cli.bench_html import check_html, write_html
 
     if args.jobs is not None and args.jobs < 1:
         _error(f"--jobs must be at least 1, got {args.jobs}")
