@@ -410,6 +410,16 @@ class Pipeline:
             made.meter = self.meter
         return made
 
+    def use_agent_model(self, model: str, *, known_from: str = "the agent's model") -> None:
+        """Tell the condenser the agent's model once it is known (`Condenser.use_agent_model`: a `cache_aware`
+        left to the agent's model prices for it); the description's pricing note says whose prices now,
+        and how the model was known (`known_from`: a replay of another agent's log says "the model the log records")."""
+        before = getattr(self.condenser, "pricing_note", None)
+        self.condenser.use_agent_model(model)
+        after = getattr(self.condenser, "pricing_note", None)
+        if isinstance(before, str) and isinstance(after, str) and after != before and before in self.description:
+            self.description = self.description.replace(before, after.replace("(the agent's model)", f"({known_from})"))
+
     def measured_by(self, tokenizer: Tokenizer | str | None) -> Pipeline:
         """This pipeline counting its prompts with the one `PromptMeter` over `tokenizer` (a name: `tokenizer_for`; None: approximate).
 

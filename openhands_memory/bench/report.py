@@ -442,6 +442,10 @@ def format_header(results: BenchResults, *, width: int | None = None) -> str:
         elif summarizer == STAND_IN_NAME:
             summarizer += " (deterministic, offline; its summaries are placeholders: --model M for a real one)"
         rows.append(("summarizer", summarizer))
+    recorded = sorted({str(run["agent_model"]) for run in results.runs if run.get("agent_model_recorded")})
+    if recorded:
+        logs = len({run["log"] for run in results.runs if run.get("agent_model_recorded")})
+        rows.append(("priced for", f"the model the log records, for {logs} other agents' log(s) ({', '.join(recorded)}); no --model given"))
     if results.options.pricings:
         described = []
         for pricing in results.options.pricings:

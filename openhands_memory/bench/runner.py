@@ -76,7 +76,7 @@ from openhands_memory.llm.message import Message
 from openhands_memory.pipeline import Pipeline, describe_config, load_pipeline_config, strategy_history_policy
 from openhands_memory.recall import SearchIndex
 from openhands_memory.replay import AgentStep, Replayer
-from openhands_memory.replay.costs import DEFAULT_STEP_SECONDS, RequestClock, RunCosts, summarize_costs
+from openhands_memory.replay.costs import DEFAULT_STEP_SECONDS, RequestClock, RunCosts, priced_recorded_model, summarize_costs
 from openhands_memory.replay.driver import CondensationMade
 from openhands_memory.stream import Redactor
 from openhands_memory.stream.locations import load_log, shown_location
@@ -266,7 +266,10 @@ def run_events(
     started = time.perf_counter()
     if options.redactor:
         events = [options.redactor.redact_event(event) for event in events]
-    condenser = pipeline.build(model=options.model)
+    # Without `model`, another agent's log is priced (and sized) for the model it records, as `replay` does.
+    recorded = priced_recorded_model(events)[0] if options.model is None else None
+    agent_model = options.model or recorded
+    condenser = pipeline.build(model=agent_model)
     members = list(model_backed_members(condenser))
     summarizer = choose_models(condenser, summarizer_model=options.summarizer_model, completion_fn=options.completion_fn)
     for member in members:
@@ -327,6 +330,8 @@ def run_events(
         "log": source,
         "pipeline": pipeline.name,
         "format": log_format(events),
+        "agent_model": agent_model,
+        "agent_model_recorded": recorded is not None,
         "events": replayer.events_read,
         **metrics.to_dict(),
         "events_forgotten": len(replayer.view.forgotten_event_ids & log_ids),

@@ -386,6 +386,7 @@ def _replay(args: argparse.Namespace) -> int:
         check_log_output(args.out, inputs=inputs, overwrite=args.force)
     args.warnings.log = shown_location(args.log)  # what is said from here on is about this log
     events = load_log(args.log)
+    _price_for_recorded_model(pipeline, events, args)
     bar = args.warnings.bar = _progress_bar("replaying", quiet=args.json)
     try:
         report = replay_events(
@@ -456,6 +457,7 @@ def _view(args: argparse.Namespace) -> int:
     _choose_models(pipeline, args, note=args.pipeline is not None)  # a missing API key now, before any work
     args.warnings.log = shown_location(args.log)
     events = load_log(args.log)
+    _price_for_recorded_model(pipeline, events, args)  # as `replay` does: the view its step shows
     snapshot = snapshot_at(
         events,
         args.at,
@@ -575,6 +577,21 @@ def _compact_at(args: argparse.Namespace) -> dict[int, str | None] | None:
             raise SystemExit(2)
         return None
     return {args.compact_at: args.focus}
+
+
+def _price_for_recorded_model(pipeline: Any, events: Any, args: argparse.Namespace) -> None:
+    """Without `--model`, price the pipeline for the agent's model another agent's log records
+    (`replay.costs.priced_recorded_model`), as `--model` would (the tokenizer stays `--tokenizer`'s, else the
+    default); the pricing row says so."""
+    from openhands_memory.replay.costs import RECORDED_MODEL, priced_recorded_model
+
+    if pipeline is None or args.model is not None:
+        return
+    model, note = priced_recorded_model(events)
+    if note is not None:
+        print(f"note: {note}", file=sys.stderr)
+    if model is not None:
+        pipeline.use_agent_model(model, known_from=RECORDED_MODEL)
 
 
 def _token_model(args: argparse.Namespace) -> str | None:

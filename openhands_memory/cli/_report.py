@@ -142,6 +142,19 @@ def run_report(args: argparse.Namespace, secrets: dict[str, str] | None) -> int:
     check_report_output(args.out, inputs=inputs, overwrite=args.force)  # refused now, before any work
     started = time.perf_counter()
     events = load_log(args.log)
+    if args.model is None:
+        # Another agent's log records its model: its prices, as `replay` prices it (and the default pricing).
+        from openhands_memory.replay.costs import RECORDED_MODEL, priced_recorded_model
+
+        recorded, note = priced_recorded_model(events)
+        if note is not None:
+            print(f"note: {note}", file=sys.stderr)
+        if recorded is not None:
+            for _, pipeline, _ in pipelines:
+                pipeline.use_agent_model(recorded, known_from=RECORDED_MODEL)
+            if not args.pricings:
+                pricings = _pricings([recorded], args)
+                print(f"note: priced as {recorded}, {RECORDED_MODEL} (--pricing M or --model M to choose)", file=sys.stderr)
     name = tokenizer_name(args)
     source = shown_location(args.log)
     data = build_report(

@@ -36,7 +36,7 @@ from openhands_memory.events.actions import (
     UnknownAction,
 )
 from openhands_memory.events.base import Action, Event, EventId, EventSource, Observation, ToolCallMetadata
-from openhands_memory.events._formats import FORMATS, log_format
+from openhands_memory.events._formats import FORMATS, log_format, recorded_model
 from openhands_memory.events.history import agent_history, is_agent_history
 from openhands_memory.events.observations import (
     AgentCondensationObservation,

@@ -23,10 +23,17 @@ compaction boundary) to the root; records of other branches are left out, and th
 many. A record whose parent is null or not in the file, other than the first, is read as following
 the record before it in the file (Claude Code's older logs, and hand-written ones, leave it null).
 
-A sub-agent's own file (`<session>/subagents/agent-*.jsonl`, every record a sidechain) is read as
-its own conversation. Not read: those files when a session is read (read each on its own); `toolUseResult`
-(Claude Code's structured copy of a tool result; the `tool_result` block, what the model saw, is
-read); images (shown as `[image]`).
+**Sub-agents' files.** Claude Code 2.x writes each sub-agent's conversation beside the session, in
+`<session id>/subagents/agent-<agent id>.jsonl` (`_claude_code_subagents`). Reading the session reads
+them too: each goes, as in-file sidechains do, into the delegation of the `Task` call it ran for (the
+call whose result names its `agentId` in `toolUseResult`, else whose `prompt` is its first message),
+its records hidden and tagged with the delegation, just before that call's result;
+`events_in_scope(events, Scope.of_delegation(id))` lists them. A file no call names is kept hidden at
+the end, and the warning says so. Read on its own, a sub-agent's file (every record a sidechain) is
+its own conversation.
+
+Not read: `toolUseResult` (Claude Code's structured copy of a tool result; the `tool_result` block,
+what the model saw, is read; its `agentId` only names a sub-agent's file); images (shown as `[image]`).
 """
 
 from __future__ import annotations
@@ -34,7 +41,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from openhands_memory.events._claude_code_subagents import SubagentFiles
 from openhands_memory.events._foreign import ImportedLog, ToolCall, text_of
+from openhands_memory.events.actions import AgentDelegateAction
 from openhands_memory.events.base import Event
 
 __all__ = ["import_claude_code", "is_claude_code_record"]
@@ -67,8 +76,11 @@ def import_claude_code(records: list[Any], lines: list[int] | None, *, path: str
         # A sub-agent's own file (`subagents/agent-*.jsonl`): every record is a sidechain, read as its conversation.
         records = [{**record, "isSidechain": False} if isinstance(record, dict) else record for record in records]
         log.notes.append("a sub-agent's log (every record a sidechain): read as its own conversation")
+        subagents = SubagentFiles(None)
+    else:
+        subagents = SubagentFiles(path)
     off_branch = _off_branch(records, log)
-    _Reader(log, off_branch).read(records)
+    _Reader(log, off_branch, subagents).read(records)
     return log.finish()
 
 
@@ -84,10 +96,28 @@ def _is_main(record: Any, *, sidechain: bool = False) -> bool:
 
 def _off_branch(records: list[Any], log: ImportedLog) -> set[int]:
     """The positions of the main conversation's records not on the branch the session ended on."""
-    main = [index for index, record in enumerate(records) if _is_main(record)]
+    main: list[int] = []
+    uuids: list[str] = []
+    chain = True  # so far each record's parent is the record before it (or, across a compaction, its logical parent)
+    before: str | None = None
+    for index, record in enumerate(records):
+        if type(record) is not dict or record.get("isSidechain"):
+            continue
+        kind = record.get("type")
+        uuid = record.get("uuid")
+        if type(kind) is not str or kind not in _CONVERSATION or type(uuid) is not str:
+            continue
+        if chain and main:
+            parent = record.get("parentUuid")
+            chain = parent == before or (parent is None and record.get("logicalParentUuid") == before)
+        main.append(index)
+        uuids.append(uuid)
+        before = uuid
     if not main:
         return set()
-    by_uuid = {records[index]["uuid"]: index for index in main}
+    if chain and main and records[main[0]].get("parentUuid") is None and len(set(uuids)) == len(uuids):
+        return set()  # one branch, every record on it (what the walk below finds, at a tenth of its cost)
+    by_uuid = dict(zip(uuids, main))
     previous = {index: before for before, index in zip(main, main[1:])}
     on: set[int] = set()
     guessed = 0
@@ -116,91 +146,161 @@ def _off_branch(records: list[Any], log: ImportedLog) -> set[int]:
 
 
 class _Reader:
-    def __init__(self, log: ImportedLog, off_branch: set[int]) -> None:
+    def __init__(self, log: ImportedLog, off_branch: set[int], subagents: SubagentFiles) -> None:
         self.log = log
         self.off_branch = off_branch
+        self.subagents = subagents
+        """The sub-agents' files beside the session, merged into their delegations."""
+        self.merged = 0
         self.response: list[dict[str, Any]] = []
         """The records of the assistant response being read (one `message.id`)."""
+        self.response_key: Any = None
+        """That response's `message.id` (`_message_id`)."""
         self.boundary: dict[str, Any] | None = None
         """A `compact_boundary` whose summary has not come yet."""
 
     def read(self, records: list[Any]) -> None:
+        # This loop runs once a record of sessions of hundreds of thousands: the common kinds come first.
+        log = self.log
+        off_branch = self.off_branch
         for index, record in enumerate(records):
-            if not isinstance(record, dict):
+            if type(record) is not dict:
                 self._flush_response()
-                self.log.keep_hidden(f"{type(record).__name__} record (not an object)", record, known=False)
+                log.keep_hidden(f"{type(record).__name__} record (not an object)", record, known=False)
                 continue
-            if index in self.off_branch:
+            if off_branch and index in off_branch:
                 continue
-            kind = _text(record.get("type"))
-            if kind == "assistant" and not record.get("isSidechain") and isinstance(record.get("message"), dict):
-                if self.response and _message_id(self.response[-1]) != _message_id(record):
-                    self._flush_response()
-                self.response.append(record)
-                continue
-            self._flush_response()
-            if record.get("isSidechain"):
+            kind = record.get("type")
+            sidechain = record.get("isSidechain")
+            if kind == "assistant" and not sidechain:
+                message = record.get("message")
+                if type(message) is dict:
+                    key = message.get("id")
+                    if key is None:
+                        key = record.get("uuid")
+                    if self.response and self.response_key != key:
+                        self._flush_response()
+                    self.response.append(record)
+                    self.response_key = key
+                    continue
+            if self.response:
+                self._flush_response()
+            if type(kind) is not str:
+                kind = None  # a damaged record may hold anything there
+            timestamp, uuid = record.get("timestamp"), record.get("uuid")
+            timestamp = timestamp if type(timestamp) is str else None
+            uuid = uuid if type(uuid) is str else None
+            if sidechain:
                 # The sub-agent's conversation: the main agent saw only its call's result. Tagged with the
                 # delegation open at that point (the `Task` call it runs for), as parallel delegates' events are.
-                delegation = self.log.open_delegation()
+                delegation = log.open_delegation()
                 tag = {"delegation_id": delegation} if delegation is not None else {}
-                self.log.keep_hidden("sidechain", record, known=True, **tag, **_envelope(record))
+                log.keep_hidden("sidechain", record, known=True, **tag, timestamp=timestamp, original_id=uuid)
             elif kind == "user":
-                self._user(record)
+                self._user(record, timestamp, uuid)
             elif kind == "system" and record.get("subtype") == "compact_boundary":
                 self._flush_boundary()
                 self.boundary = record
             elif kind == "system":
-                self.log.keep_hidden(f"system:{record.get('subtype') or 'message'}", record, known=True, **_envelope(record))
+                log.keep_hidden(f"system:{record.get('subtype') or 'message'}", record, known=True, timestamp=timestamp, original_id=uuid)
             elif kind in _KNOWN_HIDDEN:
-                self.log.keep_hidden(str(kind), record, known=True, **_envelope(record))
+                log.keep_hidden(str(kind), record, known=True, timestamp=timestamp, original_id=uuid)
             else:
                 name = kind if kind is not None else "record without a 'type'"
-                self.log.keep_hidden(name, record, known=False, **_envelope(record))
+                log.keep_hidden(name, record, known=False, timestamp=timestamp, original_id=uuid)
         self._flush_response()
         self._flush_boundary()
+        self._end_subagents()
+
+    def _merge_subagent(self, record: dict[str, Any], call_id: str) -> None:
+        """Before the result of a delegate's call, the sub-agent's own file (if one is beside the session): its
+        records hidden, as sidechains are, and tagged with the delegation (`delegation_id`, see `events.scopes`)."""
+        action = self.log.calls.get(call_id)
+        if not isinstance(action, AgentDelegateAction):
+            return
+        result = record.get("toolUseResult")
+        prompt = action.inputs.get("prompt")
+        file = self.subagents.take(result.get("agentId") if isinstance(result, dict) else None, prompt if isinstance(prompt, str) else None)
+        if file is None:
+            return
+        self.merged += 1
+        for inner in file.records:
+            self._keep_sidechain(inner, {"delegation_id": action.id})
+
+    def _end_subagents(self) -> None:
+        log = self.log
+        if self.merged:
+            log.notes.append(f"{self.merged} sub-agent log(s) beside the session (subagents/agent-*.jsonl) read into their Task calls' delegations")
+        left = self.subagents.files
+        if left:
+            names = ", ".join(file.path.name for file in left)
+            log.notes.append(f"{len(left)} sub-agent log(s) beside the session that no Task call names ({names}): kept hidden at the end")
+            for file in left:
+                for inner in file.records:
+                    self._keep_sidechain(inner, {})
+            left.clear()
+
+    def _keep_sidechain(self, record: Any, tag: dict[str, Any]) -> None:
+        if not isinstance(record, dict):
+            self.log.keep_hidden(f"{type(record).__name__} record (not an object)", record, known=False, **tag)
+            return
+        timestamp, uuid = record.get("timestamp"), record.get("uuid")
+        self.log.keep_hidden(
+            "sidechain",
+            record,
+            known=True,
+            **tag,
+            timestamp=timestamp if type(timestamp) is str else None,
+            original_id=uuid if type(uuid) is str else None,
+        )
 
     def _flush_boundary(self) -> None:
         if self.boundary is not None:
             boundary, self.boundary = self.boundary, None
             self.log.condensation(None, compact_metadata=boundary.get("compactMetadata"), **_envelope(boundary))
 
-    def _user(self, record: dict[str, Any]) -> None:
+    def _user(self, record: dict[str, Any], timestamp: str | None, uuid: str | None) -> None:
+        log = self.log
         message = record.get("message")
-        content = message.get("content") if isinstance(message, dict) else None
+        content = message.get("content") if type(message) is dict else None
         if content is None:
             self._flush_boundary()
-            self.log.keep_hidden("user record without message content", record, known=False, **_envelope(record))
+            log.keep_hidden("user record without message content", record, known=False, timestamp=timestamp, original_id=uuid)
             return
         if record.get("isCompactSummary"):
             boundary, self.boundary = self.boundary, None
             extra: dict[str, Any] = {"summary_record": record.get("uuid")}
             if boundary is not None:
                 extra["compact_metadata"] = boundary.get("compactMetadata")
-            self.log.condensation(text_of(content), **extra, **_envelope(boundary or record))
+            log.condensation(text_of(content), **extra, **_envelope(boundary or record))
             return
-        self._flush_boundary()
-        if isinstance(content, str):
-            self.log.user(content, **_envelope(record))
+        if self.boundary is not None:
+            self._flush_boundary()
+        if type(content) is str:
+            log.user(content, timestamp=timestamp, original_id=uuid)
             return
         texts = []
-        for block in content if isinstance(content, list) else [content]:
-            if isinstance(block, dict) and block.get("type") == "tool_result":
-                self.log.result(
+        for block in content if type(content) is list else [content]:
+            if type(block) is dict and block.get("type") == "tool_result":
+                if self.subagents.files:
+                    self._merge_subagent(record, str(block.get("tool_use_id")))
+                log.result(
                     str(block.get("tool_use_id")),
                     text_of(block.get("content")),
                     is_error=bool(block.get("is_error")),
-                    **_envelope(record),
+                    timestamp=timestamp,
+                    original_id=uuid,
                 )
             else:
                 texts.append(block)
         if texts:
-            self.log.user(text_of(texts), **_envelope(record))
+            log.user(text_of(texts), timestamp=timestamp, original_id=uuid)
 
     def _flush_response(self) -> None:
         if not self.response:
             return
         records, self.response = self.response, []
+        self.response_key = None
         texts: list[str] = []
         thinking: list[str] = []
         thinking_blocks: list[dict[str, Any]] = []

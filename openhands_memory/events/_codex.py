@@ -77,7 +77,13 @@ def import_codex(records: list[Any], lines: list[int] | None, *, path: str | os.
     """
     log = ImportedLog("codex", path)
     reader = _Reader(log)
-    for record in map(_enveloped, records):
+    read = reader.read
+    for record in records:
+        payload = record.get("payload") if type(record) is dict else None
+        if type(payload) is dict and "record_type" not in record:
+            read(record, payload)  # a `RolloutLine`: nearly every record
+            continue
+        record = _enveloped(record)
         if isinstance(record, dict) and record.get("record_type") == "state":
             reader.flush()
             log.keep_hidden("state", record, known=True)
@@ -86,7 +92,7 @@ def import_codex(records: list[Any], lines: list[int] | None, *, path: str | os.
             reader.flush()
             log.keep_hidden("record without an object payload", record, known=False)
             continue
-        reader.read(record)
+        read(record, record["payload"])
     reader.flush()
     return log.finish()
 
@@ -99,25 +105,36 @@ class _Reader:
         self.last_response: Event | None = None
         """The first event of the last response, until its usage comes."""
 
-    def read(self, record: dict[str, Any]) -> None:
-        kind = _text(record.get("type"))
-        payload = record.get("payload") or {}
-        timestamp = record.get("timestamp") if isinstance(record.get("timestamp"), str) else None
-        item = _text(payload.get("type"))
+    def read(self, record: dict[str, Any], payload: dict[str, Any]) -> None:
+        """Read a record and its `payload` (an object)."""
+        kind = record.get("type")
+        item = payload.get("type")
+        if type(item) is not str:
+            item = None  # a damaged record may hold anything there
+        timestamp = record.get("timestamp")
+        if type(timestamp) is not str:
+            timestamp = None
         if kind == "response_item" and (item in _RESPONSE_KINDS or (item == "message" and payload.get("role") == "assistant")):
             self.items.append((payload, timestamp))
             return
-        self.flush()
-        envelope = {"timestamp": timestamp, "original_id": payload.get("id") if isinstance(payload.get("id"), str) else None}
+        if self.items:
+            self.flush()
+        original = payload.get("id")
+        if type(original) is not str:
+            original = None
         log = self.log
-        if kind == "response_item":
+        if kind == "event_msg":
+            if item == "token_count":
+                self._usage(payload)
+            log.keep_hidden(f"event_msg:{item}", record, known=True, timestamp=timestamp, original_id=original)
+        elif kind == "response_item":
             if item == "message":
                 extra = {} if payload.get("role") == "user" else {"role": payload.get("role")}
-                log.user(text_of(payload.get("content")), **extra, **envelope)
+                log.user(text_of(payload.get("content")), **extra, timestamp=timestamp, original_id=original)
             elif item in ("function_call_output", "custom_tool_call_output"):
-                log.result(str(payload.get("call_id")), _output_text(payload.get("output")), **envelope)
+                log.result(str(payload.get("call_id")), _output_text(payload.get("output")), timestamp=timestamp, original_id=original)
             else:
-                log.keep_hidden(f"response_item:{item}", record, known=False, **envelope)
+                log.keep_hidden(f"response_item:{item}", record, known=False, timestamp=timestamp, original_id=original)
         elif kind == "compacted":
             history = payload.get("replacement_history")
             summary = (
@@ -125,23 +142,20 @@ class _Reader:
                 if isinstance(history, list) and history
                 else str(payload.get("message") or "")
             )
-            log.condensation(summary, codex_message=payload.get("message"), **envelope)
+            log.condensation(summary, codex_message=payload.get("message"), timestamp=timestamp, original_id=original)
         elif kind == "session_meta":
             instructions = payload.get("base_instructions")
             text = instructions.get("text") if isinstance(instructions, dict) else payload.get("instructions")
             if isinstance(text, str) and text:
-                log.system(text, **envelope)
-            log.keep_hidden(kind, record, known=True, **envelope)
+                log.system(text, timestamp=timestamp, original_id=original)
+            log.keep_hidden(kind, record, known=True, timestamp=timestamp, original_id=original)
         elif kind == "turn_context":
             if isinstance(payload.get("model"), str):
                 log.model = payload["model"]
-            log.keep_hidden(kind, record, known=True, **envelope)
-        elif kind == "event_msg":
-            if item == "token_count":
-                self._usage(payload)
-            log.keep_hidden(f"event_msg:{item}", record, known=True, **envelope)
+            log.keep_hidden(kind, record, known=True, timestamp=timestamp, original_id=original)
         else:
-            log.keep_hidden(kind or "record without a 'type'", record, known=False, **envelope)
+            name = kind if type(kind) is str and kind else "record without a 'type'"
+            log.keep_hidden(name, record, known=False, timestamp=timestamp, original_id=original)
 
     def flush(self) -> None:
         if not self.items:

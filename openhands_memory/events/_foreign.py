@@ -121,11 +121,12 @@ def shell_command(arguments: dict[str, Any]) -> str | None:
     command = arguments.get("command", arguments.get("cmd"))
     if isinstance(command, str):
         return command
-    if isinstance(command, list) and all(isinstance(part, str) for part in command):
+    if isinstance(command, list):
         # Codex's `shell` passes argv, usually ["bash", "-lc", "<script>"]: the script is the command.
-        if len(command) == 3 and command[1] in ("-lc", "-c"):
+        if len(command) == 3 and command[1] in ("-lc", "-c") and type(command[0]) is str and type(command[2]) is str:
             return command[2]
-        return " ".join(command)
+        if all(isinstance(part, str) for part in command):
+            return " ".join(command)
     return None
 
 
@@ -170,9 +171,19 @@ class ImportedLog:
         """The system prompt (and the tools, when the format records them)."""
         return self.add(SystemMessageAction(id=self.next_id, content=text, tools=tools, source="agent", **_envelope(envelope)))
 
-    def user(self, text: str, **envelope: Any) -> Event:
+    def user(self, text: str, *, timestamp: str | None = None, original_id: str | None = None, **envelope: Any) -> Event:
         """A message the agent was given: the user's, or input the agent's harness sent as the user."""
-        return self.add(MessageAction(id=self.next_id, content=text, source="user", **_envelope(envelope)))
+        events = self.events
+        fields = {"id": len(events), "content": text, "source": "user"}
+        if envelope:
+            _add_envelope(fields, envelope)
+        if timestamp is not None:
+            fields["timestamp"] = timestamp
+        if original_id is not None:
+            fields["original_id"] = original_id
+        event = _validate_message(fields)
+        events.append(event)
+        return event
 
     def response(
         self,
@@ -188,18 +199,20 @@ class ImportedLog:
     ) -> list[Event]:
         """The events of one model response: one action per tool call, or an agent message."""
         model = model or self.model
-        envelope = _envelope(envelope)
+        envelope = {key: value for key, value in envelope.items() if value is not None}
         if model:
             envelope["model"] = model
         metrics = _metrics(usage, model, response_id) if usage else None
+        events = self.events
         if not calls:
-            extra: dict[str, Any] = {}
+            fields: dict[str, Any] = {"id": len(events), "content": text, "source": "agent", "llm_metrics": metrics, **envelope}
             if reasoning:
-                extra["reasoning_content"] = reasoning
+                fields["reasoning_content"] = reasoning
             if thinking_blocks:
-                extra["thinking_blocks"] = thinking_blocks
-            event = MessageAction(id=self.next_id, content=text, source="agent", llm_metrics=metrics, **envelope, **extra)
-            return [self.add(event)]
+                fields["thinking_blocks"] = thinking_blocks
+            event = _validate_message(fields)
+            events.append(event)
+            return [event]
         message: dict[str, Any] = {
             "role": "assistant",
             "content": text or None,
@@ -216,32 +229,36 @@ class ImportedLog:
         if model:
             completion["model"] = model
         built: list[Event] = []
+        total = len(calls)
         for index, call in enumerate(calls):
-            metadata = ToolCallMetadata(
-                function_name=call.name, tool_call_id=call.call_id, model_response=completion, total_calls_in_response=len(calls)
+            metadata = _validate_metadata(
+                {"function_name": call.name, "tool_call_id": call.call_id, "model_response": completion, "total_calls_in_response": total}
             )
             arguments = _arguments_dict(call.arguments)
             command = shell_command(arguments) if call.name in SHELL_TOOLS else None
-            thought = text if index == 0 else ""
-            first = {"llm_metrics": metrics} if index == 0 and metrics else {}
+            fields = {"id": len(events)}
             if call.name in self.delegate_tools:
                 agent = arguments.get("subagent_type")
-                action: Action = AgentDelegateAction(
-                    id=self.next_id,
-                    agent=agent if isinstance(agent, str) else call.name,
-                    inputs=arguments,
-                    thought=thought,
-                    source="agent",
-                    tool_call_metadata=metadata,
-                    **first,
-                    **envelope,
-                )
+                fields["agent"] = agent if isinstance(agent, str) else call.name
+                fields["inputs"] = arguments
+                validate = _validate_delegate
             elif command is not None:
-                action = CmdRunAction(id=self.next_id, command=command, thought=thought, source="agent", tool_call_metadata=metadata, **first, **envelope)
+                fields["command"] = command
+                validate = _validate_command
             else:
-                action = MCPAction(id=self.next_id, name=call.name, arguments=arguments, thought=thought, source="agent", tool_call_metadata=metadata, **first, **envelope)
+                fields["name"] = call.name
+                fields["arguments"] = arguments
+                validate = _validate_mcp
+            fields["thought"] = text if index == 0 else ""
+            fields["source"] = "agent"
+            fields["tool_call_metadata"] = metadata
+            if index == 0 and metrics:
+                fields["llm_metrics"] = metrics
+            fields.update(envelope)
+            action = validate(fields)
             self.calls[call.call_id] = action
-            built.append(self.add(action))
+            events.append(action)
+            built.append(action)
         return built
 
     def text_step(self, text: str, command: str, **envelope: Any) -> Event:
@@ -265,34 +282,52 @@ class ImportedLog:
             )
         )
 
-    def result(self, call_id: str, content: str, *, name: str | None = None, is_error: bool = False, **envelope: Any) -> Event:
+    def result(
+        self,
+        call_id: str,
+        content: str,
+        *,
+        name: str | None = None,
+        is_error: bool = False,
+        timestamp: str | None = None,
+        original_id: str | None = None,
+        **envelope: Any,
+    ) -> Event:
         """The result of the call `call_id` (its action's observation)."""
-        envelope = _envelope(envelope)
+        envelope = {key: value for key, value in envelope.items() if value is not None} if envelope else {}
+        if timestamp is not None:
+            envelope["timestamp"] = timestamp
+        if original_id is not None:
+            envelope["original_id"] = original_id
         if is_error:
             envelope["is_error"] = True
+        events = self.events
         action = self.calls.get(call_id)
         if action is None:
             self.orphans += 1
             metadata = ToolCallMetadata(function_name=name or "unknown", tool_call_id=call_id)
-            return self.add(MCPObservation(id=self.next_id, content=content, name=name or "", source="environment", tool_call_metadata=metadata, **envelope))
+            return self.add(MCPObservation(id=len(events), content=content, name=name or "", source="environment", tool_call_metadata=metadata, **envelope))
         self.answered.add(call_id)
         metadata = action.tool_call_metadata
-        if isinstance(action, CmdRunAction):
-            return self.add(
-                CmdOutputObservation(id=self.next_id, content=content, command=action.command, cause=action.id, source="environment", tool_call_metadata=metadata, **envelope)
+        kind = type(action)
+        if kind is CmdRunAction:
+            # Built by its constructor, which cuts an output too long for the agent as OpenHands does.
+            event: Event = CmdOutputObservation(
+                id=len(events), content=content, command=action.command, cause=action.id, source="environment", tool_call_metadata=metadata, **envelope
             )
-        if isinstance(action, AgentDelegateAction):
-            return self.add(
-                AgentDelegateObservation(
-                    id=self.next_id, content=content, outputs={"content": content}, cause=action.id, source="environment", tool_call_metadata=metadata, **envelope
-                )
-            )
-        assert isinstance(action, MCPAction)
-        return self.add(
-            MCPObservation(
-                id=self.next_id, content=content, name=action.name, arguments=action.arguments, cause=action.id, source="environment", tool_call_metadata=metadata, **envelope
-            )
-        )
+        elif kind is AgentDelegateAction:
+            event = _validate_delegate_result(
+                {"id": len(events), "content": content, "outputs": {"content": content}, "cause": action.id, "source": "environment",
+                 "tool_call_metadata": metadata, **envelope}
+            )  # fmt: skip
+        else:
+            assert kind is MCPAction
+            event = _validate_mcp_result(
+                {"id": len(events), "content": content, "name": action.name, "arguments": action.arguments, "cause": action.id,
+                 "source": "environment", "tool_call_metadata": metadata, **envelope}
+            )  # fmt: skip
+        events.append(event)
+        return event
 
     def condensation(self, summary: str | None, **envelope: Any) -> Event:
         """A compaction the agent made: everything before it is forgotten, its summary shown first."""
@@ -319,10 +354,22 @@ class ImportedLog:
                 return action.id
         return None
 
-    def keep_hidden(self, kind: str, record: Any, *, known: bool, **envelope: Any) -> Event:
+    def keep_hidden(
+        self, kind: str, record: Any, *, known: bool, timestamp: str | None = None, original_id: str | None = None, **envelope: Any
+    ) -> Event:
         """A record no model saw: kept, hidden; `known` False counts it as a kind the reader does not know."""
         (self.hidden if known else self.unknown)[kind] += 1
-        return self.add(UnknownObservation(id=self.next_id, observation=f"{self.fmt}:{kind}", record=record, hidden=True, source="environment", **_envelope(envelope)))
+        events = self.events
+        fields = {"id": len(events), "observation": f"{self.fmt}:{kind}", "record": record, "hidden": True, "source": "environment"}
+        if envelope:
+            _add_envelope(fields, envelope)
+        if timestamp is not None:
+            fields["timestamp"] = timestamp
+        if original_id is not None:
+            fields["original_id"] = original_id
+        event = _validate_unknown(fields)
+        events.append(event)
+        return event
 
     # -- ending --------------------------------------------------------------------------------
 
@@ -408,6 +455,25 @@ def _counts(counter: Counter[str]) -> str:
 def _envelope(fields: dict[str, Any]) -> dict[str, Any]:
     """The envelope fields a reader passed, without the ones it had no value for."""
     return {key: value for key, value in fields.items() if value is not None}
+
+
+def _add_envelope(fields: dict[str, Any], envelope: dict[str, Any]) -> None:
+    """Add to an event's `fields` the envelope fields a reader passed, but the ones it had no value for."""
+    for key, value in envelope.items():
+        if value is not None:
+            fields[key] = value
+
+
+# The hot builders validate a dict of fields with the class's validator: what `Cls(**fields)` does,
+# without a call of `BaseModel.__init__` for each event (a big log has a hundred thousand of them).
+_validate_message = MessageAction.__pydantic_validator__.validate_python
+_validate_command = CmdRunAction.__pydantic_validator__.validate_python
+_validate_mcp = MCPAction.__pydantic_validator__.validate_python
+_validate_delegate = AgentDelegateAction.__pydantic_validator__.validate_python
+_validate_mcp_result = MCPObservation.__pydantic_validator__.validate_python
+_validate_delegate_result = AgentDelegateObservation.__pydantic_validator__.validate_python
+_validate_unknown = UnknownObservation.__pydantic_validator__.validate_python
+_validate_metadata = ToolCallMetadata.__pydantic_validator__.validate_python
 
 
 def _metrics(usage: dict[str, Any], model: str | None, response_id: str | None) -> dict[str, Any]:

@@ -40,7 +40,20 @@ def iter_lines(read: Callable[[int], bytes]) -> Iterator[tuple[int, bytes, bool]
     or `\\r`; the end is not part of the line). The last line is yielded (with False) only when it is
     not empty, as `split_lines` would leave it.
     """
-    number = 0
+    for number, lines, ended in iter_line_batches(read):
+        for line in lines:
+            yield number, line, ended
+            number += 1
+
+
+def iter_line_batches(read: Callable[[int], bytes]) -> Iterator[tuple[int, list[bytes], bool]]:
+    """`iter_lines` a chunk at a time: yield `(number of the first line, the lines, ended by a line end)`.
+
+    Every line of a batch ends with a line end, but the last line of the file when it has none: it
+    comes alone, with False. A reader that handles a batch with one call (`map`) makes no Python step
+    per line.
+    """
+    number = 1
     pending: list[bytes] = []  # the start of a line longer than one chunk
     after_cr = False  # the last chunk ended with \r: a \n first in this one ends the same line
     while True:
@@ -63,13 +76,12 @@ def iter_lines(read: Callable[[int], bytes]) -> Iterator[tuple[int, bytes, bool]
             lines[0] = b"".join(pending)
             pending = []
         rest = lines.pop()
-        for line in lines:
-            number += 1
-            yield number, line, True
+        yield number, lines, True
+        number += len(lines)
         if rest:
             pending.append(rest)
     if pending:
-        yield number + 1, b"".join(pending), False
+        yield number, [b"".join(pending)], False
 
 
 class ElementError(Exception):

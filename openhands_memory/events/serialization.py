@@ -39,12 +39,14 @@ from openhands_memory.events._formats import (
     detect_records,
     holds_openhands_events,
     read_document,
+    read_jsonl,
     read_records,
     refusal,
 )
 from openhands_memory.events._legacy import link_legacy_observations
 from openhands_memory.events._loaded import LoadedEvents
 from openhands_memory.events._reading import (
+    CHUNK,
     ElementError,
     ListShapeError,
     ResponseSharer,
@@ -210,7 +212,8 @@ def _load_unchecked(path: Path) -> tuple[list[Event], list[int] | None]:
 
 
 def _load_streaming(path: Path) -> tuple[list[Event], list[int] | None] | None:
-    """The events of a JSON list or JSONL log of V0 events, read a chunk at a time; None for anything else.
+    """The events of a JSON list or JSONL log of V0 events, or of another agent's JSONL log (`read_jsonl`),
+    read a chunk at a time; None for anything else.
 
     Holds one chunk of the file at a time rather than the whole file and every parsed record,
     which kept loading at six times the file's size in memory. Anything unusual (another layout,
@@ -224,6 +227,9 @@ def _load_streaming(path: Path) -> tuple[list[Event], list[int] | None] | None:
                     events = _events_of(iter_list_elements(file.read), lines=None)
                 lines = None
             elif first == b"{":
+                if _first_line_is_other(file):
+                    foreign = read_jsonl(file.read, path=path)  # another agent's JSONL log, or None
+                    return None if foreign is None else (foreign, None)
                 numbered = _jsonl_records(file.read)
                 lines = []
                 with gc_paused():
@@ -233,6 +239,27 @@ def _load_streaming(path: Path) -> tuple[list[Event], list[int] | None] | None:
     except (_Unusual, MalformedEventError, ListShapeError, ElementError, orjson.JSONDecodeError):
         return None
     return events, lines
+
+
+def _first_line_is_other(file: Any) -> bool:
+    """Whether the file's first chunk starts with a whole line that is a JSON object but no OpenHands event
+    (a record of another agent's JSONL log); the file is left at its start.
+
+    A first line longer than a chunk (a one-line document, say) is not parsed here: the OpenHands
+    reader, which stops at once at a line that is no event, leaves such a file to the whole-file reader.
+    """
+    try:
+        head = file.read(CHUNK)
+    finally:
+        file.seek(0)
+    end = head.find(b"\n")
+    if end < 0:
+        return False
+    try:
+        record = orjson.loads(head[:end])
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(record, dict) and not (_EVENT_KEYS & record.keys())
 
 
 class _Unusual(Exception):

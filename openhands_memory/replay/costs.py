@@ -29,10 +29,31 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from openhands_memory.events import Event
-from openhands_memory.llm.prompt_cache import PromptBlock, PromptCache, PromptPricing, RequestCost, timestamp_seconds
+from openhands_memory.errors import UnknownPriceError
+from openhands_memory.events import Event, recorded_model
+from openhands_memory.llm.prompt_cache import PromptBlock, PromptCache, PromptPricing, RequestCost, resolve_pricing, timestamp_seconds
 
-__all__ = ["DEFAULT_STEP_SECONDS", "RequestClock", "RunCosts", "summarizer_cost", "summarize_costs"]
+__all__ = ["DEFAULT_STEP_SECONDS", "RECORDED_MODEL", "RequestClock", "RunCosts", "priced_recorded_model", "summarizer_cost", "summarize_costs"]
+
+RECORDED_MODEL = "the model the log records"
+"""How a pricing note names an agent's model read from another agent's log (`priced_recorded_model`)."""
+
+
+def priced_recorded_model(events: Sequence[Event]) -> tuple[str | None, str | None]:
+    """The agent's model another agent's log records (`events.recorded_model`), to price it for when no model is
+    given (`replay`, `view`, `bench`, `report`), and a note when the log records one whose prices are not known.
+
+    Returns `(model, None)`, `(None, note)` (the fallback's prices stand), or `(None, None)` (an OpenHands log,
+    or no model recorded: as before).
+    """
+    model = recorded_model(events)
+    if model is None:
+        return None, None
+    try:
+        resolve_pricing(model)
+    except UnknownPriceError:
+        return None, f"the log records the model {model!r}, which has no known prices: the fallback's prices stand"
+    return model, None
 
 DEFAULT_STEP_SECONDS = 10.0
 """Seconds between two requests when the log gives no time."""

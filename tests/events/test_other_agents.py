@@ -24,8 +24,10 @@ from openhands_memory.events import (
     MCPAction,
     MCPObservation,
     MessageAction,
+    Scope,
     UnknownObservation,
     agent_history,
+    events_in_scope,
     find_delegations,
     iter_events,
     load_events,
@@ -263,6 +265,84 @@ def test_claude_code_task_calls_are_delegations_and_a_subagent_file_reads_alone(
         ("MessageAction", "All 2 tests pass."),
     ]
     assert alone[1].source == "agent"
+
+
+def _claude_record(kind: str, uuid: str, parent: str | None, content: object, **fields: object) -> dict[str, object]:
+    """A Claude Code record as Claude Code 2.x writes it (its session JSONL: `type`, `uuid`, `parentUuid`,
+    `isSidechain`, `sessionId`, `timestamp`, `message` an Anthropic message; a sub-agent's records add `agentId`)."""
+    message: dict[str, object] = {"role": kind, "content": content}
+    if kind == "assistant":
+        message.update(id=f"msg_{uuid}", model="claude-sonnet-4-5-20250929", usage={"input_tokens": 10, "output_tokens": 5})
+    record = {"parentUuid": parent, "isSidechain": False, "sessionId": "s-1", "type": kind, "uuid": uuid,
+              "timestamp": f"2025-10-20T09:00:{len(uuid):02d}.000Z", "message": message}  # fmt: skip
+    record.update(fields)
+    return record
+
+
+def _task_session(folder: Path, *, linked_by: str) -> Path:
+    """A session that runs two sub-agents with `Task` and, beside it, their files (`<session>/subagents/agent-<id>.jsonl`),
+    plus one file no call names. `linked_by`: `agentId` (the call's result names its sub-agent in `toolUseResult`,
+    as Claude Code 2.x writes it) or `prompt` (no `toolUseResult`: the file's first message is the call's task)."""
+    def task(call: str, prompt: str) -> dict[str, object]:
+        return {"type": "tool_use", "id": call, "name": "Task", "input": {"subagent_type": "Explore", "description": prompt, "prompt": prompt}}
+
+    def result(call: str, agent: str, text: str) -> dict[str, object]:
+        extra = {"toolUseResult": {"status": "completed", "agentId": agent, "content": [{"type": "text", "text": text}]}} if linked_by == "agentId" else {}
+        return {"content": [{"tool_use_id": call, "type": "tool_result", "content": [{"type": "text", "text": text}]}], **extra}
+
+    session = [
+        _claude_record("user", "u1", None, "Find the two bugs"),
+        _claude_record("assistant", "a1", "u1", [task("t1", "Find the bug in calc.py"), task("t2", "Find the bug in io.py")]),
+        _claude_record("user", "u2", "a1", **result("t1", "aaa111", "calc.py: add subtracts")),
+        _claude_record("user", "u3", "u2", **result("t2", "bbb222", "io.py: no bug")),
+        _claude_record("assistant", "a2", "u3", [{"type": "text", "text": "One bug, in calc.py."}]),
+    ]
+    log = folder / "s-1.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in session))
+    subagents = folder / "s-1" / "subagents"
+    subagents.mkdir(parents=True)
+    for agent, prompt, answer in (("aaa111", "Find the bug in calc.py", "add subtracts"), ("bbb222", "Find the bug in io.py", "no bug"),
+                                  ("ccc333", "Something no call asked", "done")):  # fmt: skip
+        records = [
+            _claude_record("user", f"{agent}-1", None, prompt, isSidechain=True, agentId=agent),
+            _claude_record("assistant", f"{agent}-2", f"{agent}-1", [{"type": "tool_use", "id": f"{agent}-b", "name": "Bash", "input": {"command": "pytest"}}], isSidechain=True, agentId=agent),
+            _claude_record("user", f"{agent}-3", f"{agent}-2", [{"tool_use_id": f"{agent}-b", "type": "tool_result", "content": "1 failed"}], isSidechain=True, agentId=agent),
+            _claude_record("assistant", f"{agent}-4", f"{agent}-3", [{"type": "text", "text": answer}], isSidechain=True, agentId=agent),
+        ]
+        (subagents / f"agent-{agent}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    return log
+
+
+@pytest.mark.parametrize("linked_by", ["agentId", "prompt"])
+def test_claude_code_subagent_files_beside_a_session_are_read_into_their_delegations(
+    tmp_path: Path, linked_by: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING):
+        events = load_events(_task_session(tmp_path, linked_by=linked_by))
+    first, second = find_delegations(events)
+    for delegation, agent in ((first, "aaa111"), (second, "bbb222")):
+        inside = events_in_scope(events, Scope.of_delegation(delegation.action_id))
+        # The sub-agent's four records, hidden (the main agent saw only the call's result), between its call and that result.
+        assert [e.record["uuid"] for e in inside] == [f"{agent}-{n}" for n in range(1, 5)]
+        assert all(isinstance(e, UnknownObservation) and e.hidden and e.delegation_id == delegation.action_id for e in inside)
+        assert all(delegation.action_id < e.id < delegation.observation_id for e in inside)
+    # The file no call names is kept, hidden, at the end, and said.
+    assert [e.record["agentId"] for e in events[-4:]] == ["ccc333"] * 4 and all(e.hidden for e in events[-4:])
+    assert "2 sub-agent log(s) beside the session (subagents/agent-*.jsonl) read into their Task calls' delegations" in caplog.text
+    assert "1 sub-agent log(s) beside the session that no Task call names (agent-ccc333.jsonl): kept hidden at the end" in caplog.text
+    # What the main agent is shown is what it was before: the sub-agents' records are hidden.
+    shown = agent_history(events)
+    assert [type(e).__name__ for e in shown] == [
+        "MessageAction", "AgentDelegateAction", "AgentDelegateAction", "AgentDelegateObservation", "AgentDelegateObservation", "MessageAction",
+    ]  # fmt: skip
+
+
+def test_a_bad_line_in_a_subagent_file_names_that_file_and_line(tmp_path: Path) -> None:
+    log = _task_session(tmp_path, linked_by="agentId")
+    bad = tmp_path / "s-1" / "subagents" / "agent-bbb222.jsonl"
+    bad.write_text(bad.read_text() + "{not json\n")
+    with pytest.raises(MalformedEventError, match=re.escape(f"{bad}:5: claude-code sub-agent log: invalid JSON")):
+        load_events(log)
 
 
 _JSON = st.recursive(
