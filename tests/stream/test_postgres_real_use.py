@@ -17,7 +17,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from conftest import HANG_GUARD_SECONDS
+from conftest import HANG_GUARD_SECONDS, postgres_server_log
 
 from openhands_memory import EventStream, History, MessageAction
 from openhands_memory.errors import (
@@ -307,12 +307,7 @@ def test_an_append_waiting_on_a_lock_past_lock_timeout_is_a_timeout_error(postgr
 
 
 def test_a_lost_race_is_not_an_error_in_the_server_log(postgres_server: str, postgres_url: str) -> None:
-    from urllib.parse import parse_qs, urlsplit
-
-    host = parse_qs(urlsplit(postgres_server).query).get("host", [""])[0]
-    log = Path(host).parent / "server.log"
-    if not log.is_file():
-        pytest.skip("the server's log is readable only for the throwaway local server")
+    log = postgres_server_log(postgres_server)
     conversation = f"race-{uuid.uuid4().hex[:12]}"
     url = _url(postgres_url, conversation)
     with EventStream.open(url) as first, EventStream.open(url) as second:
