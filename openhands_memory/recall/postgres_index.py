@@ -599,7 +599,7 @@ class PostgresSearchIndex:
         psycopg = self._psycopg
         for attempt in (1, 2):
             try:
-                with self._store.connection() as conn, conn.transaction():
+                with self._store.connection(f"search index: {what}") as conn, conn.transaction():
                     return work(conn)
             except psycopg.errors.UndefinedTable as exc:
                 if attempt == 2 or self.read_only:  # a read-only role never makes them: its next sync finds them absent

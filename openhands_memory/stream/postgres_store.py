@@ -74,14 +74,14 @@ from openhands_memory.stream._postgres_url import (
     check_table_name,
     parse_database_url,
 )
-from openhands_memory.stream._watchdog import guarded
+from openhands_memory.stream._watchdog import Guard, guarded
 from openhands_memory.stream.store import check_next_id
 
 logger = logging.getLogger(__name__)
 
 
 _FETCH_CHUNK = 2000
-"""Rows fetched from the server at a time while reading a range."""
+"""Rows asked of the server at a time while reading a range (each reply comes within `REPLY_TIMEOUT`)."""
 
 CONNECT_TIMEOUT = 10
 """Seconds to wait for the server to accept a connection, unless the URL (or `PGCONNECT_TIMEOUT`) says."""
@@ -90,8 +90,10 @@ SESSION_TIMEOUTS = {"lock_timeout": "30s", "statement_timeout": "300s"}
 """How long a statement may wait for a lock, and run, unless the URL's `options` (or `PGOPTIONS`) say."""
 
 REPLY_TIMEOUT = 60.0
-"""Seconds an append waits for the server's reply before its connection is cut (a server that is frozen never
-answers, and its own timeouts never fire): longer than `lock_timeout`, so only a server that stopped hits it."""
+"""Seconds any call (open, append, read, refresh, search, a bulk store, the turn) waits for the server's reply, or
+for the next part of a long one, before its connection is cut and it raises `StoreTimeoutError` (a server that is
+frozen never answers, and its own timeouts never fire): longer than `lock_timeout`, so only a server that stopped
+hits it."""
 
 APPEND_ATTEMPTS = 4
 """Times an append is sent when the connection is lost before its reply (the key makes a resend safe)."""
@@ -163,6 +165,7 @@ class PostgresEventStore:
         self._conn: Any = None
         self._listener: Any = None
         self._lock = threading.RLock()
+        self._guard: Guard | None = None  # the bound of the call running now (one at a time: the lock)
         self._closed = False
         sql = self._psycopg.sql
         self._ident = table_ident(sql, table)
@@ -177,7 +180,7 @@ class PostgresEventStore:
         """How many times a notification of new events in this conversation ended `wait_for_events`."""
         try:
             with self._database("open"):
-                with self._connection() as conn:
+                with self._connection("open") as conn:
                     self._ensure_table(conn)
                     self._ids = self._stored_ids(conn, 0)
         except BaseException:
@@ -253,10 +256,11 @@ class PostgresEventStore:
             psycopg = self._psycopg
             first = events[0]
             outcome: int | str | None = None
+            # A frozen server: sending it again would wait as long; the timeout says the event may be stored.
+            unknown = f"; event {first.id} may be stored: add it again with key {key!r} to store it once"
             for attempt in range(1, APPEND_ATTEMPTS + 1):
-                guard = None
                 try:
-                    with self._connection() as conn, guarded(conn, REPLY_TIMEOUT) as guard:
+                    with self._connection("append", hint=unknown) as conn:
                         if len(rows) == 1:
                             inserted = conn.execute(statement, params, prepare=True).fetchall()
                         else:
@@ -271,12 +275,6 @@ class PostgresEventStore:
                     break
                 except psycopg.Error as exc:
                     lost = is_connection_lost(exc)
-                    if guard is not None and guard.fired:  # a frozen server: sending it again would wait as long
-                        raise StoreTimeoutError(
-                            self.location,
-                            f"append failed: no reply within {REPLY_TIMEOUT} s (is the server frozen?); event {first.id} "
-                            f"may be stored: add it again with key {key!r} to store it once",
-                        ) from exc
                     if not lost or attempt == APPEND_ATTEMPTS:
                         hint = f" (event {first.id} may be stored: add it again with key {key!r} to store it once)" if lost else ""
                         raise self._translate(exc, "append", hint) from exc
@@ -315,7 +313,7 @@ class PostgresEventStore:
                 yield
                 return
             with self._database("wait for the turn"):
-                with self._connection() as conn:
+                with self._connection("wait for the turn") as conn:
                     conn.execute("SELECT pg_advisory_lock(%s)", (self._turn_key,))
             try:
                 yield
@@ -323,8 +321,9 @@ class PostgresEventStore:
                 conn = self._conn
                 if conn is not None and not conn.closed and not conn.broken:
                     try:
-                        conn.execute("SELECT pg_advisory_unlock(%s)", (self._turn_key,))
-                    except self._psycopg.Error:  # the connection died: the lock went with it
+                        with self._guarded(conn, "release the turn"):
+                            conn.execute("SELECT pg_advisory_unlock(%s)", (self._turn_key,))
+                    except (self._psycopg.Error, StoreTimeoutError):  # the connection died: the lock went with it
                         logger.debug("releasing the turn of %s failed", self.location, exc_info=True)
 
     def _why_not_stored(self, conn: Any, index: int, key: str) -> int | str:
@@ -406,7 +405,7 @@ class PostgresEventStore:
                 "SELECT position, event_id, body FROM {table} WHERE conversation_id = %s AND position >= %s ORDER BY position"
             ).format(table=self._ident)
             with self._database("refresh"):
-                with self._connection() as conn:
+                with self._connection("refresh") as conn:
                     rows = conn.execute(query, (self.conversation, start), binary=True).fetchall()
             ids = self._checked_ids([(position, event_id) for position, event_id, _ in rows], start)
             self._ids.extend(ids)
@@ -429,7 +428,7 @@ class PostgresEventStore:
                 "SELECT coalesce(max(position) + 1, 0) FROM {table} WHERE conversation_id = %s"
             ).format(table=self._ident)
             with self._database("count"):
-                with self._connection() as conn:
+                with self._connection("count") as conn:
                     return int(conn.execute(query, (self.conversation,)).fetchone()[0])
 
     def wait_for_events(self, timeout: float | None = None) -> bool:
@@ -467,15 +466,16 @@ class PostgresEventStore:
                 return False
 
     @contextmanager
-    def connection(self) -> Iterator[Any]:
+    def connection(self, what: str = "use the database") -> Iterator[Any]:
         """A psycopg connection to the store's database for one block (the pool's, or the store's own).
 
         For projections kept in the same database (`PostgresSearchIndex`). The store's own
-        connection is in autocommit mode; use `conn.transaction()`. Errors are psycopg's.
+        connection is in autocommit mode; use `conn.transaction()`. Errors are psycopg's, except
+        a server that does not answer within `REPLY_TIMEOUT`: `StoreTimeoutError` ("`what` failed: ...").
         """
         with self._lock:
             self._check_open()
-            with self._connection() as conn:
+            with self._connection(what) as conn:
                 yield conn
 
     # -- bulk ---------------------------------------------------------------------------------------
@@ -508,7 +508,7 @@ class PostgresEventStore:
             )
             first_event = batch[0].id if batch else None
             with self._database("store events", event_id=first_event, index=start):
-                with self._connection() as conn:
+                with self._connection("store events", hint="; the events may be stored (the server may commit them when it answers again): look before storing them again") as conn:
                     with conn.transaction():
                         if replace:
                             conn.execute(
@@ -522,6 +522,8 @@ class PostgresEventStore:
                                 writer.set_types(list(_COLUMN_TYPES))
                                 for offset, event in enumerate(batch):  # serialized as sent: no second copy of the log
                                     writer.write_row(_row(self.conversation, start + offset, event))
+                                    if offset % _FETCH_CHUNK == 0:
+                                        self._progressed()  # the server takes the rows as they come
                         if replace:
                             self._check_nothing_past(conn, len(batch))
             if replace:
@@ -568,7 +570,7 @@ class PostgresEventStore:
         self._hidden.extend(bytes(count))
 
     def _fill(self, low: int, high: int) -> None:
-        """Fetch the events in positions `low` to `high` that were not read yet (one query for the span)."""
+        """Fetch the events in positions `low` to `high` that were not read yet (one transaction, a query per `_FETCH_CHUNK`)."""
         events = self._events
         missing = [i for i in range(low, high) if events[i] is None]
         if not missing:
@@ -582,11 +584,12 @@ class PostgresEventStore:
         loads = ResponseSharer().loads
         expected = first
         with self._database("read", index=first):
-            with self._connection() as conn, conn.transaction():
+            with self._connection("read") as conn, conn.transaction():
                 with conn.cursor(binary=True, name=None) as cursor, gc_paused():
-                    cursor.execute(query, (self.conversation, first, last))
-                    while rows := cursor.fetchmany(_FETCH_CHUNK):
-                        for position, event_id, body in rows:
+                    for chunk in range(first, last + 1, _FETCH_CHUNK):  # a reply of bounded size at a time
+                        self._progressed()
+                        cursor.execute(query, (self.conversation, chunk, min(last, chunk + _FETCH_CHUNK - 1)))
+                        for position, event_id, body in cursor.fetchall():
                             if position != expected:
                                 raise CorruptRecordError(self.location, expected + 1, "the event at this position is gone")
                             expected += 1
@@ -682,22 +685,50 @@ class PostgresEventStore:
             options = {**session_options(self._location.conninfo), **(getattr(self._pool, "kwargs", None) or {}), "autocommit": True}
             with self._database("listen"):
                 listener = self._psycopg.connect(self._location.conninfo, **options)
-                listener.execute(self._psycopg.sql.SQL("LISTEN {}").format(self._psycopg.sql.Identifier(self.table)))
+                try:
+                    with self._guarded(listener, "listen"):
+                        listener.execute(self._psycopg.sql.SQL("LISTEN {}").format(self._psycopg.sql.Identifier(self.table)))
+                except BaseException:
+                    listener.close()
+                    raise
             self._listener = listener
             return listener, True
 
     @contextmanager
-    def _connection(self) -> Iterator[Any]:
-        """A connection for one operation: the pool's (returned after it), else this store's own."""
+    def _connection(self, what: str, *, hint: str = "") -> Iterator[Any]:
+        """A connection for one operation `what`: the pool's (returned after it), else this store's own; guarded (`_guarded`)."""
         if self._pool is not None:
-            with self._pool.connection() as conn:
+            with self._pool.connection() as conn, self._guarded(conn, what, hint=hint):
                 yield conn
             return
         conn = self._conn
         if conn is None or conn.closed or conn.broken:
             conninfo = self._location.conninfo
             conn = self._conn = self._psycopg.connect(conninfo, autocommit=True, **session_options(conninfo))
-        yield conn
+        with self._guarded(conn, what, hint=hint):
+            yield conn
+
+    @contextmanager
+    def _guarded(self, conn: Any, what: str, *, hint: str = "") -> Iterator[None]:
+        """While the block runs, the server answers within `REPLY_TIMEOUT` (of its start, or of `_progressed`), or the
+        connection is cut and the block raises `StoreTimeoutError` (`what` failed ...`hint`)."""
+        with guarded(conn, REPLY_TIMEOUT) as guard:
+            outer, self._guard = self._guard, guard
+            try:
+                yield
+            except self._psycopg.Error as exc:
+                if guard.fired:
+                    raise StoreTimeoutError(
+                        self.location, f"{what} failed: no reply within {guard.seconds} s (is the server frozen?){hint}"
+                    ) from exc
+                raise
+            finally:
+                self._guard = outer
+
+    def _progressed(self) -> None:
+        """A long call got part of its answer: its bound starts again."""
+        if self._guard is not None:
+            self._guard.progressed()
 
     @contextmanager
     def _database(self, what: str, *, event_id: int | None = None, index: int | None = None) -> Iterator[None]:

@@ -80,8 +80,8 @@ def _lose_replies(monkeypatch: pytest.MonkeyPatch, store: PostgresEventStore, *,
     real = store._connection
 
     @contextmanager
-    def connection() -> Iterator[Any]:
-        with real() as conn:
+    def connection(*args: Any, **kwargs: Any) -> Iterator[Any]:
+        with real(*args, **kwargs) as conn:
             yield _Flaky(conn, lose)
 
     monkeypatch.setattr(store, "_connection", connection)
@@ -136,11 +136,11 @@ def test_a_catch_up_that_fails_halfway_leaves_the_stream_able_to_append(postgres
         real = late.store._connection  # type: ignore[attr-defined]
 
         @contextmanager
-        def second_use_fails() -> Iterator[Any]:
+        def second_use_fails(*args: Any, **kwargs: Any) -> Iterator[Any]:
             uses["n"] += 1
             if uses["n"] == 2:  # the connection drops between learning of the events and reading them
                 raise psycopg.OperationalError("server closed the connection unexpectedly")
-            with real() as conn:
+            with real(*args, **kwargs) as conn:
                 yield conn
 
         monkeypatch.setattr(late.store, "_connection", second_use_fails)
@@ -401,28 +401,116 @@ def test_a_schema_1_table_is_upgraded_when_opened_and_keeps_its_events(postgres_
     assert comment == "openhands-memory events, schema 2"
 
 
-def test_an_append_to_a_frozen_server_is_a_timeout_error_not_a_hang(postgres_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+@contextmanager
+def _frozen(conn: Any) -> Iterator[None]:
+    """The server process that serves `conn` stops answering (SIGSTOP) for the block; thawed after it, or after 30 s at most."""
     import os
     import signal
 
+    backend = conn.info.backend_pid
+    assert backend > 0, "no server process: the connection is closed"  # kill(0) would stop this very process group
+    try:
+        os.kill(backend, signal.SIGSTOP)
+    except PermissionError:
+        pytest.skip("the server runs as another user: its process cannot be stopped from here")
+    thawed = threading.Timer(30, os.kill, (backend, signal.SIGCONT))  # without a bound the call would wait for this
+    thawed.start()
+    try:
+        yield
+    finally:
+        thawed.cancel()
+        os.kill(backend, signal.SIGCONT)
+
+
+@pytest.fixture
+def small_reply_timeout(monkeypatch: pytest.MonkeyPatch) -> float:
+    """A bound of 1 s on every wait for the server's reply (the default is a minute)."""
     monkeypatch.setattr(store_module, "REPLY_TIMEOUT", 1.0)
+    return 1.0
+
+
+def _frozen_outcome(store: PostgresEventStore, call: Any) -> BaseException | None:
+    with _frozen(store._conn):
+        return _in_thread(call)
+
+
+def test_an_append_to_a_frozen_server_is_a_timeout_error_not_a_hang(postgres_url: str, small_reply_timeout: float) -> None:
     with EventStream.open(_url(postgres_url, "frozen")) as stream:
         stream.add_event(MessageAction(content="before"), "agent")
-        backend = stream.store._conn.info.backend_pid  # type: ignore[attr-defined]
-        try:
-            os.kill(backend, signal.SIGSTOP)  # the server process that serves this stream stops answering
-        except PermissionError:
-            pytest.skip("the server runs as another user: its process cannot be stopped from here")
-        thawed = threading.Timer(30, os.kill, (backend, signal.SIGCONT))  # without a bound the append would wait for this
-        thawed.start()
-        try:
-            error = _in_thread(lambda: stream.add_event(MessageAction(content="frozen"), "agent"))
-        finally:
-            thawed.cancel()
-            os.kill(backend, signal.SIGCONT)
+        error = _frozen_outcome(stream.store, lambda: stream.add_event(MessageAction(content="frozen"), "agent"))  # type: ignore[arg-type]
         assert isinstance(error, StoreTimeoutError), error
         assert "no reply within 1.0 s (is the server frozen?); event 1 may be stored: add it again with key" in str(error)
         assert stream.add_event(MessageAction(content="after"), "agent") in (1, 2)  # a new connection goes on
+
+
+def test_opening_over_a_pool_whose_server_froze_is_a_timeout_error(postgres_url: str, small_reply_timeout: float) -> None:
+    from psycopg_pool import ConnectionPool
+
+    with ConnectionPool(postgres_url, min_size=1, max_size=1, kwargs={"autocommit": True}) as pool:
+        with pool.connection() as conn:
+            lent = conn  # the pool's one connection: the store borrows it next
+        with _frozen(lent):
+            error = _in_thread(lambda: PostgresEventStore(pool=pool, conversation="open"))
+        assert isinstance(error, StoreTimeoutError), error
+        assert "open failed: no reply within 1.0 s (is the server frozen?)" in str(error)
+
+
+def test_reading_from_a_frozen_server_is_a_timeout_error(postgres_url: str, small_reply_timeout: float) -> None:
+    PostgresEventStore(postgres_url, conversation="read").append_all([_message(n, f"m{n}") for n in range(3)])
+    store = PostgresEventStore(postgres_url, conversation="read")  # it read the ids; the events are read when asked for
+    error = _frozen_outcome(store, lambda: list(store.read_events(0)))
+    assert isinstance(error, StoreTimeoutError), error
+    assert "read failed: no reply within 1.0 s (is the server frozen?)" in str(error)
+    assert [event.content for event in store.read_events(0)] == ["m0", "m1", "m2"]  # a new connection goes on
+    store.close()
+
+
+def test_catching_up_with_a_frozen_server_is_a_timeout_error(postgres_url: str, small_reply_timeout: float) -> None:
+    url = _url(postgres_url, "refresh")
+    with EventStream.open(url) as writer, EventStream.open(url) as reader:
+        writer.add_event(MessageAction(content="new"), "agent")
+        error = _frozen_outcome(reader.store, reader.catch_up)  # type: ignore[arg-type]
+        assert isinstance(error, StoreTimeoutError), error
+        assert "refresh failed: no reply within 1.0 s (is the server frozen?)" in str(error)
+        reader.catch_up()
+        assert [event.content for event in reader.get_events()] == ["new"]
+
+
+def test_searching_a_frozen_server_is_a_timeout_error(postgres_url: str, small_reply_timeout: float) -> None:
+    from openhands_memory.recall import PostgresSearchIndex
+
+    store = PostgresEventStore(postgres_url, conversation="search")
+    store.append_all([_message(0, "the quokka smiles")])
+    with PostgresSearchIndex.for_store(store) as index:
+        index.sync(store.snapshot())
+        error = _frozen_outcome(store, lambda: index.search("quokka"))
+        assert isinstance(error, StoreTimeoutError), error
+        assert "search index: search failed: no reply within 1.0 s (is the server frozen?)" in str(error)
+        assert [hit.event_id for hit in index.search("quokka")] == [0]
+    store.close()
+
+
+def test_storing_many_events_on_a_frozen_server_is_a_timeout_error(postgres_url: str, small_reply_timeout: float) -> None:
+    store = PostgresEventStore(postgres_url, conversation="bulk")  # what `convert` does: append_all
+    error = _frozen_outcome(store, lambda: store.append_all([_message(n, f"m{n}") for n in range(50)]))
+    assert isinstance(error, StoreTimeoutError), error
+    assert "store events failed: no reply within 1.0 s (is the server frozen?); the events may be stored" in str(error)
+    store.close()
+
+
+def test_waiting_for_the_turn_or_for_events_on_a_frozen_server_is_a_timeout_error(postgres_url: str, small_reply_timeout: float) -> None:
+    store = PostgresEventStore(postgres_url, conversation="turn")
+
+    def take_turn() -> None:
+        with store.turn():
+            pass
+
+    error = _frozen_outcome(store, take_turn)
+    assert isinstance(error, StoreTimeoutError) and "wait for the turn failed: no reply within 1.0 s" in str(error), error
+    assert store.stored_count() == 0  # on a new connection
+    error = _frozen_outcome(store, lambda: store.wait_for_events(timeout=60))  # it counts what is stored before it listens
+    assert isinstance(error, StoreTimeoutError) and "count failed: no reply within 1.0 s" in str(error), error
+    store.close()
 
 
 def test_a_writer_in_its_turn_goes_before_the_writer_that_keeps_winning(postgres_url: str) -> None:
