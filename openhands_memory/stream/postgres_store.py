@@ -14,7 +14,8 @@ What the database promises, and so this store:
   is lost before the reply came back, the store reconnects and sends it again (a few times, with
   backoff), and finds the event it stored instead of storing it twice. A caller that retries
   itself passes the same key (`EventStream.add_event(..., key=)`).
-- An expected conflict is not an error on the server (`ON CONFLICT DO NOTHING`): it fills no log.
+- An expected conflict is not an error on the server (`ON CONFLICT DO NOTHING`; a bulk store takes the
+  conversation's turn alone and looks before it writes): it fills no log.
 - Readers never see half an event: a row is there whole, or not at all.
 - Two writers of one conversation cannot both take a position (or an id): the second append fails
   with `ConcurrentAppendError` and stores nothing, so no event is overwritten and no id skipped.
@@ -510,13 +511,18 @@ class PostgresEventStore:
             with self._database("store events", event_id=first_event, index=start):
                 with self._connection("store events", hint="; the events may be stored (the server may commit them when it answers again): look before storing them again") as conn:
                     with conn.transaction():
+                        # The conversation's turn, alone: appends (which hold it shared) wait until this commits, so
+                        # a conflict is found by looking, never hit (a taken position would be an ERROR in the server's log).
+                        conn.execute("SELECT pg_advisory_xact_lock(%s)", (self._turn_key,))
                         if replace:
                             conn.execute(
                                 sql.SQL("DELETE FROM {table} WHERE conversation_id = %s").format(table=self._ident),
                                 (self.conversation,),
                             )
-                        elif self._ids and batch:
-                            self._check_still_after(conn, start, batch[0])
+                        elif batch:
+                            if self._ids:
+                                self._check_still_after(conn, start, batch[0])
+                            self._check_free_from(conn, start, batch[0])
                         with conn.cursor() as cursor:
                             with cursor.copy(copy) as writer:
                                 writer.set_types(list(_COLUMN_TYPES))
@@ -543,6 +549,13 @@ class PostgresEventStore:
                 f"event {event.id} was not stored: the conversation was replaced since this store read it "
                 f"(position {index - 1} no longer holds event {self._ids[-1]}): reopen it",
             )
+
+    def _check_free_from(self, conn: Any, index: int, event: Event) -> None:
+        """Inside a write that holds the turn: no event is stored at `index` or after, or raise `ConcurrentAppendError`."""
+        query = self._psycopg.sql.SQL("SELECT max(position) FROM {table} WHERE conversation_id = %s").format(table=self._ident)
+        last = conn.execute(query, (self.conversation,)).fetchone()[0]
+        if last is not None and last >= index:
+            raise ConcurrentAppendError(event.id, index, self.conversation)
 
     def _check_nothing_past(self, conn: Any, count: int) -> None:
         """Inside a replacing write: no writer appended past the new events meanwhile (else it would follow a gap), or raise."""

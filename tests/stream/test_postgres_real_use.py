@@ -321,6 +321,25 @@ def test_a_lost_race_is_not_an_error_in_the_server_log(postgres_server: str, pos
     assert conversation not in log.read_text(errors="replace")
 
 
+def test_a_bulk_store_that_lost_the_race_is_not_an_error_in_the_server_log(postgres_server: str, postgres_url: str) -> None:
+    log = postgres_server_log(postgres_server)
+    conversation = f"bulk-{uuid.uuid4().hex[:12]}"
+    first, second = (PostgresEventStore(postgres_url, conversation=conversation) for _ in range(2))
+    first.append_all([_message(0, "first")])
+    with pytest.raises(ConcurrentAppendError, match=re.escape("event 0 was not stored at index 0")):
+        second.append_all([_message(0, "second"), _message(1, "third")])  # what `convert` does into a conversation
+    second.close()
+    first.append_all([_message(1, "next")])
+    stale = PostgresEventStore(postgres_url, conversation=conversation)  # it knows events 0 and 1
+    first.append_all([_message(2, "more")])
+    with pytest.raises(ConcurrentAppendError, match=re.escape("event 3 was not stored at index 2")):
+        stale.append_all([_message(3, "late")])
+    stale.close()
+    first.close()
+    assert [content for _, _, content in _rows(postgres_url, conversation)] == ["first", "next", "more"]
+    assert conversation not in log.read_text(errors="replace")
+
+
 # -- 7: bad input ------------------------------------------------------------------------------------
 
 
