@@ -232,8 +232,10 @@ class PostgresEventStore:
     def append_batch(self, events: Sequence[Event], key: str | None = None) -> int | None:
         """Store events (an agent step's) after the others in one transaction, all or none, under `key` (see `append_keyed`).
 
-        One event is one statement; several are one statement in a transaction (`EventStream.add_events`).
-        The key is stored with the first event. Returns None when they were stored now, else the
+        One event is one statement; several (`EventStream.add_events`) are two statements sent together and run
+        as one transaction (a pipeline: one round trip too): the conversation's turn taken alone, so no other
+        append is under way, then the insert of them all unless a position is taken. The key is stored with
+        the first event. Returns None when they were stored now, else the
         id of the first event an earlier append stored under `key`. Raises as `append_keyed`.
         """
         with self._lock:
@@ -253,7 +255,8 @@ class PostgresEventStore:
                 statement, params = self._insert, (*rows[0], key, *check)
             else:
                 statement = _append_statement(self._psycopg.sql, self._ident, rows=len(rows))
-                params = tuple(value for number, row in enumerate(rows) for value in (*row, key if number == 0 else None)) + check
+                values = tuple(value for number, row in enumerate(rows) for value in (*row, key if number == 0 else None))
+                params = (*values, *check, self.conversation, index)
             psycopg = self._psycopg
             first = events[0]
             outcome: int | str | None = None
@@ -265,10 +268,7 @@ class PostgresEventStore:
                         if len(rows) == 1:
                             inserted = conn.execute(statement, params, prepare=True).fetchall()
                         else:
-                            with conn.transaction():
-                                inserted = conn.execute(statement, params).fetchall()
-                                if len(inserted) != len(rows):
-                                    raise psycopg.Rollback()  # some position was taken: none of them
+                            inserted = self._insert_together(conn, statement, params)
                         if len(inserted) != len(rows):
                             outcome = self._why_not_stored(conn, index, key)  # a second round trip, only then
                             if attempt > 1 and outcome == first.id:
@@ -294,6 +294,22 @@ class PostgresEventStore:
             for event in events:
                 self._remember(event)
             return None
+
+    def _insert_together(self, conn: Any, statement: Any, params: tuple[Any, ...]) -> list[Any]:
+        """Run a batch's insert holding the conversation's turn alone, in one transaction: all its rows or none.
+
+        Pipelined (one round trip): what is sent before the pipeline's sync is one implicit transaction,
+        and the insert, a statement after the lock, sees every append that finished before it.
+        """
+        lock = ("SELECT pg_advisory_xact_lock(%s)", (self._turn_key,))
+        if not self._psycopg.Pipeline.is_supported():  # a libpq before 14: the same in a transaction
+            with conn.transaction():
+                conn.execute(*lock)
+                return conn.execute(statement, params).fetchall()
+        with conn.pipeline():
+            conn.execute(*lock)
+            cursor = conn.execute(statement, params)
+        return cursor.fetchall()
 
     @contextmanager
     def turn(self) -> Iterator[None]:
@@ -778,14 +794,19 @@ def _append_statement(sql: Any, table: Any, *, rows: int = 1) -> Any:
     is seen, never appended to past a gap); a taken position or key inserts nothing, with no error.
 
     It holds the conversation's turn lock shared (see `PostgresEventStore.turn`): a writer that lost
-    races and waits for its turn goes before the next append of the writer that keeps winning."""
+    races and waits for its turn goes before the next append of the writer that keeps winning.
+    Several rows (run holding the turn alone) insert nothing when any position from the first is taken:
+    all of them or none."""
     values = [sql.SQL("%s::{}").format(sql.SQL(kind)) for kind in _COLUMN_TYPES[:-1]] + [sql.SQL("%b::bytea"), sql.SQL("%s::text")]
     row = sql.SQL("({})").format(sql.SQL(", ").join(values))
     return sql.SQL(
         "INSERT INTO {table} ({columns}, {key}) SELECT incoming.* FROM (VALUES {rows}) AS incoming, "
-        "(SELECT pg_advisory_xact_lock_shared(%s::bigint)) AS turn WHERE %s::bigint IS NULL OR EXISTS (SELECT 1 FROM {table} WHERE conversation_id = %s AND position = %s "
-        "AND event_id = %s FOR KEY SHARE) ON CONFLICT DO NOTHING RETURNING event_id"
+        "(SELECT pg_advisory_xact_lock_shared(%s::bigint)) AS turn WHERE (%s::bigint IS NULL OR EXISTS (SELECT 1 FROM {table} WHERE conversation_id = %s "
+        "AND position = %s AND event_id = %s FOR KEY SHARE)){free} ON CONFLICT DO NOTHING RETURNING event_id"
     ).format(
+        free=sql.SQL(
+            "" if rows == 1 else " AND NOT EXISTS (SELECT 1 FROM {table} WHERE conversation_id = %s AND position >= %s)"
+        ).format(table=table),
         table=table,
         columns=sql.SQL(", ").join(map(sql.Identifier, COLUMNS)),
         key=sql.Identifier(KEY_COLUMN),

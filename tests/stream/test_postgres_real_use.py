@@ -378,6 +378,63 @@ def test_add_events_stores_a_step_together_or_not_at_all(postgres_url: str) -> N
         PostgresEventStore(postgres_url, conversation="step").append_batch([stored_event(9), stored_event(8)])
 
 
+def _round_trips(conn: Any, work: Any, tmp_path: Path) -> int:
+    """How many times `work` waited for the server on `conn`: the client's messages, then the server's, counted once per turn."""
+    trace = tmp_path / "protocol.trace"
+    with open(trace, "w") as sink:
+        conn.pgconn.trace(sink.fileno())
+        try:
+            work()
+        finally:
+            conn.pgconn.untrace()
+    directions = [line.split("\t")[1] for line in trace.read_text().splitlines() if line.count("\t") >= 2]
+    return sum(1 for before, after in zip(directions, directions[1:]) if before == "F" and after == "B")
+
+
+def test_add_events_is_one_round_trip(postgres_url: str, tmp_path: Path) -> None:
+    with EventStream.open(_url(postgres_url, "trips")) as stream:
+        for text in ("first", "second"):  # the statement prepared (once with no event before it, once with one)
+            stream.add_event(MessageAction(content=text), "agent")
+        conn = stream.store._conn  # type: ignore[attr-defined]
+        step = [MessageAction(content="action"), MessageAction(content="observation")]
+        assert _round_trips(conn, lambda: stream.add_events(step, "agent"), tmp_path) == 1
+        assert _round_trips(conn, lambda: stream.add_event(MessageAction(content="one"), "agent"), tmp_path) == 1
+    assert [content for _, _, content in _rows(postgres_url, "trips")] == ["first", "second", "action", "observation", "one"]
+
+
+def test_a_step_that_waited_for_another_writers_turn_is_stored_whole_or_not_at_all(postgres_url: str) -> None:
+    import time
+
+    application = f"step_{uuid.uuid4().hex[:8]}"
+    url = f"{_url(postgres_url, 'waited')}&application_name={application}"
+    outcome: list[BaseException | list[int]] = []
+    with EventStream.open(url) as winner, EventStream.open(url) as step_writer:
+        with winner.store.turn():  # type: ignore[attr-defined]
+
+            def add_step() -> None:
+                try:
+                    step = [MessageAction(content=f"s{n}") for n in range(3)]
+                    outcome.append(step_writer.add_events(step, "agent"))
+                except ConcurrentAppendError as exc:
+                    outcome.append(exc)
+
+            thread = threading.Thread(target=add_step)
+            thread.start()
+            with psycopg.connect(postgres_url, autocommit=True) as watcher:
+                deadline = time.monotonic() + HANG_GUARD_SECONDS
+                while not watcher.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s AND wait_event = 'advisory'",
+                    (application,),
+                ).fetchone()[0]:
+                    assert time.monotonic() < deadline and thread.is_alive(), outcome
+                    time.sleep(0.01)
+            # While the step waits, a shorter one takes its first position: none of the step may follow it.
+            assert winner.add_event(MessageAction(content="w0"), "agent") == 0
+        thread.join(HANG_GUARD_SECONDS)
+    assert isinstance(outcome[0], ConcurrentAppendError), outcome
+    assert [content for _, _, content in _rows(postgres_url, "waited")] == ["w0"]
+
+
 def test_validate_warns_of_an_id_or_cause_past_bigint(tmp_path: Path) -> None:
     from openhands_memory.events import validate_events
 
