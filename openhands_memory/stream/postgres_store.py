@@ -307,8 +307,8 @@ class PostgresEventStore:
                 conn.execute(*lock)
                 return conn.execute(statement, params).fetchall()
         with conn.pipeline():
-            conn.execute(*lock)
-            cursor = conn.execute(statement, params)
+            conn.execute(*lock, prepare=True)
+            cursor = conn.execute(statement, params, prepare=True)
         return cursor.fetchall()
 
     @contextmanager

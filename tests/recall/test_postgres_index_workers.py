@@ -209,3 +209,24 @@ def test_a_search_index_that_failed_on_a_database_error_is_opened_again_by_the_n
         # The search's own action fails the index once more; then it is opened again and finds the event.
         assert "a wombat digs" in _search(history, "wombat", 2)
         assert history._recall.reopens == 1 and broken["left"] == 0
+
+
+def test_a_dashboard_searches_from_the_command_line_and_says_when_the_shared_index_is_behind(
+    postgres_url: str, postgres_server: str, dashboard_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from openhands_memory.cli import main
+
+    log = postgres_server_log(postgres_server)
+    writer = _writer_with(postgres_url, "cli", ["the echidna forages", "an echidna rests"], indexed=2)
+    since = log.stat().st_size
+    url = f"{dashboard_url}&conversation=cli"
+    assert main(["search", url, "echidna"]) == 0
+    out, err = capsys.readouterr()
+    assert sorted(line.split()[0] for line in out.splitlines()[1:]) == ["0", "1"] and "warning" not in err
+    writer.append_all([_event(2, "the echidna wakes")])  # not indexed yet
+    assert main(["search", url, "echidna", "wakes"]) == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines()[1].split()[0] == "2"
+    assert "warning:" in err and "behind the log: it holds events up to 1, the log goes to 2" in err
+    writer.close()
+    assert _writes_tried(log, since) == []
