@@ -96,6 +96,9 @@ for the next part of a long one, before its connection is cut and it raises `Sto
 frozen never answers, and its own timeouts never fire): longer than `lock_timeout`, so only a server that stopped
 hits it."""
 
+_BULK_UNKNOWN = "; the events may be stored (the server may commit them when it answers again): look before storing them again"
+"""What a bulk store cut off by `REPLY_TIMEOUT` says: its COMMIT may have reached the server."""
+
 APPEND_ATTEMPTS = 4
 """Times an append is sent when the connection is lost before its reply (the key makes a resend safe)."""
 
@@ -525,7 +528,7 @@ class PostgresEventStore:
             )
             first_event = batch[0].id if batch else None
             with self._database("store events", event_id=first_event, index=start):
-                with self._connection("store events", hint="; the events may be stored (the server may commit them when it answers again): look before storing them again") as conn:
+                with self._connection("store events", hint=_BULK_UNKNOWN) as conn:
                     with conn.transaction():
                         # The conversation's turn, alone: appends (which hold it shared) wait until this commits, so
                         # a conflict is found by looking, never hit (a taken position would be an ERROR in the server's log).
