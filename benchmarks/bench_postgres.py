@@ -1,7 +1,7 @@
 """PostgreSQL event store benchmark, beside the JSONL store: appends per second, opening big conversations.
 
     python benchmarks/bench_postgres.py [--url postgresql://...] [--appends 2000] [--sizes 10000 200000]
-        [--repeat 3] [--shared-appends 300] [--only shared] [--out benchmarks/results/postgres.json]
+        [--repeat 3] [--shared-appends 300] [--step 1] [--only shared] [--out benchmarks/results/postgres.json]
 
 Without `--url` it starts a throwaway local server (`LocalPostgres`: initdb in a temporary folder, a
 Unix socket, PostgreSQL's default durability: fsync on, synchronous_commit on, so every
@@ -93,12 +93,17 @@ def new_events(count: int) -> list[Event]:
     return events
 
 
-def append_all(location: str, events: list[Event], *, fsync: bool = False) -> float:
-    """Add every event to a new stream at `location`; returns the seconds it took (opening excluded)."""
+def append_all(location: str, events: list[Event], *, fsync: bool = False, step: int = 1) -> float:
+    """Add every event to a new stream at `location` (`step` at a time with `add_events`); returns the seconds it took (opening excluded)."""
     with EventStream.open(location, fsync=fsync) as stream:
         started = time.perf_counter()
-        for event in events:
-            stream.add_event(event.model_copy(), event.source or "agent")
+        if step > 1:
+            for start in range(0, len(events), step):
+                batch = [event.model_copy() for event in events[start : start + step]]
+                stream.add_events(batch, batch[0].source or "agent")
+        else:
+            for event in events:
+                stream.add_event(event.model_copy(), event.source or "agent")
         return time.perf_counter() - started
 
 
@@ -133,10 +138,14 @@ TURN_AFTER = 2
 """As `openhands_memory.history.TURN_AFTER` (the bench runs on code from before it too)."""
 
 
-def _shared_writer(location: str, count: int, barrier: Any, results: Any, turn_after: int) -> None:
+def _shared_writer(location: str, count: int, barrier: Any, results: Any, turn_after: int, step: int = 1) -> None:
     from openhands_memory.errors import ConcurrentAppendError
 
     events = new_events(count)
+    add: Callable[[Any, Any], Any] = (lambda stream, event: stream.add_event(event, event.source or "agent"))
+    if step > 1:  # an agent step's events at once (`add_events`): one append of `step` events
+        events = [events[start : start + step] for start in range(0, len(events), step)]  # type: ignore[misc]
+        add = lambda stream, batch: stream.add_events(batch, batch[0].source or "agent")  # noqa: E731
     latencies: list[float] = []
     conflicts = in_a_row = 0
     with EventStream.open(location) as stream:
@@ -151,9 +160,9 @@ def _shared_writer(location: str, count: int, barrier: Any, results: Any, turn_a
                     if turn is not None and lost >= turn_after:
                         with turn():  # as `History.add_event` does: the writer that won waits for this one
                             stream.catch_up()
-                            stream.add_event(event, event.source or "agent")
+                            add(stream, event)
                     else:
-                        stream.add_event(event, event.source or "agent")
+                        add(stream, event)
                     break
                 except ConcurrentAppendError:
                     lost += 1
@@ -168,15 +177,15 @@ def _shared_writer(location: str, count: int, barrier: Any, results: Any, turn_a
         results.put((started, time.time(), latencies, (conflicts, in_a_row)))
 
 
-def shared_appends(base_url: str, count: int, run: int, turn_after: int = TURN_AFTER) -> dict[str, Any]:
-    """`SHARED_WRITERS` processes on `SHARED_CONVERSATIONS` conversations, `count` appends each: latencies, rate, lost races."""
+def shared_appends(base_url: str, count: int, run: int, turn_after: int = TURN_AFTER, step: int = 1) -> dict[str, Any]:
+    """`SHARED_WRITERS` processes on `SHARED_CONVERSATIONS` conversations, `count` events each (`step` an append): latencies, rate, lost races."""
     context = multiprocessing.get_context("spawn")
     barrier = context.Barrier(SHARED_WRITERS)
     results = context.Queue()
     locations = [f"{base_url}&conversation=shared{run}_{n % SHARED_CONVERSATIONS}" for n in range(SHARED_WRITERS)]
     for location in dict.fromkeys(locations):  # the conversations exist before the race (as in real use)
         EventStream.open(location).close()
-    workers = [context.Process(target=_shared_writer, args=(loc, count, barrier, results, turn_after)) for loc in locations]
+    workers = [context.Process(target=_shared_writer, args=(loc, count, barrier, results, turn_after, step)) for loc in locations]
     for worker in workers:
         worker.start()
     outcomes = [results.get(timeout=900) for _ in workers]
@@ -239,6 +248,11 @@ def main(argv: list[str] | None = None) -> int:
         help="shared: lost races in a row before a writer waits for the conversation's turn (0: never, a random pause each time)",
     )
     parser.add_argument(
+        "--step", type=int, default=1,
+        help="events per append (an agent step's, with add_events) in shared (its latencies and appends/s count appends) "
+        "and in PostgreSQL's appends/s of 1 conversation (events/s)",
+    )
+    parser.add_argument(
         "--only", nargs="+", choices=["append", "shared", "open", "body"], help="run only these measures (default: all)"
     )
     parser.add_argument("--out", type=Path, default=HERE / "results" / "postgres.json", help="the JSON report")
@@ -277,7 +291,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"appends: {SHARED_WRITERS} writers on {SHARED_CONVERSATIONS} conversations, {args.shared_appends} each...",
                 file=sys.stderr,
             )
-            runs_shared = [shared_appends(url, args.shared_appends, next(runs), args.turn_after) for _ in range(args.repeat)]
+            runs_shared = [shared_appends(url, args.shared_appends, next(runs), args.turn_after, args.step) for _ in range(args.repeat)]
             latencies = [latency for run in runs_shared for latency in run["latencies"]]
             results["shared"] = {
                 "appends_per_second": [run["appends_per_second"] for run in runs_shared],
@@ -287,14 +301,18 @@ def main(argv: list[str] | None = None) -> int:
                 "appends": len(latencies),
                 "conflicts": sum(run["conflicts"] for run in runs_shared),
                 "most_lost_races_for_one_append": max(run["most_in_a_row"] for run in runs_shared),
+                "events_per_append": args.step,
             }
         events = new_events(args.appends) if "append" in wanted else []
         if "append" in wanted:
             print(f"appends: {args.appends} events, 1 conversation...", file=sys.stderr)
             results["append_1"] = {
-                "postgres": [args.appends / append_all(f"{url}&conversation=a{next(runs)}", events) for _ in range(args.repeat)],
+                "postgres": [
+                    args.appends / append_all(f"{url}&conversation=a{next(runs)}", events, step=args.step) for _ in range(args.repeat)
+                ],
                 "postgres_async": [
-                    args.appends / append_all(f"{async_url}&conversation=a{next(runs)}", events) for _ in range(args.repeat)
+                    args.appends / append_all(f"{async_url}&conversation=a{next(runs)}", events, step=args.step)
+                    for _ in range(args.repeat)
                 ],
                 "jsonl": [args.appends / append_all(str(workdir / f"a{next(runs)}.jsonl"), events) for _ in range(args.repeat)],
                 "jsonl_fsync": [
@@ -418,7 +436,7 @@ def print_table(results: dict[str, Any], args: argparse.Namespace, server_versio
     shared = results.get("shared")
     if shared:
         print(
-            f"\n{SHARED_WRITERS} writers on {SHARED_CONVERSATIONS} conversations (PostgreSQL), {shared['appends']:,} appends:\n"
+            f"\n{SHARED_WRITERS} writers on {SHARED_CONVERSATIONS} conversations (PostgreSQL), {shared['appends']:,} appends of {shared.get('events_per_append', 1)} event(s):\n"
             f"| {'p50 append':>11} | {'p99 append':>11} | {'max append':>11} | {'appends/s':>10} | {'lost races':>10} | "
             f"{'most for one':>12} |\n"
             f"|{'-' * 13}|{'-' * 13}|{'-' * 13}|{'-' * 12}|{'-' * 12}|{'-' * 14}|\n"

@@ -273,10 +273,11 @@ class StoreDatabaseError(StoreError):
 
 
 class StoreTimeoutError(StoreDatabaseError, TimeoutError):
-    """The database did not answer in time (connecting, waiting for a lock, or running a statement).
+    """The database did not answer in time (connecting, waiting for a lock, running a statement, or not at all).
 
     The bounds are the store's defaults (`connect_timeout`, `lock_timeout`, `statement_timeout`),
-    or what the URL sets; the message names the one that passed.
+    or what the URL sets, and for a server that stopped answering (frozen: its own bounds never
+    fire) `postgres_store.REPLY_TIMEOUT` on every call; the message names the one that passed.
     """
 
 

@@ -183,6 +183,17 @@ def postgres_server() -> Iterator[str]:
         server.stop()
 
 
+def postgres_server_log(postgres_server: str) -> Path:
+    """The log of the throwaway local server (skips for a configured server, whose log is not ours to read)."""
+    from urllib.parse import parse_qs, urlsplit
+
+    host = parse_qs(urlsplit(postgres_server).query).get("host", [""])[0]
+    log = Path(host).parent / "server.log"
+    if not host or not log.is_file():
+        pytest.skip("the server's log is readable only for the throwaway local server")
+    return log
+
+
 @pytest.fixture
 def postgres_url(postgres_server: str) -> str:
     """A database URL whose tables land in a new, empty schema of their own (its search path): one per test."""

@@ -25,9 +25,15 @@ turns and agree; workers of other conversations never wait for it.
 
 The tables are made once, when an index is opened and finds them missing, in a transaction of
 their own (under an advisory lock): never in a write, where `CREATE INDEX` (a lock on the whole
-table) would make writers deadlock. Opening and searching only read, so a role that may only read
-(a dashboard) searches; when it is asked to index what the database lacks, it indexes in memory.
-A lost connection (a server restart) is retried once on a new one; the index stays usable.
+table) would make writers deadlock. A lost connection (a server restart) is retried once on a new
+one; the index stays usable.
+
+A role that may only read (a dashboard; found at opening from its privileges, or from a write the
+server refused) searches the shared index and never writes it: `sync` only checks, in one read
+transaction, that the index holds the log it is given (the writers keep it current). When it is
+stale or absent (behind the log, built from another log or with other secrets, never made), the
+search runs on an index of the log in memory, said at WARNING and counted in `fallbacks`, and the
+next `sync` checks the shared one again.
 """
 
 from __future__ import annotations
@@ -76,7 +82,7 @@ SQLite index's BM25: on 15 queries over 5 real logs, the same best hit for 37 of
 _T = TypeVar("_T")
 
 _READ_ONLY = object()
-"""What `_write` returns when this role may not write the index (it indexes in memory from then on)."""
+"""What `_write` returns when the server refused the write: this role may only read the index from then on."""
 
 
 class _ReadOnly(Exception):
@@ -136,14 +142,21 @@ class PostgresSearchIndex:
         self.deferred = 0
         """Always 0: a write waits for the conversation's lock, it is never put off (kept for `SearchIndex`'s callers)."""
         self.needs_sync = False
-        """True when `add` found the index built with other secrets, or the tables were lost: give it the whole
-        log with `sync` before trusting it again. `sync` sets it back."""
+        """True when `add` found the index built with other secrets, or the tables were lost, or this role may only
+        read (it learns of new events only by checking): give it the whole log with `sync` before trusting it
+        again. `sync` sets it back."""
+        self.read_only = False
+        """True when this role may not write the index in the database (see the module): it searches the shared
+        index while that holds the log, never writes it, and searches one in memory while it does not."""
+        self.fallbacks = 0
+        """How many times a read-only `sync` (or `rebuild`) found the shared index stale or absent and used one in memory."""
+        self._spare: SearchIndex | None = None  # a read-only index's memory index, kept between fallbacks
         try:
             self._run("open the search index", self._ensure_tables)  # the tables, now, on their own
         except StoreDatabaseError as exc:
             if not isinstance(exc.__cause__, (psycopg.errors.InsufficientPrivilege, psycopg.errors.ReadOnlySqlTransaction)):
                 raise
-            self._move_to_memory("the search index's tables are missing and this role may not make them")
+            self._become_read_only(f"it may not make the search index's tables ({_first_line(exc.__cause__)})")
 
     @classmethod
     def for_store(cls, store: PostgresEventStore, *, redactor: Redactor | None = None) -> PostgresSearchIndex:
@@ -198,6 +211,11 @@ class PostgresSearchIndex:
         """
         if event.id is None:
             return
+        if self.read_only:  # the writers index it; the next sync checks they did
+            self.needs_sync = True
+            if self._memory is not None:
+                self._memory.add(event)
+            return
         if self._memory is not None:
             self._memory.add(event)
             return
@@ -210,7 +228,7 @@ class PostgresSearchIndex:
             self._put(conn, [entry])
 
         if self._write(write) is _READ_ONLY:
-            self.needs_sync = True  # the memory index starts empty: it needs the whole log
+            self.needs_sync = True  # only the whole log tells whether the shared index holds it
 
     def sync(self, events: Sequence[Event], *, verify: bool = False) -> int:
         """Catch up with the log `events` (the whole log or an older snapshot of it); returns how many were indexed.
@@ -220,12 +238,14 @@ class PostgresSearchIndex:
         one both hold), otherwise all of them again, counted in `rebuilds`. Events the index holds
         past the end of `events` are kept.
         """
+        if self.read_only:
+            return self._sync_read_only(events, verify)
         if self._memory is not None:
             return self._memory.sync(events, verify=verify)
         self.needs_sync = False
         outcome = self._write(lambda conn: self._sync(conn, events, verify))
         if outcome is _READ_ONLY:
-            return self._memory.sync(events, verify=verify)  # type: ignore[union-attr]
+            return self._sync_read_only(events, verify)
         count, reason, to_memory = outcome
         if to_memory is not None:
             self._move_to_memory(to_memory)
@@ -237,6 +257,9 @@ class PostgresSearchIndex:
 
     def rebuild(self, events: Sequence[Event], *, reason: str) -> int:
         """Index `events` again from scratch (events past their end are kept); returns how many."""
+        if self.read_only:
+            self._fall_back(f"stale: {reason}")
+            return self._memory.rebuild(events, reason=reason)  # type: ignore[union-attr]
         if self._memory is not None:
             return self._memory.rebuild(events, reason=reason)
         self.needs_sync = False
@@ -252,13 +275,67 @@ class PostgresSearchIndex:
 
         done = self._write(write)
         if done is _READ_ONLY:
-            return self._memory.rebuild(events, reason=reason)  # type: ignore[union-attr]
+            return self.rebuild(events, reason=reason)
         if isinstance(done, str):
             self._move_to_memory(done)
             return self._memory.rebuild(events, reason=reason)  # type: ignore[union-attr]
         self._count_rebuild(reason)
         logger.warning("search index of %s is stale (%s): rebuilt it from the log", self._store.location, reason)
         return done
+
+    def _sync_read_only(self, events: Sequence[Event], verify: bool) -> int:
+        """A read-only role's sync: search the shared index if it holds `events`, else one in memory (see the module)."""
+        self.needs_sync = False
+        stale = self._read(lambda conn: self._staleness(conn, events, verify))
+        if stale is None:
+            if self._memory is not None:
+                logger.warning("search index of %s in the database holds the log again: searching it", self._store.location)
+            self._memory, self.fallback_reason = None, None
+            return 0
+        self._fall_back(stale)
+        return self._memory.sync(events, verify=verify)  # type: ignore[union-attr]
+
+    def _staleness(self, conn: Any, events: Sequence[Event], verify: bool) -> str | None:
+        """Why the shared index does not hold `events` as they are (read only: nothing is written), or None."""
+        if not self._tables_present(conn):
+            return "absent: its tables are missing"
+        sql = self._psycopg.sql
+        given_last = next((e.id for e in reversed(events) if e.id is not None), None)
+        if given_last is None:
+            return None  # nothing to index
+        state = conn.execute(
+            sql.SQL("SELECT salt, secrets FROM {} WHERE conversation_id = %s").format(self._state), (self.conversation,)
+        ).fetchone()
+        last = conn.execute(
+            sql.SQL("SELECT max(event_id) FROM {} WHERE conversation_id = %s").format(self._rows), (self.conversation,)
+        ).fetchone()[0]
+        if state is None or state[1] is None or last is None:
+            return "absent: this conversation was never indexed there"
+        start = sync_start(events, last, state[1], self._redactor.fingerprint(bytes.fromhex(state[0])), where="in the database")
+        if start.refused is not None or start.rebuild is not None:
+            return f"built with other secrets ({start.refused or start.rebuild})"
+        if given_last > last:
+            return f"behind the log: it holds events up to {last}, the log goes to {given_last}"
+        reason = self._mismatch(conn, events, start.position)
+        if reason is None and verify:
+            reason = self._differing(conn, events[: start.position])
+        return None if reason is None else f"built from another log ({reason})"
+
+    def _fall_back(self, why: str) -> None:
+        """A read-only role's shared index is stale or absent: search one in memory (said and counted)."""
+        self.fallbacks += 1
+        self.fallback_reason = f"the search index in the database is {why}, and this role may only read it"
+        logger.warning("search index of %s: %s: searching an index of the log in memory", self._store.location, self.fallback_reason)
+        if self._spare is None:
+            self._spare = SearchIndex.in_memory(redactor=self._redactor)
+        self._memory = self._spare
+
+    def _become_read_only(self, why: str) -> None:
+        """From now on, never write the index in the database (see the module)."""
+        if not self.read_only:
+            logger.info("search index of %s: this role may only read it (%s)", self._store.location, why)
+        self.read_only = True
+        self.needs_sync = True
 
     def _sync(self, conn: Any, events: Sequence[Event], verify: bool) -> tuple[int, str | None, str | None]:
         """Inside the write transaction: (events indexed, why it was rebuilt or None, why to move to memory or None)."""
@@ -455,9 +532,24 @@ class PostgresSearchIndex:
         so a role that may only read opens the index.
         """
         sql = self._psycopg.sql
-        names = [self._qualified(self._rows_name), self._qualified(self._state_name), self._qualified(self._gin_name)]
-        present = conn.execute("SELECT to_regclass(%s), to_regclass(%s), to_regclass(%s)", names).fetchone()
-        if all(found is not None for found in present):
+        if self._tables_present(conn):
+            rows, state = self._qualified(self._rows_name), self._qualified(self._state_name)
+            writable = conn.execute(
+                "SELECT NOT current_setting('transaction_read_only')::bool AND has_table_privilege(%s, 'INSERT') "
+                "AND has_table_privilege(%s, 'UPDATE') AND has_table_privilege(%s, 'DELETE') "
+                "AND has_table_privilege(%s, 'INSERT') AND has_table_privilege(%s, 'UPDATE')",
+                (rows, rows, rows, state, state),
+            ).fetchone()[0]
+            if not writable:
+                self._become_read_only("its privileges on the search index's tables do not include writing")
+            return
+        may_create = conn.execute(
+            "SELECT NOT current_setting('transaction_read_only')::bool AND coalesce(has_schema_privilege(s, 'CREATE'), false) "
+            "FROM (SELECT coalesce(nullif(%s, ''), current_schema()) AS s) AS target",
+            (self._schema,),
+        ).fetchone()[0]
+        if not may_create:
+            self._become_read_only("the search index's tables are missing and it may not make them")
             return
         conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self._lock_key,))
         conn.execute(
@@ -473,13 +565,18 @@ class PostgresSearchIndex:
             )
         )
 
+    def _tables_present(self, conn: Any) -> bool:
+        names = [self._qualified(self._rows_name), self._qualified(self._state_name), self._qualified(self._gin_name)]
+        present = conn.execute("SELECT to_regclass(%s), to_regclass(%s), to_regclass(%s)", names).fetchone()
+        return all(found is not None for found in present)
+
     def _qualified(self, name: str) -> str:
         return regclass_name(f"{self._schema}.{name}" if self._schema else name)
 
     def _write(self, work: Callable[[Any], _T]) -> _T | object:
         """Run `work` in one transaction holding the conversation's state row (created with a salt if missing).
 
-        Returns `_READ_ONLY` (and indexes in memory from then on) when this role may not write the index.
+        Returns `_READ_ONLY` (and only reads the index from then on) when the server refused the write.
         """
         sql = self._psycopg.sql
 
@@ -495,8 +592,8 @@ class PostgresSearchIndex:
 
         try:
             return self._run("update the search index", locked)
-        except _ReadOnly:
-            self._move_to_memory("this role may not write the search index in the database")
+        except _ReadOnly as exc:
+            self._become_read_only(f"the server refused a write: {_first_line(exc.__cause__ or exc)}")
             return _READ_ONLY
 
     def _read(self, work: Callable[[Any], _T]) -> _T:
@@ -510,11 +607,12 @@ class PostgresSearchIndex:
         psycopg = self._psycopg
         for attempt in (1, 2):
             try:
-                with self._store.connection() as conn, conn.transaction():
+                with self._store.connection(f"search index: {what}") as conn, conn.transaction():
                     return work(conn)
-            except psycopg.errors.UndefinedTable:
-                if attempt == 2:
-                    raise
+            except psycopg.errors.UndefinedTable as exc:
+                if attempt == 2 or self.read_only:  # a read-only role never makes them: its next sync finds them absent
+                    self.needs_sync = True
+                    raise StoreDatabaseError(self._store.location, f"{what} failed: {_first_line(exc)}") from exc
                 logger.warning("search index of %s: its tables are gone, made again; the next sync refills them", self._store.location)
                 self._fingerprint = None
                 self.needs_sync = True
@@ -545,8 +643,8 @@ class PostgresSearchIndex:
         """Stop using the index (it stays in the database); closes the store only if `for_url` opened it."""
         if not self._closed:
             self._closed = True
-            if self._memory is not None:
-                self._memory.close()
+            for memory in {id(m): m for m in (self._memory, self._spare) if m is not None}.values():
+                memory.close()
             if self._owns_store:
                 self._store.close()
 

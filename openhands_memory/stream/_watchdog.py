@@ -23,12 +23,18 @@ __all__ = ["Guard", "guarded"]
 class Guard:
     """One guarded call: `fired` is True when its deadline passed and its connection was cut."""
 
-    __slots__ = ("conn", "deadline", "fired")
+    __slots__ = ("conn", "deadline", "fired", "seconds")
 
-    def __init__(self, conn: Any, deadline: float) -> None:
+    def __init__(self, conn: Any, seconds: float) -> None:
         self.conn = conn
-        self.deadline = deadline
+        self.seconds = seconds
+        self.deadline = time.monotonic() + seconds
         self.fired = False
+
+    def progressed(self) -> None:
+        """The server answered part of a long call: its deadline starts again (a long read is not a frozen server)."""
+        with _lock:
+            self.deadline = time.monotonic() + self.seconds
 
 
 _lock = threading.Condition()
@@ -40,7 +46,7 @@ _thread: threading.Thread | None = None
 def guarded(conn: Any, seconds: float) -> Iterator[Guard]:
     """Cut `conn` if the block is still running `seconds` from now (see the module)."""
     global _thread
-    guard = Guard(conn, time.monotonic() + seconds)
+    guard = Guard(conn, seconds)
     with _lock:
         _guards.add(guard)
         if _thread is None or not _thread.is_alive():

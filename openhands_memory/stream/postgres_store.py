@@ -14,7 +14,8 @@ What the database promises, and so this store:
   is lost before the reply came back, the store reconnects and sends it again (a few times, with
   backoff), and finds the event it stored instead of storing it twice. A caller that retries
   itself passes the same key (`EventStream.add_event(..., key=)`).
-- An expected conflict is not an error on the server (`ON CONFLICT DO NOTHING`): it fills no log.
+- An expected conflict is not an error on the server (`ON CONFLICT DO NOTHING`; a bulk store takes the
+  conversation's turn alone and looks before it writes): it fills no log.
 - Readers never see half an event: a row is there whole, or not at all.
 - Two writers of one conversation cannot both take a position (or an id): the second append fails
   with `ConcurrentAppendError` and stores nothing, so no event is overwritten and no id skipped.
@@ -74,14 +75,14 @@ from openhands_memory.stream._postgres_url import (
     check_table_name,
     parse_database_url,
 )
-from openhands_memory.stream._watchdog import guarded
+from openhands_memory.stream._watchdog import Guard, guarded
 from openhands_memory.stream.store import check_next_id
 
 logger = logging.getLogger(__name__)
 
 
 _FETCH_CHUNK = 2000
-"""Rows fetched from the server at a time while reading a range."""
+"""Rows asked of the server at a time while reading a range (each reply comes within `REPLY_TIMEOUT`)."""
 
 CONNECT_TIMEOUT = 10
 """Seconds to wait for the server to accept a connection, unless the URL (or `PGCONNECT_TIMEOUT`) says."""
@@ -90,8 +91,13 @@ SESSION_TIMEOUTS = {"lock_timeout": "30s", "statement_timeout": "300s"}
 """How long a statement may wait for a lock, and run, unless the URL's `options` (or `PGOPTIONS`) say."""
 
 REPLY_TIMEOUT = 60.0
-"""Seconds an append waits for the server's reply before its connection is cut (a server that is frozen never
-answers, and its own timeouts never fire): longer than `lock_timeout`, so only a server that stopped hits it."""
+"""Seconds any call (open, append, read, refresh, search, a bulk store, the turn) waits for the server's reply, or
+for the next part of a long one, before its connection is cut and it raises `StoreTimeoutError` (a server that is
+frozen never answers, and its own timeouts never fire): longer than `lock_timeout`, so only a server that stopped
+hits it."""
+
+_BULK_UNKNOWN = "; the events may be stored (the server may commit them when it answers again): look before storing them again"
+"""What a bulk store cut off by `REPLY_TIMEOUT` says: its COMMIT may have reached the server."""
 
 APPEND_ATTEMPTS = 4
 """Times an append is sent when the connection is lost before its reply (the key makes a resend safe)."""
@@ -163,6 +169,7 @@ class PostgresEventStore:
         self._conn: Any = None
         self._listener: Any = None
         self._lock = threading.RLock()
+        self._guard: Guard | None = None  # the bound of the call running now (one at a time: the lock)
         self._closed = False
         sql = self._psycopg.sql
         self._ident = table_ident(sql, table)
@@ -177,7 +184,7 @@ class PostgresEventStore:
         """How many times a notification of new events in this conversation ended `wait_for_events`."""
         try:
             with self._database("open"):
-                with self._connection() as conn:
+                with self._connection("open") as conn:
                     self._ensure_table(conn)
                     self._ids = self._stored_ids(conn, 0)
         except BaseException:
@@ -228,8 +235,10 @@ class PostgresEventStore:
     def append_batch(self, events: Sequence[Event], key: str | None = None) -> int | None:
         """Store events (an agent step's) after the others in one transaction, all or none, under `key` (see `append_keyed`).
 
-        One event is one statement; several are one statement in a transaction (`EventStream.add_events`).
-        The key is stored with the first event. Returns None when they were stored now, else the
+        One event is one statement; several (`EventStream.add_events`) are two statements sent together and run
+        as one transaction (a pipeline: one round trip too): the conversation's turn taken alone, so no other
+        append is under way, then the insert of them all unless a position is taken. The key is stored with
+        the first event. Returns None when they were stored now, else the
         id of the first event an earlier append stored under `key`. Raises as `append_keyed`.
         """
         with self._lock:
@@ -249,21 +258,20 @@ class PostgresEventStore:
                 statement, params = self._insert, (*rows[0], key, *check)
             else:
                 statement = _append_statement(self._psycopg.sql, self._ident, rows=len(rows))
-                params = tuple(value for number, row in enumerate(rows) for value in (*row, key if number == 0 else None)) + check
+                values = tuple(value for number, row in enumerate(rows) for value in (*row, key if number == 0 else None))
+                params = (*values, *check, self.conversation, index)
             psycopg = self._psycopg
             first = events[0]
             outcome: int | str | None = None
+            # A frozen server: sending it again would wait as long; the timeout says the event may be stored.
+            unknown = f"; event {first.id} may be stored: add it again with key {key!r} to store it once"
             for attempt in range(1, APPEND_ATTEMPTS + 1):
-                guard = None
                 try:
-                    with self._connection() as conn, guarded(conn, REPLY_TIMEOUT) as guard:
+                    with self._connection("append", hint=unknown) as conn:
                         if len(rows) == 1:
                             inserted = conn.execute(statement, params, prepare=True).fetchall()
                         else:
-                            with conn.transaction():
-                                inserted = conn.execute(statement, params).fetchall()
-                                if len(inserted) != len(rows):
-                                    raise psycopg.Rollback()  # some position was taken: none of them
+                            inserted = self._insert_together(conn, statement, params)
                         if len(inserted) != len(rows):
                             outcome = self._why_not_stored(conn, index, key)  # a second round trip, only then
                             if attempt > 1 and outcome == first.id:
@@ -271,12 +279,6 @@ class PostgresEventStore:
                     break
                 except psycopg.Error as exc:
                     lost = is_connection_lost(exc)
-                    if guard is not None and guard.fired:  # a frozen server: sending it again would wait as long
-                        raise StoreTimeoutError(
-                            self.location,
-                            f"append failed: no reply within {REPLY_TIMEOUT} s (is the server frozen?); event {first.id} "
-                            f"may be stored: add it again with key {key!r} to store it once",
-                        ) from exc
                     if not lost or attempt == APPEND_ATTEMPTS:
                         hint = f" (event {first.id} may be stored: add it again with key {key!r} to store it once)" if lost else ""
                         raise self._translate(exc, "append", hint) from exc
@@ -295,6 +297,22 @@ class PostgresEventStore:
             for event in events:
                 self._remember(event)
             return None
+
+    def _insert_together(self, conn: Any, statement: Any, params: tuple[Any, ...]) -> list[Any]:
+        """Run a batch's insert holding the conversation's turn alone, in one transaction: all its rows or none.
+
+        Pipelined (one round trip): what is sent before the pipeline's sync is one implicit transaction,
+        and the insert, a statement after the lock, sees every append that finished before it.
+        """
+        lock = ("SELECT pg_advisory_xact_lock(%s)", (self._turn_key,))
+        if not self._psycopg.Pipeline.is_supported():  # a libpq before 14: the same in a transaction
+            with conn.transaction():
+                conn.execute(*lock)
+                return conn.execute(statement, params).fetchall()
+        with conn.pipeline():
+            conn.execute(*lock, prepare=True)
+            cursor = conn.execute(statement, params, prepare=True)
+        return cursor.fetchall()
 
     @contextmanager
     def turn(self) -> Iterator[None]:
@@ -315,7 +333,7 @@ class PostgresEventStore:
                 yield
                 return
             with self._database("wait for the turn"):
-                with self._connection() as conn:
+                with self._connection("wait for the turn") as conn:
                     conn.execute("SELECT pg_advisory_lock(%s)", (self._turn_key,))
             try:
                 yield
@@ -323,8 +341,9 @@ class PostgresEventStore:
                 conn = self._conn
                 if conn is not None and not conn.closed and not conn.broken:
                     try:
-                        conn.execute("SELECT pg_advisory_unlock(%s)", (self._turn_key,))
-                    except self._psycopg.Error:  # the connection died: the lock went with it
+                        with self._guarded(conn, "release the turn"):
+                            conn.execute("SELECT pg_advisory_unlock(%s)", (self._turn_key,))
+                    except (self._psycopg.Error, StoreTimeoutError):  # the connection died: the lock went with it
                         logger.debug("releasing the turn of %s failed", self.location, exc_info=True)
 
     def _why_not_stored(self, conn: Any, index: int, key: str) -> int | str:
@@ -406,7 +425,7 @@ class PostgresEventStore:
                 "SELECT position, event_id, body FROM {table} WHERE conversation_id = %s AND position >= %s ORDER BY position"
             ).format(table=self._ident)
             with self._database("refresh"):
-                with self._connection() as conn:
+                with self._connection("refresh") as conn:
                     rows = conn.execute(query, (self.conversation, start), binary=True).fetchall()
             ids = self._checked_ids([(position, event_id) for position, event_id, _ in rows], start)
             self._ids.extend(ids)
@@ -429,7 +448,7 @@ class PostgresEventStore:
                 "SELECT coalesce(max(position) + 1, 0) FROM {table} WHERE conversation_id = %s"
             ).format(table=self._ident)
             with self._database("count"):
-                with self._connection() as conn:
+                with self._connection("count") as conn:
                     return int(conn.execute(query, (self.conversation,)).fetchone()[0])
 
     def wait_for_events(self, timeout: float | None = None) -> bool:
@@ -467,15 +486,16 @@ class PostgresEventStore:
                 return False
 
     @contextmanager
-    def connection(self) -> Iterator[Any]:
+    def connection(self, what: str = "use the database") -> Iterator[Any]:
         """A psycopg connection to the store's database for one block (the pool's, or the store's own).
 
         For projections kept in the same database (`PostgresSearchIndex`). The store's own
-        connection is in autocommit mode; use `conn.transaction()`. Errors are psycopg's.
+        connection is in autocommit mode; use `conn.transaction()`. Errors are psycopg's, except
+        a server that does not answer within `REPLY_TIMEOUT`: `StoreTimeoutError` ("`what` failed: ...").
         """
         with self._lock:
             self._check_open()
-            with self._connection() as conn:
+            with self._connection(what) as conn:
                 yield conn
 
     # -- bulk ---------------------------------------------------------------------------------------
@@ -508,20 +528,27 @@ class PostgresEventStore:
             )
             first_event = batch[0].id if batch else None
             with self._database("store events", event_id=first_event, index=start):
-                with self._connection() as conn:
+                with self._connection("store events", hint=_BULK_UNKNOWN) as conn:
                     with conn.transaction():
+                        # The conversation's turn, alone: appends (which hold it shared) wait until this commits, so
+                        # a conflict is found by looking, never hit (a taken position would be an ERROR in the server's log).
+                        conn.execute("SELECT pg_advisory_xact_lock(%s)", (self._turn_key,))
                         if replace:
                             conn.execute(
                                 sql.SQL("DELETE FROM {table} WHERE conversation_id = %s").format(table=self._ident),
                                 (self.conversation,),
                             )
-                        elif self._ids and batch:
-                            self._check_still_after(conn, start, batch[0])
+                        elif batch:
+                            if self._ids:
+                                self._check_still_after(conn, start, batch[0])
+                            self._check_free_from(conn, start, batch[0])
                         with conn.cursor() as cursor:
                             with cursor.copy(copy) as writer:
                                 writer.set_types(list(_COLUMN_TYPES))
                                 for offset, event in enumerate(batch):  # serialized as sent: no second copy of the log
                                     writer.write_row(_row(self.conversation, start + offset, event))
+                                    if offset % _FETCH_CHUNK == 0:
+                                        self._progressed()  # the server takes the rows as they come
                         if replace:
                             self._check_nothing_past(conn, len(batch))
             if replace:
@@ -541,6 +568,13 @@ class PostgresEventStore:
                 f"event {event.id} was not stored: the conversation was replaced since this store read it "
                 f"(position {index - 1} no longer holds event {self._ids[-1]}): reopen it",
             )
+
+    def _check_free_from(self, conn: Any, index: int, event: Event) -> None:
+        """Inside a write that holds the turn: no event is stored at `index` or after, or raise `ConcurrentAppendError`."""
+        query = self._psycopg.sql.SQL("SELECT max(position) FROM {table} WHERE conversation_id = %s").format(table=self._ident)
+        last = conn.execute(query, (self.conversation,)).fetchone()[0]
+        if last is not None and last >= index:
+            raise ConcurrentAppendError(event.id, index, self.conversation)
 
     def _check_nothing_past(self, conn: Any, count: int) -> None:
         """Inside a replacing write: no writer appended past the new events meanwhile (else it would follow a gap), or raise."""
@@ -568,7 +602,7 @@ class PostgresEventStore:
         self._hidden.extend(bytes(count))
 
     def _fill(self, low: int, high: int) -> None:
-        """Fetch the events in positions `low` to `high` that were not read yet (one query for the span)."""
+        """Fetch the events in positions `low` to `high` that were not read yet (one transaction, a query per `_FETCH_CHUNK`)."""
         events = self._events
         missing = [i for i in range(low, high) if events[i] is None]
         if not missing:
@@ -582,11 +616,12 @@ class PostgresEventStore:
         loads = ResponseSharer().loads
         expected = first
         with self._database("read", index=first):
-            with self._connection() as conn, conn.transaction():
+            with self._connection("read") as conn, conn.transaction():
                 with conn.cursor(binary=True, name=None) as cursor, gc_paused():
-                    cursor.execute(query, (self.conversation, first, last))
-                    while rows := cursor.fetchmany(_FETCH_CHUNK):
-                        for position, event_id, body in rows:
+                    for chunk in range(first, last + 1, _FETCH_CHUNK):  # a reply of bounded size at a time
+                        self._progressed()
+                        cursor.execute(query, (self.conversation, chunk, min(last, chunk + _FETCH_CHUNK - 1)))
+                        for position, event_id, body in cursor.fetchall():
                             if position != expected:
                                 raise CorruptRecordError(self.location, expected + 1, "the event at this position is gone")
                             expected += 1
@@ -682,22 +717,50 @@ class PostgresEventStore:
             options = {**session_options(self._location.conninfo), **(getattr(self._pool, "kwargs", None) or {}), "autocommit": True}
             with self._database("listen"):
                 listener = self._psycopg.connect(self._location.conninfo, **options)
-                listener.execute(self._psycopg.sql.SQL("LISTEN {}").format(self._psycopg.sql.Identifier(self.table)))
+                try:
+                    with self._guarded(listener, "listen"):
+                        listener.execute(self._psycopg.sql.SQL("LISTEN {}").format(self._psycopg.sql.Identifier(self.table)))
+                except BaseException:
+                    listener.close()
+                    raise
             self._listener = listener
             return listener, True
 
     @contextmanager
-    def _connection(self) -> Iterator[Any]:
-        """A connection for one operation: the pool's (returned after it), else this store's own."""
+    def _connection(self, what: str, *, hint: str = "") -> Iterator[Any]:
+        """A connection for one operation `what`: the pool's (returned after it), else this store's own; guarded (`_guarded`)."""
         if self._pool is not None:
-            with self._pool.connection() as conn:
+            with self._pool.connection() as conn, self._guarded(conn, what, hint=hint):
                 yield conn
             return
         conn = self._conn
         if conn is None or conn.closed or conn.broken:
             conninfo = self._location.conninfo
             conn = self._conn = self._psycopg.connect(conninfo, autocommit=True, **session_options(conninfo))
-        yield conn
+        with self._guarded(conn, what, hint=hint):
+            yield conn
+
+    @contextmanager
+    def _guarded(self, conn: Any, what: str, *, hint: str = "") -> Iterator[None]:
+        """While the block runs, the server answers within `REPLY_TIMEOUT` (of its start, or of `_progressed`), or the
+        connection is cut and the block raises `StoreTimeoutError` (`what` failed ...`hint`)."""
+        with guarded(conn, REPLY_TIMEOUT) as guard:
+            outer, self._guard = self._guard, guard
+            try:
+                yield
+            except self._psycopg.Error as exc:
+                if guard.fired:
+                    raise StoreTimeoutError(
+                        self.location, f"{what} failed: no reply within {guard.seconds} s (is the server frozen?){hint}"
+                    ) from exc
+                raise
+            finally:
+                self._guard = outer
+
+    def _progressed(self) -> None:
+        """A long call got part of its answer: its bound starts again."""
+        if self._guard is not None:
+            self._guard.progressed()
 
     @contextmanager
     def _database(self, what: str, *, event_id: int | None = None, index: int | None = None) -> Iterator[None]:
@@ -734,14 +797,19 @@ def _append_statement(sql: Any, table: Any, *, rows: int = 1) -> Any:
     is seen, never appended to past a gap); a taken position or key inserts nothing, with no error.
 
     It holds the conversation's turn lock shared (see `PostgresEventStore.turn`): a writer that lost
-    races and waits for its turn goes before the next append of the writer that keeps winning."""
+    races and waits for its turn goes before the next append of the writer that keeps winning.
+    Several rows (run holding the turn alone) insert nothing when any position from the first is taken:
+    all of them or none."""
     values = [sql.SQL("%s::{}").format(sql.SQL(kind)) for kind in _COLUMN_TYPES[:-1]] + [sql.SQL("%b::bytea"), sql.SQL("%s::text")]
     row = sql.SQL("({})").format(sql.SQL(", ").join(values))
     return sql.SQL(
         "INSERT INTO {table} ({columns}, {key}) SELECT incoming.* FROM (VALUES {rows}) AS incoming, "
-        "(SELECT pg_advisory_xact_lock_shared(%s::bigint)) AS turn WHERE %s::bigint IS NULL OR EXISTS (SELECT 1 FROM {table} WHERE conversation_id = %s AND position = %s "
-        "AND event_id = %s FOR KEY SHARE) ON CONFLICT DO NOTHING RETURNING event_id"
+        "(SELECT pg_advisory_xact_lock_shared(%s::bigint)) AS turn WHERE (%s::bigint IS NULL OR EXISTS (SELECT 1 FROM {table} WHERE conversation_id = %s "
+        "AND position = %s AND event_id = %s FOR KEY SHARE)){free} ON CONFLICT DO NOTHING RETURNING event_id"
     ).format(
+        free=sql.SQL(
+            "" if rows == 1 else " AND NOT EXISTS (SELECT 1 FROM {table} WHERE conversation_id = %s AND position >= %s)"
+        ).format(table=table),
         table=table,
         columns=sql.SQL(", ").join(map(sql.Identifier, COLUMNS)),
         key=sql.Identifier(KEY_COLUMN),

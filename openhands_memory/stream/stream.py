@@ -242,7 +242,7 @@ class EventStream:
         """Add several events (an agent step's: an action and its observation, say) as `add_event` would, together.
 
         They get consecutive ids. A store that can (PostgreSQL) stores them in one transaction and
-        one statement: all of them or none, and no other writer's event between them. Others are
+        one round trip: all of them or none, and no other writer's event between them. Others are
         given them one by one. `key` works as for `add_event` (it stands for the whole batch);
         when it was stored before, the ids of the events stored under it then are returned.
 

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import logging
+import re
 import threading
 import uuid
+from collections.abc import Iterator
+from pathlib import Path
 from urllib.parse import quote
 
 import psycopg
 import pytest
-from conftest import HANG_GUARD_SECONDS
+from conftest import HANG_GUARD_SECONDS, postgres_server_log
 
 from openhands_memory import History
 from openhands_memory.condenser import Condenser
-from openhands_memory.events import CmdOutputObservation, Event, EventSource, MessageAction
+from openhands_memory.events import CmdOutputObservation, Event, EventSource, MessageAction, SearchHistoryAction
 from openhands_memory.recall import PostgresSearchIndex
 from openhands_memory.stream import PostgresEventStore
 
@@ -87,30 +91,99 @@ def test_search_goes_on_after_the_database_dropped_every_connection(postgres_url
         assert history.stream.get_latest_event_id() == len(history.stream) - 1  # every append stored once
 
 
-def test_a_read_only_role_searches_what_writers_indexed(postgres_url: str, postgres_server: str) -> None:
-    writer = PostgresEventStore(postgres_url, conversation="dash")
-    writer.append_all([_event(0, "deploy the kangaroo service"), _event(1, "kangaroo deployed")])
-    with PostgresSearchIndex.for_store(writer) as index:
-        index.sync(writer.snapshot())
+@pytest.fixture
+def dashboard_url(postgres_url: str, postgres_server: str) -> Iterator[str]:
+    """The URL of a role that may only read (SELECT on the test's schema, as a dashboard gets), every statement it sends logged."""
     role = f"dash_{uuid.uuid4().hex[:8]}"
     schema = psycopg.conninfo.conninfo_to_dict(postgres_url)["options"].split("=", 1)[1]
     with psycopg.connect(postgres_url, autocommit=True) as conn:
         conn.execute(f'CREATE ROLE "{role}" LOGIN')
+        conn.execute(f'ALTER ROLE "{role}" SET log_statement = \'all\'')  # a superuser's setting: the role cannot unset it
         conn.execute(f'GRANT USAGE ON SCHEMA "{schema}" TO "{role}"')
-        conn.execute(f'GRANT SELECT ON ALL TABLES IN SCHEMA "{schema}" TO "{role}"')
-    dashboard_url = postgres_url.replace("postgresql://postgres@", f"postgresql://{quote(role)}@", 1)
+        conn.execute(f'ALTER DEFAULT PRIVILEGES IN SCHEMA "{schema}" GRANT SELECT ON TABLES TO "{role}"')
     try:
-        with History.open(f"{dashboard_url}&conversation=dash", condenser=Condenser.from_config({"type": "noop"})) as history:
-            recall = history._recall  # the dashboard only reads: it never appends
-            from openhands_memory.events import SearchHistoryAction
-
-            answer = recall.search(SearchHistoryAction(query="kangaroo"), 2000, lambda: (lambda event_id: "in view"))
-        assert "unavailable" not in answer.content and "kangaroo deployed" in answer.content
+        yield postgres_url.replace("postgresql://postgres@", f"postgresql://{quote(role)}@", 1)
     finally:
-        writer.close()
         with psycopg.connect(postgres_url, autocommit=True) as conn:
             conn.execute(f'DROP OWNED BY "{role}"')
             conn.execute(f'DROP ROLE "{role}"')
+
+
+_WRITE = re.compile(r"(statement|execute [^:]*): *(INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|TRUNCATE)\b|FOR UPDATE|permission denied")
+
+
+def _writes_tried(log: Path, since: int) -> list[str]:
+    """The lines of the server's log after byte `since` where a role tried to write (only the dashboard's statements are logged)."""
+    with open(log, "rb") as lines:
+        lines.seek(since)
+        return [line for line in lines.read().decode(errors="replace").splitlines() if _WRITE.search(line)]
+
+
+def _writer_with(postgres_url: str, conversation: str, texts: list[str], *, indexed: int) -> PostgresEventStore:
+    """A writer's store of `texts` (one event each), the first `indexed` of them indexed in the database."""
+    writer = PostgresEventStore(postgres_url, conversation=conversation)
+    writer.append_all([_event(n, text) for n, text in enumerate(texts)])
+    if indexed:
+        with PostgresSearchIndex.for_store(writer) as index:
+            index.sync(writer.snapshot()[:indexed])
+    return writer
+
+
+def test_a_read_only_role_searches_the_shared_index_and_never_writes_it(postgres_url: str, postgres_server: str, dashboard_url: str) -> None:
+    log = postgres_server_log(postgres_server)
+    writer = _writer_with(postgres_url, "dash", ["deploy the kangaroo service", "kangaroo deployed"], indexed=2)
+    since = log.stat().st_size
+    with History.open(f"{dashboard_url}&conversation=dash", condenser=Condenser.from_config({"type": "noop"})) as history:
+        recall = history._recall  # the dashboard only reads: it never appends
+        answer = recall.search(SearchHistoryAction(query="kangaroo"), 2000, lambda: (lambda event_id: "in view"))
+        index = recall.index
+        assert isinstance(index, PostgresSearchIndex)
+        assert "unavailable" not in answer.content and "kangaroo deployed" in answer.content
+        # The shared index answered: no index of its own in memory, nothing written nor tried.
+        assert index.fallback_reason is None and _writes_tried(log, since) == []
+        assert index.read_only and index.fallbacks == 0
+    writer.close()
+
+
+def test_a_read_only_role_falls_back_visibly_while_the_shared_index_is_behind(
+    postgres_url: str, postgres_server: str, dashboard_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    log = postgres_server_log(postgres_server)
+    writer = _writer_with(postgres_url, "late", ["the wombat digs", "a wombat sleeps", "the wombat wakes up"], indexed=2)
+    since = log.stat().st_size
+    reader = PostgresEventStore(f"{dashboard_url}&conversation=late")
+    with PostgresSearchIndex.for_store(reader) as index, caplog.at_level(logging.WARNING):
+        index.sync(reader.snapshot())  # the writers have not indexed event 2 yet
+        assert "behind the log: it holds events up to 1, the log goes to 2" in caplog.text and index.fallbacks == 1
+        assert index.fallback_reason is not None and "may only read" in index.fallback_reason
+        assert [hit.event_id for hit in index.search("wakes")] == [2]  # the index in memory has it
+        with PostgresSearchIndex.for_store(writer) as shared:
+            shared.sync(writer.snapshot())  # a writer catches the shared index up
+        index.sync(reader.snapshot())
+        assert (index.fallbacks, index.fallback_reason) == (1, None)  # the shared one again
+        assert "holds the log again" in caplog.text
+        assert [hit.event_id for hit in index.search("wakes")] == [2]
+    reader.close()
+    writer.close()
+    assert _writes_tried(log, since) == []
+
+
+def test_a_read_only_role_never_makes_the_tables_of_an_absent_index(
+    postgres_url: str, postgres_server: str, dashboard_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    log = postgres_server_log(postgres_server)
+    writer = _writer_with(postgres_url, "bare", ["the platypus lays eggs"], indexed=0)
+    since = log.stat().st_size
+    reader = PostgresEventStore(f"{dashboard_url}&conversation=bare")
+    with PostgresSearchIndex.for_store(reader) as index, caplog.at_level(logging.WARNING):
+        index.sync(reader.snapshot())
+        assert _writes_tried(log, since) == []  # not even the tables' CREATE
+        assert index.read_only and index.fallbacks == 1 and "absent: its tables are missing" in caplog.text
+        assert [hit.event_id for hit in index.search("platypus")] == [0]
+    reader.close()
+    writer.close()
+    with psycopg.connect(postgres_url) as conn:
+        assert conn.execute("SELECT to_regclass('openhands_events_search')").fetchone()[0] is None
 
 
 def test_a_search_index_that_failed_on_a_database_error_is_opened_again_by_the_next_search(
@@ -136,3 +209,24 @@ def test_a_search_index_that_failed_on_a_database_error_is_opened_again_by_the_n
         # The search's own action fails the index once more; then it is opened again and finds the event.
         assert "a wombat digs" in _search(history, "wombat", 2)
         assert history._recall.reopens == 1 and broken["left"] == 0
+
+
+def test_a_dashboard_searches_from_the_command_line_and_says_when_the_shared_index_is_behind(
+    postgres_url: str, postgres_server: str, dashboard_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from openhands_memory.cli import main
+
+    log = postgres_server_log(postgres_server)
+    writer = _writer_with(postgres_url, "cli", ["the echidna forages", "an echidna rests"], indexed=2)
+    since = log.stat().st_size
+    url = f"{dashboard_url}&conversation=cli"
+    assert main(["search", url, "echidna"]) == 0
+    out, err = capsys.readouterr()
+    assert sorted(line.split()[0] for line in out.splitlines()[1:]) == ["0", "1"] and "warning" not in err
+    writer.append_all([_event(2, "the echidna wakes")])  # not indexed yet
+    assert main(["search", url, "echidna", "wakes"]) == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines()[1].split()[0] == "2"
+    assert "warning:" in err and "behind the log: it holds events up to 1, the log goes to 2" in err
+    writer.close()
+    assert _writes_tried(log, since) == []

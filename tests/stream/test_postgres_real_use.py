@@ -17,7 +17,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from conftest import HANG_GUARD_SECONDS
+from conftest import HANG_GUARD_SECONDS, postgres_server_log
 
 from openhands_memory import EventStream, History, MessageAction
 from openhands_memory.errors import (
@@ -80,8 +80,8 @@ def _lose_replies(monkeypatch: pytest.MonkeyPatch, store: PostgresEventStore, *,
     real = store._connection
 
     @contextmanager
-    def connection() -> Iterator[Any]:
-        with real() as conn:
+    def connection(*args: Any, **kwargs: Any) -> Iterator[Any]:
+        with real(*args, **kwargs) as conn:
             yield _Flaky(conn, lose)
 
     monkeypatch.setattr(store, "_connection", connection)
@@ -136,11 +136,11 @@ def test_a_catch_up_that_fails_halfway_leaves_the_stream_able_to_append(postgres
         real = late.store._connection  # type: ignore[attr-defined]
 
         @contextmanager
-        def second_use_fails() -> Iterator[Any]:
+        def second_use_fails(*args: Any, **kwargs: Any) -> Iterator[Any]:
             uses["n"] += 1
             if uses["n"] == 2:  # the connection drops between learning of the events and reading them
                 raise psycopg.OperationalError("server closed the connection unexpectedly")
-            with real() as conn:
+            with real(*args, **kwargs) as conn:
                 yield conn
 
         monkeypatch.setattr(late.store, "_connection", second_use_fails)
@@ -307,12 +307,7 @@ def test_an_append_waiting_on_a_lock_past_lock_timeout_is_a_timeout_error(postgr
 
 
 def test_a_lost_race_is_not_an_error_in_the_server_log(postgres_server: str, postgres_url: str) -> None:
-    from urllib.parse import parse_qs, urlsplit
-
-    host = parse_qs(urlsplit(postgres_server).query).get("host", [""])[0]
-    log = Path(host).parent / "server.log"
-    if not log.is_file():
-        pytest.skip("the server's log is readable only for the throwaway local server")
+    log = postgres_server_log(postgres_server)
     conversation = f"race-{uuid.uuid4().hex[:12]}"
     url = _url(postgres_url, conversation)
     with EventStream.open(url) as first, EventStream.open(url) as second:
@@ -323,6 +318,25 @@ def test_a_lost_race_is_not_an_error_in_the_server_log(postgres_server: str, pos
             second.add_events([MessageAction(content="a"), MessageAction(content="b")], "agent")
     with psycopg.connect(postgres_server, autocommit=True) as conn:
         conn.execute("SELECT pg_catalog.pg_sleep(0)")  # the log is written as errors happen: nothing to wait for
+    assert conversation not in log.read_text(errors="replace")
+
+
+def test_a_bulk_store_that_lost_the_race_is_not_an_error_in_the_server_log(postgres_server: str, postgres_url: str) -> None:
+    log = postgres_server_log(postgres_server)
+    conversation = f"bulk-{uuid.uuid4().hex[:12]}"
+    first, second = (PostgresEventStore(postgres_url, conversation=conversation) for _ in range(2))
+    first.append_all([_message(0, "first")])
+    with pytest.raises(ConcurrentAppendError, match=re.escape("event 0 was not stored at index 0")):
+        second.append_all([_message(0, "second"), _message(1, "third")])  # what `convert` does into a conversation
+    second.close()
+    first.append_all([_message(1, "next")])
+    stale = PostgresEventStore(postgres_url, conversation=conversation)  # it knows events 0 and 1
+    first.append_all([_message(2, "more")])
+    with pytest.raises(ConcurrentAppendError, match=re.escape("event 3 was not stored at index 2")):
+        stale.append_all([_message(3, "late")])
+    stale.close()
+    first.close()
+    assert [content for _, _, content in _rows(postgres_url, conversation)] == ["first", "next", "more"]
     assert conversation not in log.read_text(errors="replace")
 
 
@@ -362,6 +376,63 @@ def test_add_events_stores_a_step_together_or_not_at_all(postgres_url: str) -> N
     assert [content for _, _, content in _rows(postgres_url, "step")] == ["action", "observation", "x", "y"]
     with pytest.raises(DuplicateEventError):
         PostgresEventStore(postgres_url, conversation="step").append_batch([stored_event(9), stored_event(8)])
+
+
+def _round_trips(conn: Any, work: Any, tmp_path: Path) -> int:
+    """How many times `work` waited for the server on `conn`: the client's messages, then the server's, counted once per turn."""
+    trace = tmp_path / "protocol.trace"
+    with open(trace, "w") as sink:
+        conn.pgconn.trace(sink.fileno())
+        try:
+            work()
+        finally:
+            conn.pgconn.untrace()
+    directions = [line.split("\t")[1] for line in trace.read_text().splitlines() if line.count("\t") >= 2]
+    return sum(1 for before, after in zip(directions, directions[1:]) if before == "F" and after == "B")
+
+
+def test_add_events_is_one_round_trip(postgres_url: str, tmp_path: Path) -> None:
+    with EventStream.open(_url(postgres_url, "trips")) as stream:
+        for text in ("first", "second"):  # the statement prepared (once with no event before it, once with one)
+            stream.add_event(MessageAction(content=text), "agent")
+        conn = stream.store._conn  # type: ignore[attr-defined]
+        step = [MessageAction(content="action"), MessageAction(content="observation")]
+        assert _round_trips(conn, lambda: stream.add_events(step, "agent"), tmp_path) == 1
+        assert _round_trips(conn, lambda: stream.add_event(MessageAction(content="one"), "agent"), tmp_path) == 1
+    assert [content for _, _, content in _rows(postgres_url, "trips")] == ["first", "second", "action", "observation", "one"]
+
+
+def test_a_step_that_waited_for_another_writers_turn_is_stored_whole_or_not_at_all(postgres_url: str) -> None:
+    import time
+
+    application = f"step_{uuid.uuid4().hex[:8]}"
+    url = f"{_url(postgres_url, 'waited')}&application_name={application}"
+    outcome: list[BaseException | list[int]] = []
+    with EventStream.open(url) as winner, EventStream.open(url) as step_writer:
+        with winner.store.turn():  # type: ignore[attr-defined]
+
+            def add_step() -> None:
+                try:
+                    step = [MessageAction(content=f"s{n}") for n in range(3)]
+                    outcome.append(step_writer.add_events(step, "agent"))
+                except ConcurrentAppendError as exc:
+                    outcome.append(exc)
+
+            thread = threading.Thread(target=add_step)
+            thread.start()
+            with psycopg.connect(postgres_url, autocommit=True) as watcher:
+                deadline = time.monotonic() + HANG_GUARD_SECONDS
+                while not watcher.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s AND wait_event = 'advisory'",
+                    (application,),
+                ).fetchone()[0]:
+                    assert time.monotonic() < deadline and thread.is_alive(), outcome
+                    time.sleep(0.01)
+            # While the step waits, a shorter one takes its first position: none of the step may follow it.
+            assert winner.add_event(MessageAction(content="w0"), "agent") == 0
+        thread.join(HANG_GUARD_SECONDS)
+    assert isinstance(outcome[0], ConcurrentAppendError), outcome
+    assert [content for _, _, content in _rows(postgres_url, "waited")] == ["w0"]
 
 
 def test_validate_warns_of_an_id_or_cause_past_bigint(tmp_path: Path) -> None:
@@ -406,28 +477,116 @@ def test_a_schema_1_table_is_upgraded_when_opened_and_keeps_its_events(postgres_
     assert comment == "openhands-memory events, schema 2"
 
 
-def test_an_append_to_a_frozen_server_is_a_timeout_error_not_a_hang(postgres_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+@contextmanager
+def _frozen(conn: Any) -> Iterator[None]:
+    """The server process that serves `conn` stops answering (SIGSTOP) for the block; thawed after it, or after 30 s at most."""
     import os
     import signal
 
+    backend = conn.info.backend_pid
+    assert backend > 0, "no server process: the connection is closed"  # kill(0) would stop this very process group
+    try:
+        os.kill(backend, signal.SIGSTOP)
+    except PermissionError:
+        pytest.skip("the server runs as another user: its process cannot be stopped from here")
+    thawed = threading.Timer(30, os.kill, (backend, signal.SIGCONT))  # without a bound the call would wait for this
+    thawed.start()
+    try:
+        yield
+    finally:
+        thawed.cancel()
+        os.kill(backend, signal.SIGCONT)
+
+
+@pytest.fixture
+def small_reply_timeout(monkeypatch: pytest.MonkeyPatch) -> float:
+    """A bound of 1 s on every wait for the server's reply (the default is a minute)."""
     monkeypatch.setattr(store_module, "REPLY_TIMEOUT", 1.0)
+    return 1.0
+
+
+def _frozen_outcome(store: PostgresEventStore, call: Any) -> BaseException | None:
+    with _frozen(store._conn):
+        return _in_thread(call)
+
+
+def test_an_append_to_a_frozen_server_is_a_timeout_error_not_a_hang(postgres_url: str, small_reply_timeout: float) -> None:
     with EventStream.open(_url(postgres_url, "frozen")) as stream:
         stream.add_event(MessageAction(content="before"), "agent")
-        backend = stream.store._conn.info.backend_pid  # type: ignore[attr-defined]
-        try:
-            os.kill(backend, signal.SIGSTOP)  # the server process that serves this stream stops answering
-        except PermissionError:
-            pytest.skip("the server runs as another user: its process cannot be stopped from here")
-        thawed = threading.Timer(30, os.kill, (backend, signal.SIGCONT))  # without a bound the append would wait for this
-        thawed.start()
-        try:
-            error = _in_thread(lambda: stream.add_event(MessageAction(content="frozen"), "agent"))
-        finally:
-            thawed.cancel()
-            os.kill(backend, signal.SIGCONT)
+        error = _frozen_outcome(stream.store, lambda: stream.add_event(MessageAction(content="frozen"), "agent"))  # type: ignore[arg-type]
         assert isinstance(error, StoreTimeoutError), error
         assert "no reply within 1.0 s (is the server frozen?); event 1 may be stored: add it again with key" in str(error)
         assert stream.add_event(MessageAction(content="after"), "agent") in (1, 2)  # a new connection goes on
+
+
+def test_opening_over_a_pool_whose_server_froze_is_a_timeout_error(postgres_url: str, small_reply_timeout: float) -> None:
+    from psycopg_pool import ConnectionPool
+
+    with ConnectionPool(postgres_url, min_size=1, max_size=1, kwargs={"autocommit": True}) as pool:
+        with pool.connection() as conn:
+            lent = conn  # the pool's one connection: the store borrows it next
+        with _frozen(lent):
+            error = _in_thread(lambda: PostgresEventStore(pool=pool, conversation="open"))
+        assert isinstance(error, StoreTimeoutError), error
+        assert "open failed: no reply within 1.0 s (is the server frozen?)" in str(error)
+
+
+def test_reading_from_a_frozen_server_is_a_timeout_error(postgres_url: str, small_reply_timeout: float) -> None:
+    PostgresEventStore(postgres_url, conversation="read").append_all([_message(n, f"m{n}") for n in range(3)])
+    store = PostgresEventStore(postgres_url, conversation="read")  # it read the ids; the events are read when asked for
+    error = _frozen_outcome(store, lambda: list(store.read_events(0)))
+    assert isinstance(error, StoreTimeoutError), error
+    assert "read failed: no reply within 1.0 s (is the server frozen?)" in str(error)
+    assert [event.content for event in store.read_events(0)] == ["m0", "m1", "m2"]  # a new connection goes on
+    store.close()
+
+
+def test_catching_up_with_a_frozen_server_is_a_timeout_error(postgres_url: str, small_reply_timeout: float) -> None:
+    url = _url(postgres_url, "refresh")
+    with EventStream.open(url) as writer, EventStream.open(url) as reader:
+        writer.add_event(MessageAction(content="new"), "agent")
+        error = _frozen_outcome(reader.store, reader.catch_up)  # type: ignore[arg-type]
+        assert isinstance(error, StoreTimeoutError), error
+        assert "refresh failed: no reply within 1.0 s (is the server frozen?)" in str(error)
+        reader.catch_up()
+        assert [event.content for event in reader.get_events()] == ["new"]
+
+
+def test_searching_a_frozen_server_is_a_timeout_error(postgres_url: str, small_reply_timeout: float) -> None:
+    from openhands_memory.recall import PostgresSearchIndex
+
+    store = PostgresEventStore(postgres_url, conversation="search")
+    store.append_all([_message(0, "the quokka smiles")])
+    with PostgresSearchIndex.for_store(store) as index:
+        index.sync(store.snapshot())
+        error = _frozen_outcome(store, lambda: index.search("quokka"))
+        assert isinstance(error, StoreTimeoutError), error
+        assert "search index: search failed: no reply within 1.0 s (is the server frozen?)" in str(error)
+        assert [hit.event_id for hit in index.search("quokka")] == [0]
+    store.close()
+
+
+def test_storing_many_events_on_a_frozen_server_is_a_timeout_error(postgres_url: str, small_reply_timeout: float) -> None:
+    store = PostgresEventStore(postgres_url, conversation="bulk")  # what `convert` does: append_all
+    error = _frozen_outcome(store, lambda: store.append_all([_message(n, f"m{n}") for n in range(50)]))
+    assert isinstance(error, StoreTimeoutError), error
+    assert "store events failed: no reply within 1.0 s (is the server frozen?); the events may be stored" in str(error)
+    store.close()
+
+
+def test_waiting_for_the_turn_or_for_events_on_a_frozen_server_is_a_timeout_error(postgres_url: str, small_reply_timeout: float) -> None:
+    store = PostgresEventStore(postgres_url, conversation="turn")
+
+    def take_turn() -> None:
+        with store.turn():
+            pass
+
+    error = _frozen_outcome(store, take_turn)
+    assert isinstance(error, StoreTimeoutError) and "wait for the turn failed: no reply within 1.0 s" in str(error), error
+    assert store.stored_count() == 0  # on a new connection
+    error = _frozen_outcome(store, lambda: store.wait_for_events(timeout=60))  # it counts what is stored before it listens
+    assert isinstance(error, StoreTimeoutError) and "count failed: no reply within 1.0 s" in str(error), error
+    store.close()
 
 
 def test_a_writer_in_its_turn_goes_before_the_writer_that_keeps_winning(postgres_url: str) -> None:
