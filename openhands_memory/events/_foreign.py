@@ -175,12 +175,7 @@ class ImportedLog:
         """A message the agent was given: the user's, or input the agent's harness sent as the user."""
         events = self.events
         fields = {"id": len(events), "content": text, "source": "user"}
-        if envelope:
-            _add_envelope(fields, envelope)
-        if timestamp is not None:
-            fields["timestamp"] = timestamp
-        if original_id is not None:
-            fields["original_id"] = original_id
+        _add_envelope(fields, envelope, timestamp, original_id)
         event = _validate_message(fields)
         events.append(event)
         return event
@@ -361,12 +356,7 @@ class ImportedLog:
         (self.hidden if known else self.unknown)[kind] += 1
         events = self.events
         fields = {"id": len(events), "observation": f"{self.fmt}:{kind}", "record": record, "hidden": True, "source": "environment"}
-        if envelope:
-            _add_envelope(fields, envelope)
-        if timestamp is not None:
-            fields["timestamp"] = timestamp
-        if original_id is not None:
-            fields["original_id"] = original_id
+        _add_envelope(fields, envelope, timestamp, original_id)
         event = _validate_unknown(fields)
         events.append(event)
         return event
@@ -457,11 +447,18 @@ def _envelope(fields: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in fields.items() if value is not None}
 
 
-def _add_envelope(fields: dict[str, Any], envelope: dict[str, Any]) -> None:
-    """Add to an event's `fields` the envelope fields a reader passed, but the ones it had no value for."""
+def _add_envelope(
+    fields: dict[str, Any], envelope: dict[str, Any], timestamp: str | None = None, original_id: str | None = None
+) -> None:
+    """Add to an event's `fields` the envelope fields a reader passed (but the ones it had no value for), and
+    the source record's `timestamp` and `original_id` when it has them."""
     for key, value in envelope.items():
         if value is not None:
             fields[key] = value
+    if timestamp is not None:
+        fields["timestamp"] = timestamp
+    if original_id is not None:
+        fields["original_id"] = original_id
 
 
 # The hot builders validate a dict of fields with the class's validator: what `Cls(**fields)` does,

@@ -118,6 +118,13 @@ class NewContextExecutor(ToolExecutor[NewContextAction, NewContextObservation]):
         )
 
 
+def _the_tool(cls: type[ToolDefinition[Any, Any]], params: dict[str, Any], **fields: Any) -> list[Any]:
+    """The one tool a steering tool's `create` makes: it takes no parameters (ValueError if given any)."""
+    if params:
+        raise ValueError(f"{cls.__name__} takes no parameters, got {sorted(params)}")
+    return [cls(**fields)]
+
+
 class NewContextTool(ToolDefinition[NewContextAction, NewContextObservation]):
     """`new_context`: the agent ends its context window with a handoff (the `agent_reset` strategy resets)."""
 
@@ -130,17 +137,15 @@ class NewContextTool(ToolDefinition[NewContextAction, NewContextObservation]):
         Raises:
             ValueError: `params` is not empty.
         """
-        if params:
-            raise ValueError(f"{cls.__name__} takes no parameters, got {sorted(params)}")
-        return [
-            cls(
-                description=_DESCRIPTION,
-                action_type=NewContextAction,
-                observation_type=NewContextObservation,
-                annotations=ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=False, openWorldHint=False),
-                executor=NewContextExecutor(),
-            )
-        ]
+        return _the_tool(
+            cls,
+            params,
+            description=_DESCRIPTION,
+            action_type=NewContextAction,
+            observation_type=NewContextObservation,
+            annotations=ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=False, openWorldHint=False),
+            executor=NewContextExecutor(),
+        )
 
 
 # -- context_notes and compact_context ---------------------------------------------------------------
@@ -233,17 +238,15 @@ class ContextNotesTool(ToolDefinition[ContextNotesAction, ContextNotesObservatio
         Raises:
             ValueError: `params` is not empty.
         """
-        if params:
-            raise ValueError(f"{cls.__name__} takes no parameters, got {sorted(params)}")
-        return [
-            cls(
-                description=_DESCRIPTIONS[CONTEXT_NOTES],
-                action_type=ContextNotesAction,
-                observation_type=ContextNotesObservation,
-                annotations=_WRITES,
-                executor=SteeringExecutor(conv_state),
-            )
-        ]
+        return _the_tool(
+            cls,
+            params,
+            description=_DESCRIPTIONS[CONTEXT_NOTES],
+            action_type=ContextNotesAction,
+            observation_type=ContextNotesObservation,
+            annotations=_WRITES,
+            executor=SteeringExecutor(conv_state),
+        )
 
 
 class CompactContextTool(ToolDefinition[CompactContextAction, CompactContextObservation]):
@@ -259,17 +262,15 @@ class CompactContextTool(ToolDefinition[CompactContextAction, CompactContextObse
         Raises:
             ValueError: `params` is not empty.
         """
-        if params:
-            raise ValueError(f"{cls.__name__} takes no parameters, got {sorted(params)}")
-        return [
-            cls(
-                description=_DESCRIPTIONS[COMPACT_CONTEXT],
-                action_type=CompactContextAction,
-                observation_type=CompactContextObservation,
-                annotations=_WRITES,
-                executor=SteeringExecutor(conv_state),
-            )
-        ]
+        return _the_tool(
+            cls,
+            params,
+            description=_DESCRIPTIONS[COMPACT_CONTEXT],
+            action_type=CompactContextAction,
+            observation_type=CompactContextObservation,
+            annotations=_WRITES,
+            executor=SteeringExecutor(conv_state),
+        )
 
 
 _REGISTERED: Final = {NEW_CONTEXT_TOOL: NewContextTool, CONTEXT_NOTES_TOOL: ContextNotesTool, COMPACT_CONTEXT_TOOL: CompactContextTool}
