@@ -27,8 +27,6 @@ A process that resumes a persisted conversation calls `register_steering_tools()
 
 from __future__ import annotations
 
-import logging
-import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Self
 
@@ -44,8 +42,8 @@ from openhands.sdk.tool import (
     list_registered_tools,
     register_tool,
 )
+from openhands_memory.integrations.openhands_sdk._executors import PerConversation, answered, no_params
 from openhands_memory.integrations.openhands_sdk._steering_log import SteeringAnswer, SteeringLog
-from openhands_memory.recall.memory_tools import echo
 from openhands_memory.recall.steering_tools import (
     COMPACT_CONTEXT,
     CONTEXT_NOTES,
@@ -78,7 +76,6 @@ __all__ = [
     "steering_tools",
 ]
 
-logger = logging.getLogger(__name__)
 
 NEW_CONTEXT_TOOL: Final = "NewContextTool"
 """The name `new_context` is registered under in the SDK's tool registry: `Tool(name=NEW_CONTEXT_TOOL)`."""
@@ -118,13 +115,6 @@ class NewContextExecutor(ToolExecutor[NewContextAction, NewContextObservation]):
         )
 
 
-def _the_tool(cls: type[ToolDefinition[Any, Any]], params: dict[str, Any], **fields: Any) -> list[Any]:
-    """The one tool a steering tool's `create` makes: it takes no parameters (ValueError if given any)."""
-    if params:
-        raise ValueError(f"{cls.__name__} takes no parameters, got {sorted(params)}")
-    return [cls(**fields)]
-
-
 class NewContextTool(ToolDefinition[NewContextAction, NewContextObservation]):
     """`new_context`: the agent ends its context window with a handoff (the `agent_reset` strategy resets)."""
 
@@ -137,15 +127,16 @@ class NewContextTool(ToolDefinition[NewContextAction, NewContextObservation]):
         Raises:
             ValueError: `params` is not empty.
         """
-        return _the_tool(
-            cls,
-            params,
-            description=_DESCRIPTION,
-            action_type=NewContextAction,
-            observation_type=NewContextObservation,
-            annotations=ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=False, openWorldHint=False),
-            executor=NewContextExecutor(),
-        )
+        no_params(cls.__name__, params)
+        return [
+            cls(
+                description=_DESCRIPTION,
+                action_type=NewContextAction,
+                observation_type=NewContextObservation,
+                annotations=ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=False, openWorldHint=False),
+                executor=NewContextExecutor(),
+            )
+        ]
 
 
 # -- context_notes and compact_context ---------------------------------------------------------------
@@ -187,16 +178,11 @@ class SteeringExecutor(ToolExecutor[Action, Observation]):
 
     def __init__(self, conv_state: ConversationState | None = None) -> None:
         self._state = conv_state
-        self._logs: dict[Any, SteeringLog] = {}
-        self._lock = threading.Lock()
+        self._logs: PerConversation[SteeringLog] = PerConversation(SteeringLog)
 
     def __call__(self, action: Action, conversation: LocalConversation | None = None) -> Observation:
         tool = CONTEXT_NOTES if isinstance(action, ContextNotesAction) else COMPACT_CONTEXT
-        try:
-            answer = self._answer(action, conversation)
-        except Exception as exc:  # the SDK's loop must go on: the agent reads what failed
-            logger.exception("the steering tool %s failed", tool)
-            answer = SteeringAnswer(f"{tool} failed: {type(exc).__name__}: {echo(str(exc), 1_000)}", is_error=True)
+        answer = answered("steering tool", tool, lambda: self._answer(action, conversation), lambda text: SteeringAnswer(text, is_error=True))
         kind = ContextNotesObservation if isinstance(action, ContextNotesAction) else CompactContextObservation
         return kind.from_text(answer.text, is_error=answer.is_error)
 
@@ -204,10 +190,7 @@ class SteeringExecutor(ToolExecutor[Action, Observation]):
         state = conversation.state if conversation is not None else self._state
         if state is None:
             return SteeringAnswer("The steering tools were called outside a conversation: there is no log to read.", is_error=True)
-        with self._lock:
-            log = self._logs.get(state.id)
-            if log is None:
-                log = self._logs[state.id] = SteeringLog(state)
+        log = self._logs.of(state)
         if isinstance(action, ContextNotesAction):
             return log.notes(action.operation, action.text)
         if isinstance(action, CompactContextAction):
@@ -216,10 +199,7 @@ class SteeringExecutor(ToolExecutor[Action, Observation]):
         return SteeringAnswer(f"{type(action).__name__} is not a steering tool's action.", is_error=True)
 
     def close(self) -> None:
-        with self._lock:
-            logs, self._logs = list(self._logs.values()), {}
-        for log in logs:
-            log.close()
+        self._logs.close()
 
 
 _WRITES = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False)
@@ -238,15 +218,16 @@ class ContextNotesTool(ToolDefinition[ContextNotesAction, ContextNotesObservatio
         Raises:
             ValueError: `params` is not empty.
         """
-        return _the_tool(
-            cls,
-            params,
-            description=_DESCRIPTIONS[CONTEXT_NOTES],
-            action_type=ContextNotesAction,
-            observation_type=ContextNotesObservation,
-            annotations=_WRITES,
-            executor=SteeringExecutor(conv_state),
-        )
+        no_params(cls.__name__, params)
+        return [
+            cls(
+                description=_DESCRIPTIONS[CONTEXT_NOTES],
+                action_type=ContextNotesAction,
+                observation_type=ContextNotesObservation,
+                annotations=_WRITES,
+                executor=SteeringExecutor(conv_state),
+            )
+        ]
 
 
 class CompactContextTool(ToolDefinition[CompactContextAction, CompactContextObservation]):
@@ -262,15 +243,16 @@ class CompactContextTool(ToolDefinition[CompactContextAction, CompactContextObse
         Raises:
             ValueError: `params` is not empty.
         """
-        return _the_tool(
-            cls,
-            params,
-            description=_DESCRIPTIONS[COMPACT_CONTEXT],
-            action_type=CompactContextAction,
-            observation_type=CompactContextObservation,
-            annotations=_WRITES,
-            executor=SteeringExecutor(conv_state),
-        )
+        no_params(cls.__name__, params)
+        return [
+            cls(
+                description=_DESCRIPTIONS[COMPACT_CONTEXT],
+                action_type=CompactContextAction,
+                observation_type=CompactContextObservation,
+                annotations=_WRITES,
+                executor=SteeringExecutor(conv_state),
+            )
+        ]
 
 
 _REGISTERED: Final = {NEW_CONTEXT_TOOL: NewContextTool, CONTEXT_NOTES_TOOL: ContextNotesTool, COMPACT_CONTEXT_TOOL: CompactContextTool}

@@ -23,8 +23,6 @@ the SDK can resolve the tools its agent names.
 
 from __future__ import annotations
 
-import logging
-import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Self
 
@@ -40,6 +38,7 @@ from openhands.sdk.tool import (
     list_registered_tools,
     register_tool,
 )
+from openhands_memory.integrations.openhands_sdk._executors import PerConversation, answered, no_params
 from openhands_memory.integrations.openhands_sdk._recall import ConversationRecall, MemoryToolAnswer
 from openhands_memory.recall.memory_tools import (
     CONTEXT_RELOAD,
@@ -48,7 +47,6 @@ from openhands_memory.recall.memory_tools import (
     MAX_RELOAD_CHARS,
     MAX_SEARCH_LIMIT,
     SEARCH_HISTORY,
-    echo,
     memory_tool_schemas,
 )
 
@@ -70,7 +68,6 @@ __all__ = [
     "register_memory_tools",
 ]
 
-logger = logging.getLogger(__name__)
 
 MEMORY_TOOL_SET: Final = "MemoryToolSet"
 """The name the memory tools are registered under in the SDK's tool registry: `Tool(name=MEMORY_TOOL_SET)`."""
@@ -144,17 +141,12 @@ class MemoryToolExecutor(ToolExecutor[Action, Observation]):
     def __init__(self, conv_state: ConversationState | None = None) -> None:
         """`conv_state` is the conversation the tools were made for, read when a call comes without one."""
         self._state = conv_state
-        self._recalls: dict[Any, ConversationRecall] = {}
-        self._lock = threading.Lock()
+        self._recalls: PerConversation[ConversationRecall] = PerConversation(ConversationRecall)
 
     def __call__(self, action: Action, conversation: LocalConversation | None = None) -> Observation:
         """The observation answering `action`; never raises (a failure is an answer that says what failed)."""
         tool = CONTEXT_RELOAD if isinstance(action, ContextReloadAction) else SEARCH_HISTORY
-        try:
-            answer = self._answer(action, conversation)
-        except Exception as exc:  # the SDK's loop must go on: the agent reads what failed
-            logger.exception("the memory tool %s failed", tool)
-            answer = MemoryToolAnswer(f"{tool} failed: {type(exc).__name__}: {echo(str(exc), 1_000)}", is_error=True)
+        answer = answered("memory tool", tool, lambda: self._answer(action, conversation), lambda text: MemoryToolAnswer(text, is_error=True))
         if isinstance(action, ContextReloadAction):
             return ContextReloadObservation.from_text(
                 answer.text, is_error=answer.is_error, reloaded_event_id=answer.reloaded_event_id
@@ -165,27 +157,16 @@ class MemoryToolExecutor(ToolExecutor[Action, Observation]):
         state = conversation.state if conversation is not None else self._state
         if state is None:
             return MemoryToolAnswer("The memory tools were called outside a conversation: there is no log to read.", is_error=True)
-        recall = self._recall(state)
+        recall = self._recalls.of(state)
         if isinstance(action, ContextReloadAction):
             return recall.reload(action.event_id, action.offset, action.limit)
         if isinstance(action, SearchHistoryAction):
             return recall.search(action.query, action.limit, action.before_event_id)
         return MemoryToolAnswer(f"{type(action).__name__} is not a memory tool's action.", is_error=True)
 
-    def _recall(self, state: ConversationState) -> ConversationRecall:
-        """The conversation's memory tools, made on its first call (a log that cannot be read is tried again next call)."""
-        with self._lock:
-            recall = self._recalls.get(state.id)
-            if recall is None:
-                recall = self._recalls[state.id] = ConversationRecall(state)
-            return recall
-
     def close(self) -> None:
         """Close every conversation's search index (the sidecars stay, rebuildable from the logs)."""
-        with self._lock:
-            recalls, self._recalls = list(self._recalls.values()), {}
-        for recall in recalls:
-            recall.close()
+        self._recalls.close()
 
 
 class ContextReloadTool(ToolDefinition[ContextReloadAction, ContextReloadObservation]):
@@ -201,7 +182,7 @@ class ContextReloadTool(ToolDefinition[ContextReloadAction, ContextReloadObserva
         Raises:
             ValueError: `params` is not empty (the tool takes none).
         """
-        _no_params(cls.__name__, params)
+        no_params(cls.__name__, params)
         return [cls.with_executor(MemoryToolExecutor(conv_state))]
 
     @classmethod
@@ -230,7 +211,7 @@ class SearchHistoryTool(ToolDefinition[SearchHistoryAction, SearchHistoryObserva
         Raises:
             ValueError: `params` is not empty (the tool takes none).
         """
-        _no_params(cls.__name__, params)
+        no_params(cls.__name__, params)
         return [cls.with_executor(MemoryToolExecutor(conv_state))]
 
     @classmethod
@@ -262,7 +243,7 @@ class MemoryToolSet(ToolDefinition[Action, Observation]):
         Raises:
             ValueError: `params` is not empty (the tools take none).
         """
-        _no_params(cls.__name__, params)
+        no_params(cls.__name__, params)
         executor = MemoryToolExecutor(conv_state)
         return [ContextReloadTool.with_executor(executor), SearchHistoryTool.with_executor(executor)]
 
@@ -277,8 +258,3 @@ def memory_tools() -> list[Tool]:
     """The tool specs to add to an SDK agent's `tools`: `context_reload` and `search_history` (registered first)."""
     register_memory_tools()
     return [Tool(name=MEMORY_TOOL_SET)]
-
-
-def _no_params(name: str, params: dict[str, Any]) -> None:
-    if params:
-        raise ValueError(f"{name} takes no parameters, got {sorted(params)}")
