@@ -12,8 +12,8 @@ Each line is `{timestamp, type, payload}` (openai/codex, `codex-rs/protocol/src/
 | `response_item` `function_call` (`name`, `arguments`, `call_id`), `custom_tool_call` (`name`, `input`), `local_shell_call` (`action.command`) | the calls of a response (`shell`, `exec_command`, `local_shell` -> `CmdRunAction`; others such as `apply_patch` -> `MCPAction`) |
 | `response_item` `function_call_output` / `custom_tool_call_output` (`call_id`, `output`) | the observation of that call |
 | `compacted` (`message`, `replacement_history`) | a `CondensationAction` forgetting everything before it; its summary is the replacement history's text when there is one (what the model saw from then on), else `message` |
-| `event_msg` `token_count` (`info.last_token_usage`: `input_tokens`, `cached_input_tokens`, `output_tokens`) | the recorded usage of the response before it |
-| other `event_msg` (`user_message`, `agent_message`, ...: copies of the response items, and telemetry) | hidden |
+| `event_msg` `token_count` (`info.last_token_usage`: `input_tokens`, `cached_input_tokens`, `output_tokens`) | the recorded usage of the response before it, the record kept on that response's first event (`usage_record`); one that reports no usage, or a response's second, hidden |
+| other `event_msg` (`user_message`, `agent_message`, ...: copies of the response items, and telemetry) | hidden; written while a response's items are (between or after them), they do not end it and come after it |
 | any other `type`, or `response_item` kind | hidden, and counted as a kind not known |
 
 Rollouts written before `RolloutLine` (mid-2025) are read too: their first line is the session header
@@ -76,58 +76,85 @@ def import_codex(records: list[Any], lines: list[int] | None, *, path: str | os.
     known; a line that is not JSON was refused before (`MalformedEventError` with the file and line).
     """
     log = ImportedLog("codex", path)
-    reader = _Reader(log)
-    read = reader.read
-    for record in records:
-        payload = record.get("payload") if type(record) is dict else None
-        if type(payload) is dict and "record_type" not in record:
-            read(record, payload)  # a `RolloutLine`: nearly every record
-            continue
-        record = _enveloped(record)
-        if isinstance(record, dict) and record.get("record_type") == "state":
-            reader.flush()
-            log.keep_hidden("state", record, known=True)
-            continue
-        if not isinstance(record, dict) or not isinstance(record.get("payload"), dict):
-            reader.flush()
-            log.keep_hidden("record without an object payload", record, known=False)
-            continue
-        read(record, record["payload"])
-    reader.flush()
+    _Reader(log).read_all(records)
     return log.finish()
 
 
 class _Reader:
+    """Reads a rollout's records in order; a response's items wait in `items` until something ends it."""
+
     def __init__(self, log: ImportedLog) -> None:
         self.log = log
-        self.items: list[tuple[dict[str, Any], str | None]] = []
-        """The assistant-side items of the response being read, with their timestamps."""
+        self.items: list[dict[str, Any]] = []
+        """The assistant-side items of the response being read (`payload`s)."""
+        self.first_timestamp: str | None = None
+        """The time of the response's first item."""
+        self.held: list[tuple[dict[str, Any], str, str | None, str | None]] = []
+        """`event_msg` records written while a response's items were: kept hidden after the response."""
+        self.usage: dict[str, int] | None = None
+        """The usage the first `token_count` written among or after the response's items reports."""
+        self.usage_record: dict[str, Any] | None = None
+        """That `token_count` record."""
         self.last_response: Event | None = None
-        """The first event of the last response, until its usage comes."""
+        """The first event of the last response, while it has no usage."""
 
-    def read(self, record: dict[str, Any], payload: dict[str, Any]) -> None:
-        """Read a record and its `payload` (an object)."""
-        kind = record.get("type")
-        item = payload.get("type")
-        if type(item) is not str:
-            item = None  # a damaged record may hold anything there
-        timestamp = record.get("timestamp")
-        if type(timestamp) is not str:
-            timestamp = None
-        if kind == "response_item" and (item in _RESPONSE_KINDS or (item == "message" and payload.get("role") == "assistant")):
-            self.items.append((payload, timestamp))
-            return
-        if self.items:
-            self.flush()
-        original = payload.get("id")
-        if type(original) is not str:
-            original = None
+    def read_all(self, records: list[Any]) -> None:
+        items = self.items
+        held = self.held
         log = self.log
-        if kind == "event_msg":
-            if item == "token_count":
-                self._usage(payload)
-            log.keep_hidden(f"event_msg:{item}", record, known=True, timestamp=timestamp, original_id=original)
-        elif kind == "response_item":
+        for record in records:
+            payload = record.get("payload") if type(record) is dict else None
+            if type(payload) is not dict or "record_type" in record:
+                # Not a `RolloutLine` with an object payload: a line of the earlier layout, or damaged.
+                record = _enveloped(record)
+                payload = record.get("payload") if type(record) is dict else None
+                if type(payload) is not dict or record.get("record_type") == "state":
+                    self.flush()
+                    if isinstance(record, dict) and record.get("record_type") == "state":
+                        log.keep_hidden("state", record, known=True)
+                    else:
+                        log.keep_hidden("record without an object payload", record, known=False)
+                    continue
+            kind = record.get("type")
+            item = payload.get("type")
+            if type(item) is not str:
+                item = None  # a damaged record may hold anything there
+            timestamp = record.get("timestamp")
+            if type(timestamp) is not str:
+                timestamp = None
+            if kind == "response_item" and (item in _RESPONSE_KINDS or (item == "message" and payload.get("role") == "assistant")):
+                if not items:
+                    self.first_timestamp = timestamp
+                items.append(payload)
+                continue
+            original = payload.get("id")
+            if type(original) is not str:
+                original = None
+            if kind == "event_msg":
+                if item == "token_count":
+                    usage = _usage(payload)
+                    if items and usage is not None and self.usage is None:
+                        self.usage, self.usage_record = usage, record
+                        log.kept_on["event_msg:token_count"] += 1
+                        continue
+                    if not items and usage is not None and self._late_usage(usage, record):
+                        continue
+                if items:
+                    # The UI's copies of a response's items (`agent_reasoning`, `agent_message`) and its usage
+                    # are written among or after its items: they do not end it, and come after it.
+                    held.append((record, f"event_msg:{item}", timestamp, original))
+                else:
+                    log.keep_hidden(f"event_msg:{item}", record, known=True, timestamp=timestamp, original_id=original)
+                continue
+            if items:
+                self.flush()
+            self.read(record, payload, kind, item, timestamp, original)
+        self.flush()
+
+    def read(self, record: dict[str, Any], payload: dict[str, Any], kind: Any, item: str | None, timestamp: str | None, original: str | None) -> None:
+        """A record that is no part of a response (the response before it is built)."""
+        log = self.log
+        if kind == "response_item":
             if item == "message":
                 extra = {} if payload.get("role") == "user" else {"role": payload.get("role")}
                 log.user(text_of(payload.get("content")), **extra, timestamp=timestamp, original_id=original)
@@ -158,52 +185,78 @@ class _Reader:
             log.keep_hidden(name, record, known=False, timestamp=timestamp, original_id=original)
 
     def flush(self) -> None:
-        if not self.items:
+        """Build the response whose items were read, with its usage, then the records held after it."""
+        items = self.items
+        if not items:
             return
-        items, self.items = self.items, []
         texts, reasoning, calls = [], [], []
-        for payload, _ in items:
+        for payload in items:
             item = payload.get("type")
-            if item == "message":
-                texts.append(text_of(payload.get("content")))
-            elif item == "reasoning":
-                parts = [*_list(payload.get("summary")), *_list(payload.get("content"))]
-                reasoning.append(text_of(parts))
-            elif item == "function_call":
+            if item == "function_call":
                 calls.append(ToolCall(str(payload.get("call_id")), str(payload.get("name")), payload.get("arguments") or "{}"))
+            elif item == "reasoning":
+                summary, content = payload.get("summary"), payload.get("content")
+                both = summary if content is None and type(summary) is list else [*_list(summary), *_list(content)]
+                reasoning.append(text_of(both))
+            elif item == "message":
+                texts.append(text_of(payload.get("content")))
             elif item == "custom_tool_call":
                 calls.append(ToolCall(str(payload.get("call_id")), str(payload.get("name")), {"input": payload.get("input")}))
             elif item == "local_shell_call":
                 action = payload.get("action") if isinstance(payload.get("action"), dict) else {}
                 call_id = payload.get("call_id") or payload.get("id")
                 calls.append(ToolCall(str(call_id), "local_shell", {"command": action.get("command")}))
-        first, timestamp = items[0]
-        original = first.get("id") if isinstance(first.get("id"), str) else None
-        events = self.log.response(
-            text="\n".join(t for t in texts if t),
+        original = items[0].get("id")
+        if type(original) is not str:
+            original = None
+        items.clear()
+        log = self.log
+        usage, record, self.usage, self.usage_record = self.usage, self.usage_record, None, None
+        events = log.response(
+            text="\n".join(filter(None, texts)),
             calls=calls,
-            response_id=original,
-            reasoning="\n".join(r for r in reasoning if r) or None,
-            timestamp=timestamp,
+            # A response without calls is named, in its usage, by its first item's id, else by its own.
+            response_id=original or (None if calls else f"codex:{log.next_id}"),
+            reasoning="\n".join(filter(None, reasoning)) or None,
+            usage=usage,
+            usage_record=record,
+            timestamp=self.first_timestamp,
             original_id=original,
         )
-        self.last_response = events[0]
+        self.last_response = None if usage is not None else events[0]
+        held = self.held
+        if held:
+            for record, kind, timestamp, original in held:
+                log.keep_hidden(kind, record, known=True, timestamp=timestamp, original_id=original)
+            held.clear()  # (cleared in place, as `items`: `read_all` holds both)
 
-    def _usage(self, payload: dict[str, Any]) -> None:
-        info = payload.get("info")
-        last = info.get("last_token_usage") if isinstance(info, dict) else None
+    def _late_usage(self, usage: dict[str, int], record: dict[str, Any]) -> bool:
+        """A `token_count` written after records that followed a response: that response's usage, if it has
+        none (True); else False."""
         event = self.last_response
-        if not isinstance(last, dict) or event is None or event.llm_metrics is not None:
-            return
-        usage = {
-            "prompt_tokens": _int(last.get("input_tokens")),
-            "completion_tokens": _int(last.get("output_tokens")),
-            "cache_read_tokens": _int(last.get("cached_input_tokens")),
-            "cache_write_tokens": 0,
-        }
+        if event is None or event.llm_metrics is not None:
+            return False
         response_id = event.response_id or (event.original_id or f"codex:{event.id}")
         event.llm_metrics = {"token_usages": [{"model": self.log.model or "", **usage, "response_id": response_id}]}
+        event.usage_record = record  # type: ignore[attr-defined]
+        self.log.kept_on["event_msg:token_count"] += 1
         self.last_response = None
+        return True
+
+
+def _usage(payload: dict[str, Any]) -> dict[str, int] | None:
+    """The usage a `token_count` reports for the last request (`info.last_token_usage`), in OpenHands' names."""
+    info = payload.get("info")
+    last = info.get("last_token_usage") if type(info) is dict else None
+    if type(last) is not dict:
+        return None
+    prompt, completion, cached = last.get("input_tokens"), last.get("output_tokens"), last.get("cached_input_tokens")
+    return {
+        "prompt_tokens": prompt if type(prompt) is int else 0,  # (not a bool, nor any other JSON value)
+        "completion_tokens": completion if type(completion) is int else 0,
+        "cache_read_tokens": cached if type(cached) is int else 0,
+        "cache_write_tokens": 0,
+    }
 
 
 def _output_text(output: Any) -> str:
@@ -220,7 +273,3 @@ def _text(value: Any) -> str | None:
 
 def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value] if value is not None else []
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0

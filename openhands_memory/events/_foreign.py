@@ -21,7 +21,9 @@ gives ids 0, 1, 2, ... in that order and builds the events the way OpenHands log
   reads as a recorded request;
 - the source's id of a record is `original_id`, its time `timestamp`, the model a top-level `model`;
 - a record no model saw (titles, snapshots, telemetry, kinds the reader does not know) is a hidden
-  `UnknownObservation` holding the record, so it is kept (and written by `convert`) but never shown.
+  `UnknownObservation` holding the record, so it is kept (and written by `convert`) but never shown;
+  a record of a response's usage of its own (Codex's `token_count`) is kept on that response's first
+  event instead, as `usage_record`.
 
 `finish()` logs one warning that counts what was not a plain event (unknown kinds, orphans, records
 left hidden, what the reader noted) on the `openhands_memory.events` logger, and returns the events.
@@ -49,6 +51,7 @@ from openhands_memory.events.actions import (
 )
 from openhands_memory.events.base import Action, Event, ToolCallMetadata
 from openhands_memory.events.observations import (
+    MAX_CMD_OUTPUT_SIZE,
     AgentDelegateObservation,
     CmdOutputObservation,
     MCPObservation,
@@ -148,6 +151,9 @@ class ImportedLog:
         """Record kinds the reader does not know, kept hidden."""
         self.hidden: Counter[str] = Counter()
         """Known record kinds no model saw, kept hidden."""
+        self.kept_on: Counter[str] = Counter()
+        """Record kinds kept on the event they describe rather than as events of their own (Codex's
+        `token_count` on the response whose usage it reports, as `usage_record`)."""
         self.notes: list[str] = []
         """What the reader wants said (a branch chosen, a compaction without summary, ...)."""
         self.orphans = 0
@@ -190,17 +196,27 @@ class ImportedLog:
         reasoning: str | None = None,
         thinking_blocks: list[dict[str, Any]] | None = None,
         usage: dict[str, Any] | None = None,
+        usage_record: Any = None,
+        timestamp: str | None = None,
+        original_id: str | None = None,
         **envelope: Any,
     ) -> list[Event]:
-        """The events of one model response: one action per tool call, or an agent message."""
+        """The events of one model response: one action per tool call, or an agent message.
+
+        `usage_record` is the source's record of the usage when it is a record of its own (Codex's
+        `token_count`): kept on the first event, as `usage_record`, rather than as a hidden event.
+        """
         model = model or self.model
-        envelope = {key: value for key, value in envelope.items() if value is not None}
+        shared: dict[str, Any] = {}  # the envelope every event of the response has
+        _add_envelope(shared, envelope, timestamp, original_id)
         if model:
-            envelope["model"] = model
-        metrics = _metrics(usage, model, response_id) if usage else None
+            shared["model"] = model
         events = self.events
         if not calls:
-            fields: dict[str, Any] = {"id": len(events), "content": text, "source": "agent", "llm_metrics": metrics, **envelope}
+            fields: dict[str, Any] = {"id": len(events), "content": text, "source": "agent", "llm_metrics": _metrics(usage, model, response_id) if usage else None}
+            fields.update(shared)
+            if usage_record is not None:
+                fields["usage_record"] = usage_record
             if reasoning:
                 fields["reasoning_content"] = reasoning
             if thinking_blocks:
@@ -220,36 +236,37 @@ class ImportedLog:
             message["reasoning_content"] = reasoning
         if thinking_blocks:
             message["thinking_blocks"] = thinking_blocks
-        completion: dict[str, Any] = {"id": response_id or f"{self.fmt}:{calls[0].call_id}", "choices": [{"index": 0, "message": message}]}
+        completion_id = response_id or f"{self.fmt}:{calls[0].call_id}"
+        completion: dict[str, Any] = {"id": completion_id, "choices": [{"index": 0, "message": message}]}
         if model:
             completion["model"] = model
         built: list[Event] = []
         total = len(calls)
-        for index, call in enumerate(calls):
-            metadata = _validate_metadata(
-                {"function_name": call.name, "tool_call_id": call.call_id, "model_response": completion, "total_calls_in_response": total}
-            )
+        first = True
+        for call in calls:
+            name = call.name
+            metadata = _validate_metadata({"function_name": name, "tool_call_id": call.call_id, "model_response": completion, "total_calls_in_response": total})
             arguments = _arguments_dict(call.arguments)
-            command = shell_command(arguments) if call.name in SHELL_TOOLS else None
-            fields = {"id": len(events)}
-            if call.name in self.delegate_tools:
+            command = shell_command(arguments) if name in SHELL_TOOLS else None
+            if name in self.delegate_tools:
                 agent = arguments.get("subagent_type")
-                fields["agent"] = agent if isinstance(agent, str) else call.name
-                fields["inputs"] = arguments
+                fields = {"id": len(events), "agent": agent if isinstance(agent, str) else name, "inputs": arguments}
                 validate = _validate_delegate
             elif command is not None:
-                fields["command"] = command
+                fields = {"id": len(events), "command": command}
                 validate = _validate_command
             else:
-                fields["name"] = call.name
-                fields["arguments"] = arguments
+                fields = {"id": len(events), "name": name, "arguments": arguments}
                 validate = _validate_mcp
-            fields["thought"] = text if index == 0 else ""
+            fields["thought"] = text if first else ""
             fields["source"] = "agent"
             fields["tool_call_metadata"] = metadata
-            if index == 0 and metrics:
-                fields["llm_metrics"] = metrics
-            fields.update(envelope)
+            if first and usage:
+                fields["llm_metrics"] = _metrics(usage, model, completion_id)  # the usage names the completion
+            fields.update(shared)
+            if first and usage_record is not None:
+                fields["usage_record"] = usage_record
+            first = False
             action = validate(fields)
             self.calls[call.call_id] = action
             events.append(action)
@@ -306,10 +323,10 @@ class ImportedLog:
         metadata = action.tool_call_metadata
         kind = type(action)
         if kind is CmdRunAction:
-            # Built by its constructor, which cuts an output too long for the agent as OpenHands does.
-            event: Event = CmdOutputObservation(
-                id=len(events), content=content, command=action.command, cause=action.id, source="environment", tool_call_metadata=metadata, **envelope
-            )
+            fields = {"id": len(events), "content": content, "command": action.command, "cause": action.id, "source": "environment",
+                      "tool_call_metadata": metadata, **envelope}  # fmt: skip
+            # An output too long for the agent is built by the constructor, which cuts it as OpenHands does.
+            event: Event = CmdOutputObservation(**fields) if len(content) > MAX_CMD_OUTPUT_SIZE else _validate_command_output(fields)
         elif kind is AgentDelegateAction:
             event = _validate_delegate_result(
                 {"id": len(events), "content": content, "outputs": {"content": content}, "cause": action.id, "source": "environment",
@@ -374,6 +391,8 @@ class ImportedLog:
             parts.append("record kinds not known, kept hidden: " + _counts(self.unknown))
         if self.hidden:
             parts.append("records no model saw, kept hidden: " + _counts(self.hidden))
+        if self.kept_on:
+            parts.append("records kept on the response they report: " + _counts(self.kept_on))
         unanswered = len(set(self.calls) - self.answered)
         if unanswered:
             parts.append(f"{unanswered} tool call(s) without a result (left out of the chat)")
@@ -468,6 +487,7 @@ _validate_command = CmdRunAction.__pydantic_validator__.validate_python
 _validate_mcp = MCPAction.__pydantic_validator__.validate_python
 _validate_delegate = AgentDelegateAction.__pydantic_validator__.validate_python
 _validate_mcp_result = MCPObservation.__pydantic_validator__.validate_python
+_validate_command_output = CmdOutputObservation.__pydantic_validator__.validate_python
 _validate_delegate_result = AgentDelegateObservation.__pydantic_validator__.validate_python
 _validate_unknown = UnknownObservation.__pydantic_validator__.validate_python
 _validate_metadata = ToolCallMetadata.__pydantic_validator__.validate_python

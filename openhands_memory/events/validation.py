@@ -147,31 +147,36 @@ def validate_events(
         if event_id is None:
             add("error", index, event, "event without an id", _ID_WHY)
             continue
-        problem = id_order_problem(event_id, last_id, event_id in seen)
-        if problem is not None:
-            add("error", index, event, problem, _ID_WHY)
+        if last_id is not None and event_id > last_id >= 0:
+            last_id = event_id  # the usual case: greater than every id before it, so neither seen nor negative
+        else:
+            problem = id_order_problem(event_id, last_id, event_id in seen)
+            if problem is not None:
+                add("error", index, event, problem, _ID_WHY)
+            last_id = event_id if last_id is None else max(last_id, event_id)
         seen.add(event_id)
-        last_id = event_id if last_id is None else max(last_id, event_id)
+        if event_id > MAX_STORABLE_ID:
+            add("warning", index, event, f"id {event_id} is past 2**63 - 1", _BIGINT_WHY)
         cause = event.cause
-        for name, value in (("id", event_id), ("cause", cause)):
-            if isinstance(value, int) and value > MAX_STORABLE_ID:
-                add("warning", index, event, f"{name} {value} is past 2**63 - 1", _BIGINT_WHY)
-        if cause is not None and cause >= event_id:
-            add(
-                "warning",
-                index,
-                event,
-                f"cause {cause} is not an earlier event",
-                "an event answers or follows an earlier one; the link is kept but means nothing",
-            )
-        elif cause is not None and cause not in seen:
-            add(
-                "warning",
-                index,
-                event,
-                f"cause {cause} is not in the log",
-                "the log may be a slice; the link is kept as written",
-            )
+        if cause is not None:
+            if cause > MAX_STORABLE_ID:
+                add("warning", index, event, f"cause {cause} is past 2**63 - 1", _BIGINT_WHY)
+            if cause >= event_id:
+                add(
+                    "warning",
+                    index,
+                    event,
+                    f"cause {cause} is not an earlier event",
+                    "an event answers or follows an earlier one; the link is kept but means nothing",
+                )
+            elif cause not in seen:
+                add(
+                    "warning",
+                    index,
+                    event,
+                    f"cause {cause} is not in the log",
+                    "the log may be a slice; the link is kept as written",
+                )
         if isinstance(event, CondensationAction):
             _check_condensation(event, index, seen, add)
     return report

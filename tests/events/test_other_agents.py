@@ -27,6 +27,7 @@ from openhands_memory.events import (
     Scope,
     UnknownObservation,
     agent_history,
+    dump_events,
     events_in_scope,
     find_delegations,
     iter_events,
@@ -439,3 +440,80 @@ def test_a_claude_code_synthetic_message_records_no_usage(tmp_path: Path) -> Non
     events = load_events(path)
     assert events[1].content == "API Error: 529" and events[1].llm_metrics is None
     assert recorded_usages(events) == []
+
+
+def _rollout(tmp_path: Path, items: list[tuple[str, dict]]) -> Path:
+    """A Codex rollout of `(type, payload)` records, one a second (the `RolloutLine` layout)."""
+    path = tmp_path / "rollout.jsonl"
+    lines = [{"timestamp": f"2025-10-21T14:00:{second:02d}.000Z", "type": kind, "payload": payload} for second, (kind, payload) in enumerate(items)]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def _token_count(prompt: int, cached: int, output: int) -> tuple[str, dict]:
+    last = {"input_tokens": prompt, "cached_input_tokens": cached, "output_tokens": output, "reasoning_output_tokens": 0, "total_tokens": prompt + output}
+    return "event_msg", {"type": "token_count", "info": {"total_token_usage": last, "last_token_usage": last, "model_context_window": 272000}, "rate_limits": None}
+
+
+def test_a_codex_token_count_is_kept_on_the_response_it_reports_and_copies_do_not_split_a_response(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Codex writes the UI's copies (`agent_reasoning`, `agent_message`) among or after a response's items, and its
+    # `token_count` after them; a `token_count` without `info` (rate limits only) reports no request.
+    path = _rollout(
+        tmp_path,
+        [
+            ("turn_context", {"model": "gpt-5-codex", "cwd": "/repo"}),
+            ("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "fix it"}]}),
+            ("response_item", {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Looking"}], "content": None}),
+            ("event_msg", {"type": "agent_reasoning", "text": "Looking"}),
+            ("response_item", {"type": "function_call", "id": "fc_1", "name": "shell", "arguments": '{"command": ["bash", "-lc", "ls"]}', "call_id": "call_1"}),
+            ("event_msg", {"type": "token_count", "info": None, "rate_limits": {"primary": {"used_percent": 3.0}}}),
+            _token_count(4100, 3072, 120),
+            ("response_item", {"type": "function_call_output", "call_id": "call_1", "output": "a.py"}),
+            ("response_item", {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Done."}]}),
+            ("event_msg", {"type": "agent_message", "message": "Done."}),
+            _token_count(4200, 4096, 10),
+            _token_count(4200, 4096, 10),  # a second report of the same request stays a record of its own
+        ],
+    )
+    with caplog.at_level(logging.WARNING):
+        events = load_events(path)
+    shown = [e for e in events if not e.hidden]
+    assert [type(e).__name__ for e in shown] == ["MessageAction", "CmdRunAction", "CmdOutputObservation", "MessageAction"]
+    run, answer = shown[1], shown[3]
+    assert run.tool_call_metadata.model_response["choices"][0]["message"]["reasoning_content"] == "Looking"  # one response
+    assert run.usage_record["payload"]["info"]["last_token_usage"]["input_tokens"] == 4100
+    assert answer.usage_record["timestamp"] == "2025-10-21T14:00:10.000Z"
+    assert [(u.prompt_tokens, u.cache_read_tokens, u.completion_tokens) for u in recorded_usages(events)] == [(4100, 3072, 120), (4200, 4096, 10)]
+    hidden = [(e.id, e.observation) for e in events if e.hidden]
+    # The copies and the rate-limits record come after the response they were written among, in file order.
+    assert [kind for _, kind in hidden] == [
+        "codex:turn_context", "codex:event_msg:agent_reasoning", "codex:event_msg:token_count", "codex:event_msg:agent_message", "codex:event_msg:token_count"
+    ]  # fmt: skip
+    assert hidden[1][0] > run.id and hidden[3][0] > answer.id
+    assert "records kept on the response they report: event_msg:token_count x2" in caplog.text
+    # `convert` writes the record on its event, and the converted log reads back the same.
+    out = tmp_path / "converted.jsonl"
+    dump_events(events, out)
+    again = load_events(out)
+    assert [e.model_dump() for e in again] == [e.model_dump() for e in events]
+
+
+def test_a_codex_token_count_after_other_records_is_the_usage_of_the_response_before_them(tmp_path: Path) -> None:
+    path = _rollout(
+        tmp_path,
+        [
+            ("response_item", {"type": "message", "role": "user", "content": "hi"}),
+            ("response_item", {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Hello."}]}),
+            ("event_msg", {"type": "task_complete", "last_agent_message": "Hello."}),
+            ("response_item", {"type": "web_search_call", "status": "completed"}),
+            _token_count(900, 0, 5),
+            _token_count(901, 0, 5),  # the response has its usage: this one is kept hidden
+        ],
+    )
+    events = load_events(path)
+    answer = events[1]
+    assert answer.content == "Hello." and answer.usage_record["payload"]["info"]["last_token_usage"]["input_tokens"] == 900
+    assert [(u.prompt_tokens, u.response_id) for u in recorded_usages(events)] == [(900, "codex:1")]
+    assert [e.observation for e in events if e.hidden] == ["codex:event_msg:task_complete", "codex:response_item:web_search_call", "codex:event_msg:token_count"]
