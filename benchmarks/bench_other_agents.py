@@ -1,13 +1,19 @@
 """Importing other agents' logs: a big log of each format against an OpenHands JSONL log of the same size.
 
-    python benchmarks/bench_other_agents.py [--megabytes 100] [--repeat 3] [--formats claude-code,codex,...]
+    python benchmarks/bench_other_agents.py [--megabytes 100] [--repeat 3] [--formats claude-code,codex,...] [--codex-ciphertext 824]
+        [--out benchmarks/results/other_agents.json]
 
 It writes, in a temporary folder, one log of about `--megabytes` MB for each format, built from the
 repository's `fixtures/other-agents/` samples (a turn repeated, each tool result 4 KB):
 
 - Claude Code: the session's first turns on one branch (thinking, a `Bash` call, a `Read` call, their
   results), a block a record as Claude Code writes them (records of one response share its `message.id`);
-- Codex: the rollout's user message, reasoning, `shell` call, `token_count`, output, answer;
+- Codex: the rollout's turn as Codex writes it: the user's message and its `user_message` copy, the
+  reasoning, a `shell` call, its `token_count`, the output, the answer, its `agent_message` copy and its
+  `token_count`. A reasoning item carries its encrypted reasoning: `--codex-ciphertext` characters of
+  it (824 by default, the smallest in public recordings of the Responses API: a minimal-effort
+  reasoning item with an empty summary; more effort writes more; the fixture holds a 14-character
+  placeholder, which `--codex-ciphertext 14` keeps);
 - SWE-agent: a function-calling `history` (a `bash` call and its `tool` message a turn; no `trajectory`
   copy, so every byte is read);
 - mini-swe-agent: the 1.x trajectory's text-format turns (a ```` ```bash ```` reply, its output);
@@ -16,12 +22,14 @@ and a synthetic OpenHands JSONL log of about the same size (`openhands_memory.te
 times `load_events` on each: the median of `--repeat` runs, each in a fresh process, alternating between
 the logs (a machine busy for a while slows all alike). It prints one row a log: wall seconds, MB/s, the
 seconds per MB against the OpenHands log's, and the same in CPU seconds of the process (which vary less
-on a machine others use). The exit status is 0 either way: this is a report.
+on a machine others use), and writes the same rows as JSON to `--out`. The exit status is 0 either
+way: this is a report.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import copy
 import json
 import statistics
@@ -72,11 +80,17 @@ def write_claude_session(path: Path, size: int) -> str:
     return f"{count:,} records"
 
 
-def write_codex_rollout(path: Path, size: int) -> str:
-    """A Codex rollout of about `size` bytes; says how many lines."""
+CODEX_CIPHERTEXT = 824
+"""The characters of a reasoning item's `encrypted_content` (see the module docstring)."""
+
+
+def write_codex_rollout(path: Path, size: int, ciphertext: int = CODEX_CIPHERTEXT) -> str:
+    """A Codex rollout of about `size` bytes, each reasoning item with `ciphertext` characters of encrypted
+    reasoning; says how many lines."""
     records = _jsonl("codex_rollout.jsonl")
     header = records[:4]  # session_meta, developer and environment messages, turn_context
-    turn = [records[i] for i in (4, 6, 7, 8, 9, 13, 14, 15)]  # user, reasoning, call, usage, output, answer, copy, usage
+    turn = [records[i] for i in (4, 5, 6, 7, 8, 9, 13, 14, 15)]  # user, copy, reasoning, call, usage, output, answer, copy, usage
+    encrypted = ("gAAAAAB" + base64.urlsafe_b64encode(bytes(range(256)) * (ciphertext // 256 + 1)).decode())[:ciphertext]
     count = 0
     with path.open("w") as file:
         for record in header:
@@ -92,7 +106,7 @@ def write_codex_rollout(path: Path, size: int) -> str:
                 elif payload.get("type") == "function_call_output":
                     payload["call_id"], payload["output"] = f"call_{count - 2}", OUTPUT
                 elif payload.get("type") == "reasoning":
-                    payload["id"] = f"rs_{count}"
+                    payload["id"], payload["encrypted_content"] = f"rs_{count}", encrypted
                 file.write(json.dumps(record) + "\n")
     return f"{count:,} lines"
 
@@ -167,11 +181,21 @@ def timed(paths: list[Path], repeat: int) -> list[tuple[float, float]]:
     return [(statistics.median(t[0] for t in times), statistics.median(t[1] for t in times)) for times in runs]
 
 
+def _with_ciphertext(write: Callable[[Path, int], str], ciphertext: int) -> Callable[[Path, int], str]:
+    if write is not write_codex_rollout:
+        return write
+    return lambda path, size: write_codex_rollout(path, size, ciphertext)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--megabytes", type=float, default=100.0)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--formats", default=",".join(WRITERS), help="comma-separated: " + ", ".join(WRITERS))
+    parser.add_argument(
+        "--codex-ciphertext", type=int, default=CODEX_CIPHERTEXT, help="characters of encrypted reasoning a Codex reasoning item carries"
+    )
+    parser.add_argument("--out", type=Path, default=HERE / "results" / "other_agents.json", help="the JSON report")
     args = parser.parse_args(argv)
     size = int(args.megabytes * 1_000_000)
     formats = [name.strip() for name in args.formats.split(",") if name.strip()]
@@ -181,6 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as folder:
         logs = [("OpenHands JSONL", Path(folder) / "openhands.jsonl", write_openhands_log)]
         logs += [(label, Path(folder) / name, write) for label, name, write in (WRITERS[fmt] for fmt in formats)]
+        logs = [(label, path, _with_ciphertext(write, args.codex_ciphertext)) for label, path, write in logs]
         whats = [write(path, size) for _, path, write in logs]
         seconds = timed([path for _, path, _ in logs], args.repeat)
         rows = [(label, path.stat().st_size / 1_000_000, what, *time) for (label, path, _), what, time in zip(logs, whats, seconds)]
@@ -192,6 +217,19 @@ def main(argv: list[str] | None = None) -> int:
             f"| {label} | {megabytes:.1f} MB | {what} | {wall:.2f} s | {megabytes / wall:.0f} | {(wall / megabytes) / wall_base:.2f}x "
             f"| {cpu:.2f} s | {(cpu / megabytes) / cpu_base:.2f}x |"
         )
+    report = {
+        "megabytes": args.megabytes,
+        "repeat": args.repeat,
+        "codex_ciphertext": args.codex_ciphertext,
+        "rows": [
+            {"log": label, "megabytes": megabytes, "what": what, "wall_s": wall, "cpu_s": cpu,
+             "wall_per_mb_vs_openhands": (wall / megabytes) / wall_base, "cpu_per_mb_vs_openhands": (cpu / megabytes) / cpu_base}
+            for label, megabytes, what, wall, cpu in rows
+        ],
+    }  # fmt: skip
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"JSON: {args.out}")
     return 0
 
 

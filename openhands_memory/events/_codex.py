@@ -13,7 +13,8 @@ Each line is `{timestamp, type, payload}` (openai/codex, `codex-rs/protocol/src/
 | `response_item` `function_call_output` / `custom_tool_call_output` (`call_id`, `output`) | the observation of that call |
 | `compacted` (`message`, `replacement_history`) | a `CondensationAction` forgetting everything before it; its summary is the replacement history's text when there is one (what the model saw from then on), else `message` |
 | `event_msg` `token_count` (`info.last_token_usage`: `input_tokens`, `cached_input_tokens`, `output_tokens`) | the recorded usage of the response before it, the record kept on that response's first event (`usage_record`); one that reports no usage, or a response's second, hidden |
-| other `event_msg` (`user_message`, `agent_message`, ...: copies of the response items, and telemetry) | hidden; written while a response's items are (between or after them), they do not end it and come after it |
+| `event_msg` `user_message`, `agent_message`, `agent_reasoning`, `agent_reasoning_raw_content` (the UI's copies) | kept on the event whose text they copy (`copy_records`): a user's message copied by the record after it, a response by copies written among, after or (Codex 0.46) before its items, which do not end it; a copy of nothing, hidden |
+| other `event_msg` (telemetry, `task_complete`, `turn_aborted`, ...) | hidden; written among a response's items, kept after it |
 | any other `type`, or `response_item` kind | hidden, and counted as a kind not known |
 
 Rollouts written before `RolloutLine` (mid-2025) are read too: their first line is the session header
@@ -28,6 +29,7 @@ written together.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any
 
 from openhands_memory.events._foreign import ImportedLog, ToolCall, text_of
@@ -80,6 +82,11 @@ def import_codex(records: list[Any], lines: list[int] | None, *, path: str | os.
     return log.finish()
 
 
+_COPIES = {"user_message": "message", "agent_message": "message", "agent_reasoning": "text", "agent_reasoning_raw_content": "text"}
+"""`event_msg` kinds that copy, for Codex's UI, a user's message or a response's message or reasoning: the
+payload key that holds the text copied."""
+
+
 class _Reader:
     """Reads a rollout's records in order; a response's items wait in `items` until something ends it."""
 
@@ -89,20 +96,29 @@ class _Reader:
         """The assistant-side items of the response being read (`payload`s)."""
         self.first_timestamp: str | None = None
         """The time of the response's first item."""
-        self.held: list[tuple[dict[str, Any], str, str | None, str | None]] = []
-        """`event_msg` records written while a response's items were: kept hidden after the response."""
+        self.held: list[tuple[dict[str, Any], str, str | None, str | None, str | None]] = []
+        """`event_msg` records written among a response's items, or from a copy written before them on, with
+        their kind, timestamp, id and the text they copy (for a copy, `_COPIES`): each copy of the response
+        is kept on it, the others hidden after it."""
         self.usage: dict[str, int] | None = None
         """The usage the first `token_count` written among or after the response's items reports."""
         self.usage_record: dict[str, Any] | None = None
         """That `token_count` record."""
         self.last_response: Event | None = None
         """The first event of the last response, while it has no usage."""
+        self.next_record: Any = None
+        """The record after the one being read: a user's message is copied by the next (`user_message`)."""
+        self.skip_next = False
+        """The next record is kept on the event just built."""
 
     def read_all(self, records: list[Any]) -> None:
         items = self.items
         held = self.held
         log = self.log
-        for record in records:
+        for index, record in enumerate(records):
+            if self.skip_next:
+                self.skip_next = False
+                continue
             payload = record.get("payload") if type(record) is dict else None
             if type(payload) is not dict or "record_type" in record:
                 # Not a `RolloutLine` with an object payload: a line of the earlier layout, or damaged.
@@ -110,6 +126,7 @@ class _Reader:
                 payload = record.get("payload") if type(record) is dict else None
                 if type(payload) is not dict or record.get("record_type") == "state":
                     self.flush()
+                    self.release()
                     if isinstance(record, dict) and record.get("record_type") == "state":
                         log.keep_hidden("state", record, known=True)
                     else:
@@ -127,37 +144,51 @@ class _Reader:
                     self.first_timestamp = timestamp
                 items.append(payload)
                 continue
-            original = payload.get("id")
-            if type(original) is not str:
-                original = None
             if kind == "event_msg":
                 if item == "token_count":
                     usage = _usage(payload)
-                    if items and usage is not None and self.usage is None:
-                        self.usage, self.usage_record = usage, record
+                    if usage is not None and self._take_usage(usage, record):
                         log.kept_on["event_msg:token_count"] += 1
                         continue
-                    if not items and usage is not None and self._late_usage(usage, record):
-                        continue
-                if items:
-                    # The UI's copies of a response's items (`agent_reasoning`, `agent_message`) and its usage
-                    # are written among or after its items: they do not end it, and come after it.
-                    held.append((record, f"event_msg:{item}", timestamp, original))
+                key = _COPIES.get(item)  # type: ignore[arg-type]
+                copied = payload.get(key) if key is not None else None
+                if type(copied) is not str or not copied:
+                    copied = None
+                original = payload.get("id")
+                if type(original) is not str:
+                    original = None
+                if items or held or (copied is not None and item != "user_message"):
+                    # The UI's copies of a response's items (`agent_reasoning`, `agent_message`) are written among,
+                    # after or (in some versions) before its items; none of them ends it.
+                    held.append((record, f"event_msg:{item}", timestamp, original, copied))
                 else:
                     log.keep_hidden(f"event_msg:{item}", record, known=True, timestamp=timestamp, original_id=original)
                 continue
             if items:
                 self.flush()
+            elif held:
+                self.release()
+            original = payload.get("id")
+            if type(original) is not str:
+                original = None
+            self.next_record = records[index + 1] if index + 1 < len(records) else None
             self.read(record, payload, kind, item, timestamp, original)
         self.flush()
+        self.release()
 
     def read(self, record: dict[str, Any], payload: dict[str, Any], kind: Any, item: str | None, timestamp: str | None, original: str | None) -> None:
         """A record that is no part of a response (the response before it is built)."""
         log = self.log
         if kind == "response_item":
             if item == "message":
-                extra = {} if payload.get("role") == "user" else {"role": payload.get("role")}
-                log.user(text_of(payload.get("content")), **extra, timestamp=timestamp, original_id=original)
+                role = payload.get("role")
+                text = text_of(payload.get("content"))
+                extra: dict[str, Any] = {} if role == "user" else {"role": role}
+                if role == "user" and _copies(self.next_record, "user_message", text):
+                    extra["copy_records"] = [self.next_record]
+                    log.kept_on["event_msg:user_message"] += 1
+                    self.skip_next = True
+                log.user(text, **extra, timestamp=timestamp, original_id=original)
             elif item in ("function_call_output", "custom_tool_call_output"):
                 log.result(str(payload.get("call_id")), _output_text(payload.get("output")), timestamp=timestamp, original_id=original)
             else:
@@ -185,7 +216,8 @@ class _Reader:
             log.keep_hidden(name, record, known=False, timestamp=timestamp, original_id=original)
 
     def flush(self) -> None:
-        """Build the response whose items were read, with its usage, then the records held after it."""
+        """Build the response whose items were read, with its usage and the copies of it held, then the other
+        records held, hidden."""
         items = self.items
         if not items:
             return
@@ -211,37 +243,65 @@ class _Reader:
             original = None
         items.clear()
         log = self.log
-        usage, record, self.usage, self.usage_record = self.usage, self.usage_record, None, None
+        text = "\n".join(filter(None, texts))
+        thought = "\n".join(filter(None, reasoning))
+        kept: dict[str, Any] = {}
+        usage = self.usage
+        if usage is not None:
+            kept["usage_record"] = self.usage_record
+            self.usage = self.usage_record = None
+        copies = [h for h in self.held if h[4] is not None and (h[4] == text if h[1] == "event_msg:agent_message" else h[4] in thought)] if self.held else []
+        if copies:
+            kept["copy_records"] = [h[0] for h in copies]
+            for h in copies:
+                log.kept_on[h[1]] += 1
         events = log.response(
-            text="\n".join(filter(None, texts)),
+            text=text,
             calls=calls,
             # A response without calls is named, in its usage, by its first item's id, else by its own.
             response_id=original or (None if calls else f"codex:{log.next_id}"),
-            reasoning="\n".join(filter(None, reasoning)) or None,
+            reasoning=thought or None,
             usage=usage,
-            usage_record=record,
+            kept=kept,
             timestamp=self.first_timestamp,
             original_id=original,
         )
         self.last_response = None if usage is not None else events[0]
-        held = self.held
-        if held:
-            for record, kind, timestamp, original in held:
-                log.keep_hidden(kind, record, known=True, timestamp=timestamp, original_id=original)
-            held.clear()  # (cleared in place, as `items`: `read_all` holds both)
+        self.release(copies)
 
-    def _late_usage(self, usage: dict[str, int], record: dict[str, Any]) -> bool:
-        """A `token_count` written after records that followed a response: that response's usage, if it has
-        none (True); else False."""
+    def release(self, kept: Sequence[tuple[Any, ...]] = ()) -> None:
+        """Keep the records held, but those in `kept`, hidden (in file order)."""
+        held = self.held
+        for h in held:
+            if not any(h is k for k in kept):
+                record, kind, timestamp, original, _ = h
+                self.log.keep_hidden(kind, record, known=True, timestamp=timestamp, original_id=original)
+        held.clear()  # (cleared in place, as `items`: `read_all` holds both)
+
+    def _take_usage(self, usage: dict[str, int], record: dict[str, Any]) -> bool:
+        """Whether a `token_count` reporting `usage` is kept on a response: the response being read, if it
+        has no report yet, else (none being read) the last response, if it has no usage."""
+        if self.items:
+            if self.usage is not None:
+                return False
+            self.usage, self.usage_record = usage, record
+            return True
         event = self.last_response
         if event is None or event.llm_metrics is not None:
             return False
         response_id = event.response_id or (event.original_id or f"codex:{event.id}")
         event.llm_metrics = {"token_usages": [{"model": self.log.model or "", **usage, "response_id": response_id}]}
         event.usage_record = record  # type: ignore[attr-defined]
-        self.log.kept_on["event_msg:token_count"] += 1
         self.last_response = None
         return True
+
+
+def _copies(record: Any, kind: str, text: str) -> bool:
+    """Whether `record` is an `event_msg` of `kind` (one of `_COPIES`) copying `text`."""
+    if type(record) is not dict or record.get("type") != "event_msg":
+        return False
+    payload = record.get("payload")
+    return type(payload) is dict and payload.get("type") == kind and payload.get(_COPIES[kind]) == text
 
 
 def _usage(payload: dict[str, Any]) -> dict[str, int] | None:

@@ -22,11 +22,11 @@ gives ids 0, 1, 2, ... in that order and builds the events the way OpenHands log
 - the source's id of a record is `original_id`, its time `timestamp`, the model a top-level `model`;
 - a record no model saw (titles, snapshots, telemetry, kinds the reader does not know) is a hidden
   `UnknownObservation` holding the record, so it is kept (and written by `convert`) but never shown;
-  a record of a response's usage of its own (Codex's `token_count`) is kept on that response's first
-  event instead, as `usage_record`.
+  a record that belongs to one event (Codex's `token_count` of a response, its UI's copy of a message)
+  is kept on that event instead (`usage_record`, `copy_records`).
 
 `finish()` logs one warning that counts what was not a plain event (unknown kinds, orphans, records
-left hidden, what the reader noted) on the `openhands_memory.events` logger, and returns the events.
+left hidden or kept on an event, what the reader noted) on the `openhands_memory.events` logger, and returns the events.
 """
 
 from __future__ import annotations
@@ -152,8 +152,8 @@ class ImportedLog:
         self.hidden: Counter[str] = Counter()
         """Known record kinds no model saw, kept hidden."""
         self.kept_on: Counter[str] = Counter()
-        """Record kinds kept on the event they describe rather than as events of their own (Codex's
-        `token_count` on the response whose usage it reports, as `usage_record`)."""
+        """Record kinds kept on the event they belong to rather than as events of their own (Codex's
+        `token_count` on the response whose usage it reports, its UI's copies on the event they copy)."""
         self.notes: list[str] = []
         """What the reader wants said (a branch chosen, a compaction without summary, ...)."""
         self.orphans = 0
@@ -196,15 +196,15 @@ class ImportedLog:
         reasoning: str | None = None,
         thinking_blocks: list[dict[str, Any]] | None = None,
         usage: dict[str, Any] | None = None,
-        usage_record: Any = None,
+        kept: dict[str, Any] | None = None,
         timestamp: str | None = None,
         original_id: str | None = None,
         **envelope: Any,
     ) -> list[Event]:
         """The events of one model response: one action per tool call, or an agent message.
 
-        `usage_record` is the source's record of the usage when it is a record of its own (Codex's
-        `token_count`): kept on the first event, as `usage_record`, rather than as a hidden event.
+        `kept` are fields for the first event alone: records of the source that belong to the response
+        (Codex's `usage_record` and `copy_records`), kept on it rather than as hidden events.
         """
         model = model or self.model
         shared: dict[str, Any] = {}  # the envelope every event of the response has
@@ -215,8 +215,8 @@ class ImportedLog:
         if not calls:
             fields: dict[str, Any] = {"id": len(events), "content": text, "source": "agent", "llm_metrics": _metrics(usage, model, response_id) if usage else None}
             fields.update(shared)
-            if usage_record is not None:
-                fields["usage_record"] = usage_record
+            if kept:
+                fields.update(kept)
             if reasoning:
                 fields["reasoning_content"] = reasoning
             if thinking_blocks:
@@ -264,8 +264,8 @@ class ImportedLog:
             if first and usage:
                 fields["llm_metrics"] = _metrics(usage, model, completion_id)  # the usage names the completion
             fields.update(shared)
-            if first and usage_record is not None:
-                fields["usage_record"] = usage_record
+            if first and kept:
+                fields.update(kept)
             first = False
             action = validate(fields)
             self.calls[call.call_id] = action
@@ -392,7 +392,7 @@ class ImportedLog:
         if self.hidden:
             parts.append("records no model saw, kept hidden: " + _counts(self.hidden))
         if self.kept_on:
-            parts.append("records kept on the response they report: " + _counts(self.kept_on))
+            parts.append("records kept on the event they report or copy: " + _counts(self.kept_on))
         unanswered = len(set(self.calls) - self.answered)
         if unanswered:
             parts.append(f"{unanswered} tool call(s) without a result (left out of the chat)")

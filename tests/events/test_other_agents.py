@@ -455,7 +455,7 @@ def _token_count(prompt: int, cached: int, output: int) -> tuple[str, dict]:
     return "event_msg", {"type": "token_count", "info": {"total_token_usage": last, "last_token_usage": last, "model_context_window": 272000}, "rate_limits": None}
 
 
-def test_a_codex_token_count_is_kept_on_the_response_it_reports_and_copies_do_not_split_a_response(
+def test_a_codex_token_count_and_the_ui_copies_are_kept_on_the_response_and_do_not_split_it(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     # Codex writes the UI's copies (`agent_reasoning`, `agent_message`) among or after a response's items, and its
@@ -486,13 +486,13 @@ def test_a_codex_token_count_is_kept_on_the_response_it_reports_and_copies_do_no
     assert run.usage_record["payload"]["info"]["last_token_usage"]["input_tokens"] == 4100
     assert answer.usage_record["timestamp"] == "2025-10-21T14:00:10.000Z"
     assert [(u.prompt_tokens, u.cache_read_tokens, u.completion_tokens) for u in recorded_usages(events)] == [(4100, 3072, 120), (4200, 4096, 10)]
-    hidden = [(e.id, e.observation) for e in events if e.hidden]
-    # The copies and the rate-limits record come after the response they were written among, in file order.
-    assert [kind for _, kind in hidden] == [
-        "codex:turn_context", "codex:event_msg:agent_reasoning", "codex:event_msg:token_count", "codex:event_msg:agent_message", "codex:event_msg:token_count"
+    # The UI's copies are kept on what they copy; the rate-limits record and the second report stay records of their own.
+    assert [r["payload"]["type"] for r in run.copy_records] == ["agent_reasoning"]
+    assert [r["payload"]["message"] for r in answer.copy_records] == ["Done."]
+    assert [(e.observation, e.id > answer.id) for e in events if e.hidden] == [
+        ("codex:turn_context", False), ("codex:event_msg:token_count", False), ("codex:event_msg:token_count", True)
     ]  # fmt: skip
-    assert hidden[1][0] > run.id and hidden[3][0] > answer.id
-    assert "records kept on the response they report: event_msg:token_count x2" in caplog.text
+    assert "records kept on the event they report or copy: event_msg:token_count x2, event_msg:agent_reasoning x1, event_msg:agent_message x1" in caplog.text
     # `convert` writes the record on its event, and the converted log reads back the same.
     out = tmp_path / "converted.jsonl"
     dump_events(events, out)
@@ -517,3 +517,35 @@ def test_a_codex_token_count_after_other_records_is_the_usage_of_the_response_be
     assert answer.content == "Hello." and answer.usage_record["payload"]["info"]["last_token_usage"]["input_tokens"] == 900
     assert [(u.prompt_tokens, u.response_id) for u in recorded_usages(events)] == [(900, "codex:1")]
     assert [e.observation for e in events if e.hidden] == ["codex:event_msg:task_complete", "codex:response_item:web_search_call", "codex:event_msg:token_count"]
+
+
+def test_codex_ui_copies_before_a_response_or_after_a_message_are_kept_on_what_they_copy(tmp_path: Path) -> None:
+    # Codex 0.46 wrote the UI's copies of a response before its items; a user's message is copied after it.
+    path = _rollout(
+        tmp_path,
+        [
+            ("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "what is 2+2?"}]}),
+            ("event_msg", {"type": "user_message", "message": "what is 2+2?", "kind": "plain"}),
+            ("turn_context", {"model": "gpt-5-codex"}),
+            ("event_msg", {"type": "agent_reasoning", "text": "**Adding**"}),
+            ("event_msg", {"type": "agent_message", "message": "4"}),
+            ("event_msg", {"type": "agent_message", "message": "not what it said"}),
+            ("response_item", {"type": "reasoning", "summary": [{"type": "summary_text", "text": "**Adding**"}], "encrypted_content": "gAAAA"}),
+            ("response_item", {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "4"}]}),
+            _token_count(2946, 0, 7),
+            ("event_msg", {"type": "agent_message", "message": "a copy of nothing that follows"}),
+            ("response_item", {"type": "message", "role": "user", "content": "and 3+3?"}),
+            ("event_msg", {"type": "user_message", "message": "and 3+3, said otherwise"}),
+        ],
+    )
+    events = load_events(path)
+    shown = [e for e in events if not e.hidden]
+    assert [(type(e).__name__, e.content) for e in shown] == [("MessageAction", "what is 2+2?"), ("MessageAction", "4"), ("MessageAction", "and 3+3?")]
+    first, answer, second = shown
+    assert first.copy_records[0]["payload"]["type"] == "user_message"
+    assert [r["payload"]["type"] for r in answer.copy_records] == ["agent_reasoning", "agent_message"]
+    assert answer.reasoning_content == "**Adding**" and answer.usage_record is not None
+    assert not hasattr(second, "copy_records")
+    hidden = [e.record["payload"].get("message") for e in events if e.hidden and e.observation.startswith("codex:event_msg")]
+    assert hidden == ["not what it said", "a copy of nothing that follows", "and 3+3, said otherwise"]
+    assert [e.id for e in events] == list(range(len(events)))
