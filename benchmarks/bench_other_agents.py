@@ -141,7 +141,7 @@ def write_mini_trajectory(path: Path, size: int) -> str:
     """A mini-swe-agent 1.x `.traj.json` of about `size` bytes; says how many messages."""
     sample = json.loads((SAMPLES / "mini_swe_agent_v1.traj.json").read_text())
     messages = sample["messages"][:2]
-    reply, output = sample["messages"][2], sample["messages"][3]
+    reply = sample["messages"][2]
     turn_size = len(json.dumps(reply)) + len(OUTPUT) + 60
     for number in range(max(1, size // turn_size)):
         step = copy.deepcopy(reply)
