@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from openhands_memory.events._foreign import ImportedLog, ToolCall, text_of
 from openhands_memory.events.base import Event
@@ -87,6 +87,25 @@ _COPIES = {"user_message": "message", "agent_message": "message", "agent_reasoni
 payload key that holds the text copied."""
 
 
+class _Held(NamedTuple):
+    """An `event_msg` record held until the response it was written among or before is built."""
+
+    record: dict[str, Any]
+    kind: str
+    """`event_msg:<its type>`."""
+    timestamp: str | None
+    original: str | None
+    copied: str | None
+    """The text it copies, for a copy (`_COPIES`)."""
+
+    def copies(self, text: str, reasoning: str) -> bool:
+        """Whether it copies a response with this text and reasoning: an `agent_message` its text, the
+        others (`agent_reasoning`, ...) a part of its reasoning."""
+        if self.copied is None:
+            return False
+        return self.copied == text if self.kind == "event_msg:agent_message" else self.copied in reasoning
+
+
 class _Reader:
     """Reads a rollout's records in order; a response's items wait in `items` until something ends it."""
 
@@ -96,10 +115,9 @@ class _Reader:
         """The assistant-side items of the response being read (`payload`s)."""
         self.first_timestamp: str | None = None
         """The time of the response's first item."""
-        self.held: list[tuple[dict[str, Any], str, str | None, str | None, str | None]] = []
-        """`event_msg` records written among a response's items, or from a copy written before them on, with
-        their kind, timestamp, id and the text they copy (for a copy, `_COPIES`): each copy of the response
-        is kept on it, the others hidden after it."""
+        self.held: list[_Held] = []
+        """`event_msg` records written among a response's items, or from a copy written before them on: each
+        copy of the response is kept on it, the others hidden after it."""
         self.usage: dict[str, int] | None = None
         """The usage the first `token_count` written among or after the response's items reports."""
         self.usage_record: dict[str, Any] | None = None
@@ -160,7 +178,7 @@ class _Reader:
                 if items or held or (copied is not None and item != "user_message"):
                     # The UI's copies of a response's items (`agent_reasoning`, `agent_message`) are written among,
                     # after or (in some versions) before its items; none of them ends it.
-                    held.append((record, f"event_msg:{item}", timestamp, original, copied))
+                    held.append(_Held(record, f"event_msg:{item}", timestamp, original, copied))
                 else:
                     log.keep_hidden(f"event_msg:{item}", record, known=True, timestamp=timestamp, original_id=original)
                 continue
@@ -250,11 +268,11 @@ class _Reader:
         if usage is not None:
             kept["usage_record"] = self.usage_record
             self.usage = self.usage_record = None
-        copies = [h for h in self.held if h[4] is not None and (h[4] == text if h[1] == "event_msg:agent_message" else h[4] in thought)] if self.held else []
+        copies = [held for held in self.held if held.copies(text, thought)]
         if copies:
-            kept["copy_records"] = [h[0] for h in copies]
-            for h in copies:
-                log.kept_on[h[1]] += 1
+            kept["copy_records"] = [held.record for held in copies]
+            for held in copies:
+                log.kept_on[held.kind] += 1
         events = log.response(
             text=text,
             calls=calls,
@@ -269,14 +287,12 @@ class _Reader:
         self.last_response = None if usage is not None else events[0]
         self.release(copies)
 
-    def release(self, kept: Sequence[tuple[Any, ...]] = ()) -> None:
+    def release(self, kept: Sequence[_Held] = ()) -> None:
         """Keep the records held, but those in `kept`, hidden (in file order)."""
-        held = self.held
-        for h in held:
-            if not any(h is k for k in kept):
-                record, kind, timestamp, original, _ = h
-                self.log.keep_hidden(kind, record, known=True, timestamp=timestamp, original_id=original)
-        held.clear()  # (cleared in place, as `items`: `read_all` holds both)
+        for held in self.held:
+            if not any(held is other for other in kept):
+                self.log.keep_hidden(held.kind, held.record, known=True, timestamp=held.timestamp, original_id=held.original)
+        self.held.clear()  # (cleared in place, as `items`: `read_all` holds both)
 
     def _take_usage(self, usage: dict[str, int], record: dict[str, Any]) -> bool:
         """Whether a `token_count` reporting `usage` is kept on a response: the response being read, if it
