@@ -62,6 +62,10 @@ SKIPPED_FIELDS = frozenset(
         "security_risk",
         "set_of_marks",
         "tools",
+        # Another agent's records kept on the event they report or copy (Codex's `token_count` and UI
+        # copies): records no model saw, which are not searched, as hidden events are not.
+        "usage_record",
+        "copy_records",
     }
 )
 

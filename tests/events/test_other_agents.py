@@ -34,6 +34,7 @@ from openhands_memory.events import (
     load_events,
     log_format,
 )
+from openhands_memory.recall._search_text import event_text
 from openhands_memory.replay.calibration import recorded_usages
 from openhands_memory.view import View
 
@@ -493,6 +494,8 @@ def test_a_codex_token_count_and_the_ui_copies_are_kept_on_the_response_and_do_n
         ("codex:turn_context", False), ("codex:event_msg:token_count", False), ("codex:event_msg:token_count", True)
     ]  # fmt: skip
     assert "records kept on the event they report or copy: event_msg:token_count x2, event_msg:agent_reasoning x1, event_msg:agent_message x1" in caplog.text
+    # Records no model saw are not searched, on an event as in a hidden one.
+    assert "event_msg" not in event_text(run) + event_text(answer) and "Done." in event_text(answer)
     # `convert` writes the record on its event, and the converted log reads back the same.
     out = tmp_path / "converted.jsonl"
     dump_events(events, out)
