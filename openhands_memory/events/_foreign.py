@@ -26,7 +26,8 @@ gives ids 0, 1, 2, ... in that order and builds the events the way OpenHands log
   is kept on that event instead (`usage_record`, `copy_records`).
 
 `finish()` logs one warning that counts what was not a plain event (unknown kinds, orphans, records
-left hidden or kept on an event, what the reader noted) on the `openhands_memory.events` logger, and returns the events.
+left hidden or kept on an event, what the reader noted) on the `openhands_memory.events` logger, and
+returns the events.
 """
 
 from __future__ import annotations
@@ -213,7 +214,8 @@ class ImportedLog:
             shared["model"] = model
         events = self.events
         if not calls:
-            fields: dict[str, Any] = {"id": len(events), "content": text, "source": "agent", "llm_metrics": _metrics(usage, model, response_id) if usage else None}
+            metrics = _metrics(usage, model, response_id) if usage else None
+            fields: dict[str, Any] = {"id": len(events), "content": text, "source": "agent", "llm_metrics": metrics}
             fields.update(shared)
             if kept:
                 fields.update(kept)
@@ -245,7 +247,9 @@ class ImportedLog:
         first = True
         for call in calls:
             name = call.name
-            metadata = _validate_metadata({"function_name": name, "tool_call_id": call.call_id, "model_response": completion, "total_calls_in_response": total})
+            metadata = _validate_metadata(
+                {"function_name": name, "tool_call_id": call.call_id, "model_response": completion, "total_calls_in_response": total}
+            )
             arguments = _arguments_dict(call.arguments)
             command = shell_command(arguments) if name in SHELL_TOOLS else None
             if name in self.delegate_tools:
