@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import base64
 import copy
+import functools
 import json
 import statistics
 import subprocess
@@ -181,12 +182,6 @@ def timed(paths: list[Path], repeat: int) -> list[tuple[float, float]]:
     return [(statistics.median(t[0] for t in times), statistics.median(t[1] for t in times)) for times in runs]
 
 
-def _with_ciphertext(write: Callable[[Path, int], str], ciphertext: int) -> Callable[[Path, int], str]:
-    if write is not write_codex_rollout:
-        return write
-    return lambda path, size: write_codex_rollout(path, size, ciphertext)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--megabytes", type=float, default=100.0)
@@ -204,8 +199,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown format(s) {', '.join(unknown)}: choose from {', '.join(WRITERS)}")
     with tempfile.TemporaryDirectory() as folder:
         logs = [("OpenHands JSONL", Path(folder) / "openhands.jsonl", write_openhands_log)]
-        logs += [(label, Path(folder) / name, write) for label, name, write in (WRITERS[fmt] for fmt in formats)]
-        logs = [(label, path, _with_ciphertext(write, args.codex_ciphertext)) for label, path, write in logs]
+        writers = {**WRITERS, "codex": (*WRITERS["codex"][:2], functools.partial(write_codex_rollout, ciphertext=args.codex_ciphertext))}
+        logs += [(label, Path(folder) / name, write) for label, name, write in (writers[fmt] for fmt in formats)]
         whats = [write(path, size) for _, path, write in logs]
         seconds = timed([path for _, path, _ in logs], args.repeat)
         rows = [(label, path.stat().st_size / 1_000_000, what, *time) for (label, path, _), what, time in zip(logs, whats, seconds)]

@@ -130,6 +130,7 @@ class _Reader:
         """The next record is kept on the event just built."""
 
     def read_all(self, records: list[Any]) -> None:
+        """Read every record, in order, and build what is left at the end."""
         items = self.items
         held = self.held
         log = self.log
@@ -245,9 +246,7 @@ class _Reader:
             if item == "function_call":
                 calls.append(ToolCall(str(payload.get("call_id")), str(payload.get("name")), payload.get("arguments") or "{}"))
             elif item == "reasoning":
-                summary, content = payload.get("summary"), payload.get("content")
-                both = summary if content is None and type(summary) is list else [*_list(summary), *_list(content)]
-                reasoning.append(text_of(both))
+                reasoning.append(text_of([*_list(payload.get("summary")), *_list(payload.get("content"))]))
             elif item == "message":
                 texts.append(text_of(payload.get("content")))
             elif item == "custom_tool_call":
